@@ -1,0 +1,26 @@
+// Each subcommand lives in its own file and registers itself here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace moetrace::cli {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A subcommand: its CLI11 app and what runs it (returns the exit code).
+void Register(CLI::App* sub, std::function<int()> run);
+void AddCommands(CLI::App& app);
+int RunSelected(CLI::App& app);
+
+// One Add*Command per subcommand file.
+void AddInfoCommand(CLI::App& app);
+void AddConvertCommand(CLI::App& app);
+
+}  // namespace moetrace::cli

@@ -1,0 +1,2 @@
+#include "cli/commands.h"
+void moetrace::cli::AddInfoCommand(CLI::App&) {}

@@ -1,0 +1,35 @@
+// moetrace: the command line. Wiring only; the work is in the libraries.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "formats/errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"moetrace: performance engineering for MoE training on Ascend and GPU clusters"};
+  app.set_version_flag("--version", std::string("moetrace ") + MOETRACE_VERSION);
+  app.require_subcommand(1);
+  moetrace::cli::AddCommands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    // CLI11 returns 0 for --help/--version; every usage error is exit 2.
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    return moetrace::cli::RunSelected(app);
+  } catch (const moetrace::InputError& e) {
+    fmt::print(stderr, "moetrace: error: {}\n", e.what());
+    return 2;
+  } catch (const moetrace::cli::UsageError& e) {
+    fmt::print(stderr, "moetrace: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "moetrace: error: out of memory\n");
+    return 2;
+  }
+}

@@ -1,0 +1,41 @@
+// Interned strings of one rank. Id 0 is always the empty string.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace moetrace {
+
+using StringId = uint32_t;
+
+class StringTable {
+ public:
+  StringTable();
+  StringTable(const StringTable& other);
+  StringTable& operator=(const StringTable& other);
+  StringTable(StringTable&&) noexcept = default;
+  StringTable& operator=(StringTable&&) noexcept = default;
+
+  // Returns the id of `s`, adding it when new.
+  StringId Intern(std::string_view s);
+  // Returns the id of `s` or -1 when absent, without adding it.
+  int64_t Find(std::string_view s) const;
+  std::string_view Get(StringId id) const { return strings_[id]; }
+  bool Contains(StringId id) const { return id < strings_.size(); }
+  size_t size() const { return strings_.size(); }
+  const std::vector<std::string_view>& all() const { return strings_; }
+
+  bool operator==(const StringTable& other) const;
+
+ private:
+  void Rebuild(const StringTable& other);
+  std::deque<std::string> storage_;         // stable addresses
+  std::vector<std::string_view> strings_;   // by id
+  std::unordered_map<std::string_view, StringId> index_;
+};
+
+}  // namespace moetrace

@@ -1,0 +1,242 @@
+#include "formats/trace.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace moetrace {
+namespace {
+
+template <typename T>
+void Permute(std::vector<T>& v, const std::vector<uint32_t>& order) {
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (uint32_t i : order) out.push_back(v[i]);
+  v.swap(out);
+}
+
+}  // namespace
+
+std::string_view CategoryName(Category c) {
+  switch (c) {
+    case Category::kCompute: return "compute";
+    case Category::kCollective: return "collective";
+    case Category::kP2P: return "p2p";
+    case Category::kCopy: return "copy";
+    case Category::kLaunch: return "launch";
+    case Category::kHostOp: return "host_op";
+    case Category::kSync: return "sync";
+    case Category::kMarker: return "marker";
+  }
+  return "unknown";
+}
+
+bool ParseCategory(std::string_view name, Category* out) {
+  for (int i = 0; i < kCategoryCount; ++i) {
+    if (CategoryName(static_cast<Category>(i)) == name) {
+      *out = static_cast<Category>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string_view PhaseName(Phase p) {
+  switch (p) {
+    case Phase::kNone: return "none";
+    case Phase::kForward: return "forward";
+    case Phase::kBackward: return "backward";
+    case Phase::kRecompute: return "recompute";
+    case Phase::kOptimizer: return "optimizer";
+  }
+  return "unknown";
+}
+
+std::string_view CommClassName(CommClass c) {
+  switch (c) {
+    case CommClass::kOther: return "other";
+    case CommClass::kEP: return "EP";
+    case CommClass::kTP: return "TP";
+    case CommClass::kPP: return "PP";
+    case CommClass::kDP: return "DP";
+  }
+  return "other";
+}
+
+std::string_view CollectiveKindName(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kNone: return "none";
+    case CollectiveKind::kAllToAll: return "all_to_all";
+    case CollectiveKind::kAllToAllV: return "all_to_allv";
+    case CollectiveKind::kAllReduce: return "all_reduce";
+    case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kBroadcast: return "broadcast";
+    case CollectiveKind::kReduce: return "reduce";
+    case CollectiveKind::kBarrier: return "barrier";
+    case CollectiveKind::kSend: return "send";
+    case CollectiveKind::kRecv: return "recv";
+    case CollectiveKind::kOther: return "other";
+  }
+  return "other";
+}
+
+std::string_view TrackKindName(TrackKind k) {
+  switch (k) {
+    case TrackKind::kHostThread: return "host_thread";
+    case TrackKind::kDeviceStream: return "device_stream";
+    case TrackKind::kCounter: return "counter";
+  }
+  return "unknown";
+}
+
+std::string_view TrackRoleName(TrackRole r) {
+  switch (r) {
+    case TrackRole::kUnspecified: return "unspecified";
+    case TrackRole::kHostMain: return "host_main";
+    case TrackRole::kHostDispatch: return "host_dispatch";
+    case TrackRole::kHostOther: return "host_other";
+    case TrackRole::kDeviceCompute: return "device_compute";
+    case TrackRole::kDeviceComm: return "device_comm";
+    case TrackRole::kDeviceCopy: return "device_copy";
+    case TrackRole::kDeviceOther: return "device_other";
+  }
+  return "unknown";
+}
+
+std::string_view CounterKindName(CounterKind k) {
+  switch (k) {
+    case CounterKind::kOther: return "other";
+    case CounterKind::kMemAllocated: return "allocated";
+    case CounterKind::kMemReserved: return "reserved";
+    case CounterKind::kMemWeights: return "weights";
+    case CounterKind::kMemGradients: return "gradients";
+    case CounterKind::kMemOptimizer: return "optimizer";
+    case CounterKind::kMemActivations: return "activations";
+    case CounterKind::kMemRecompute: return "recompute";
+    case CounterKind::kMemSwap: return "swap";
+    case CounterKind::kMemComm: return "comm";
+  }
+  return "other";
+}
+
+void EventTable::Append(const Event& e) {
+  ts.push_back(e.ts);
+  dur.push_back(e.dur);
+  name.push_back(e.name);
+  category.push_back(e.category);
+  phase.push_back(e.phase);
+  flags.push_back(e.flags);
+  correlation.push_back(e.correlation);
+  step.push_back(e.step);
+  micro_batch.push_back(e.micro_batch);
+  layer.push_back(e.layer);
+  comm.push_back(e.comm);
+  flops.push_back(e.flops);
+  bytes.push_back(e.bytes);
+}
+
+Event EventTable::Get(size_t i) const {
+  Event e;
+  e.ts = ts[i];
+  e.dur = dur[i];
+  e.name = name[i];
+  e.category = category[i];
+  e.phase = phase[i];
+  e.flags = flags[i];
+  e.correlation = correlation[i];
+  e.step = step[i];
+  e.micro_batch = micro_batch[i];
+  e.layer = layer[i];
+  e.comm = comm[i];
+  e.flops = flops[i];
+  e.bytes = bytes[i];
+  return e;
+}
+
+void EventTable::Reserve(size_t n) {
+  ts.reserve(n);
+  dur.reserve(n);
+  name.reserve(n);
+  category.reserve(n);
+  phase.reserve(n);
+  flags.reserve(n);
+  correlation.reserve(n);
+  step.reserve(n);
+  micro_batch.reserve(n);
+  layer.reserve(n);
+  comm.reserve(n);
+  flops.reserve(n);
+  bytes.reserve(n);
+}
+
+void EventTable::Resize(size_t n) {
+  const Event d;
+  ts.resize(n, d.ts);
+  dur.resize(n, d.dur);
+  name.resize(n, d.name);
+  category.resize(n, d.category);
+  phase.resize(n, d.phase);
+  flags.resize(n, d.flags);
+  correlation.resize(n, d.correlation);
+  step.resize(n, d.step);
+  micro_batch.resize(n, d.micro_batch);
+  layer.resize(n, d.layer);
+  comm.resize(n, d.comm);
+  flops.resize(n, d.flops);
+  bytes.resize(n, d.bytes);
+}
+
+void EventTable::Clear() { Resize(0); }
+
+bool EventTable::IsSortedByTime() const {
+  return std::is_sorted(ts.begin(), ts.end());
+}
+
+void EventTable::SortByTime() {
+  if (IsSortedByTime()) return;
+  std::vector<uint32_t> order(size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return ts[a] < ts[b]; });
+  Permute(ts, order);
+  Permute(dur, order);
+  Permute(name, order);
+  Permute(category, order);
+  Permute(phase, order);
+  Permute(flags, order);
+  Permute(correlation, order);
+  Permute(step, order);
+  Permute(micro_batch, order);
+  Permute(layer, order);
+  Permute(comm, order);
+  Permute(flops, order);
+  Permute(bytes, order);
+}
+
+Track& Rank::AddTrack(TrackKind kind, TrackRole role, std::string_view name,
+                      int64_t native_id) {
+  Track& t = tracks.emplace_back();
+  t.kind = kind;
+  t.role = role;
+  t.name = strings.Intern(name);
+  t.native_id = native_id;
+  return t;
+}
+
+void Rank::AddStat(std::string_view key, int64_t n) {
+  for (auto& [k, v] : import_stats) {
+    if (k == key) {
+      v += n;
+      return;
+    }
+  }
+  import_stats.emplace_back(std::string(key), n);
+}
+
+size_t Rank::EventCount() const {
+  size_t n = 0;
+  for (const Track& t : tracks) n += t.events.size() + t.sample_ts.size();
+  return n;
+}
+
+}  // namespace moetrace

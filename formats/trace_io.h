@@ -1,0 +1,61 @@
+// Streaming interfaces: every reader is a TraceSource, every writer a
+// TraceSink, so a trace of thousands of ranks is never held whole.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/trace.h"
+
+namespace moetrace {
+
+class TraceSource {
+ public:
+  virtual ~TraceSource() = default;
+  // Trace-wide metadata. Available right after opening.
+  virtual const Metadata& metadata() const = 0;
+  virtual size_t rank_count() const = 0;
+  // Reads the rank at `index` (0 <= index < rank_count(); not the rank id).
+  // Safe to call concurrently for different indices. Throws InputError.
+  virtual Rank ReadRank(size_t index) const = 0;
+};
+
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  // Ranks arrive one at a time, in any order of rank id.
+  virtual void AddRank(const Rank& rank) = 0;
+  // Writes the metadata (known only at the end for a generator) and commits
+  // the output. Without Finish() nothing is left on disk.
+  virtual void Finish(const Metadata& metadata) = 0;
+};
+
+// An in-memory source/sink, for tests and small traces.
+class MemorySource : public TraceSource {
+ public:
+  explicit MemorySource(Trace trace) : trace_(std::move(trace)) {}
+  const Metadata& metadata() const override { return trace_.metadata; }
+  size_t rank_count() const override { return trace_.ranks.size(); }
+  Rank ReadRank(size_t index) const override { return trace_.ranks[index]; }
+
+ private:
+  Trace trace_;
+};
+
+class MemorySink : public TraceSink {
+ public:
+  void AddRank(const Rank& rank) override { trace_.ranks.push_back(rank); }
+  void Finish(const Metadata& metadata) override { trace_.metadata = metadata; }
+  Trace& trace() { return trace_; }
+
+ private:
+  Trace trace_;
+};
+
+// Reads every rank of `source` into memory.
+Trace ReadAll(const TraceSource& source);
+// Streams every rank of `source` into `sink` and finishes it.
+void Copy(const TraceSource& source, TraceSink& sink);
+
+}  // namespace moetrace

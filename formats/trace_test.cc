@@ -1,0 +1,62 @@
+#include "formats/trace.h"
+
+#include <gtest/gtest.h>
+
+#include "formats/sample_trace.h"
+
+namespace moetrace {
+namespace {
+
+TEST(StringTable, InternsOnceAndKeepsEmptyAtZero) {
+  StringTable t;
+  EXPECT_EQ(t.Get(0), "");
+  StringId a = t.Intern("FlashAttentionScore");
+  StringId b = t.Intern("GroupedMatmul");
+  EXPECT_EQ(a, 1u);
+  EXPECT_EQ(b, 2u);
+  EXPECT_EQ(t.Intern("FlashAttentionScore"), a);
+  EXPECT_EQ(t.Find("GroupedMatmul"), 2);
+  EXPECT_EQ(t.Find("missing"), -1);
+  StringTable copy = t;
+  EXPECT_EQ(copy, t);
+  EXPECT_EQ(copy.Intern("GroupedMatmul"), 2u);
+}
+
+TEST(EventTable, SortByTimeIsStableAndMovesEveryColumn) {
+  EventTable t;
+  Event a{.ts = 30, .dur = 1, .name = 1, .layer = 3};
+  Event b{.ts = 10, .dur = 2, .name = 2, .layer = 1};
+  Event c{.ts = 30, .dur = 3, .name = 3, .layer = 4};
+  t.Append(a);
+  t.Append(b);
+  t.Append(c);
+  EXPECT_FALSE(t.IsSortedByTime());
+  t.SortByTime();
+  EXPECT_EQ(t.Get(0), b);
+  EXPECT_EQ(t.Get(1), a);
+  EXPECT_EQ(t.Get(2), c);
+}
+
+TEST(Names, CategoryRoundTrip) {
+  for (int i = 0; i < kCategoryCount; ++i) {
+    Category c;
+    ASSERT_TRUE(ParseCategory(CategoryName(static_cast<Category>(i)), &c));
+    EXPECT_EQ(static_cast<int>(c), i);
+  }
+  Category c;
+  EXPECT_FALSE(ParseCategory("kernel", &c));
+}
+
+TEST(SampleTrace, IsDeterministicAndPopulated) {
+  Trace a = MakeSampleTrace(3, 16, 7);
+  Trace b = MakeSampleTrace(3, 16, 7);
+  EXPECT_EQ(a, b);
+  ASSERT_EQ(a.ranks.size(), 3u);
+  EXPECT_EQ(a.ranks[0].tracks.size(), 7u);
+  // 48 device ops, 48 launches + 7 syncs + 1 marker, 48 dequeues, 2x48 samples.
+  EXPECT_EQ(a.ranks[0].EventCount(), 48u + 56u + 48u + 96u);
+  EXPECT_NE(a, MakeSampleTrace(3, 16, 8));
+}
+
+}  // namespace
+}  // namespace moetrace
