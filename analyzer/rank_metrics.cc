@@ -1,0 +1,516 @@
+#include "analyzer/rank_metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+
+#include "analyzer/comm_class.h"
+
+namespace moetrace {
+namespace {
+
+constexpr TimeNs kNoTime = std::numeric_limits<TimeNs>::min();
+
+// What one item of the sweep is. An op may carry several bits.
+enum ItemBit : uint32_t {
+  kBitCompute = 1u << 0,
+  kBitComm = 1u << 1,
+  kBitCopy = 1u << 2,
+  kBitPpRecv = 1u << 3,   // exposed pipeline receive (bubble)
+  kBitHostWait = 1u << 4, // a host wait [end(a), min(start(b), L(b)))
+  kBitHostSync = 1u << 5, // ... of the sync kind
+  kBitClass0 = 1u << 6,   // + class: 5 bits
+};
+constexpr uint32_t kBusy = kBitCompute | kBitComm | kBitCopy;
+constexpr int kMaskCount = 1 << 11;
+
+// The interval unions the metrics are differences of.
+enum Acc : int {
+  kAccCompute, kAccComm, kAccCc, kAccBusy, kAccPpOrCompute, kAccHwOrBusy, kAccHsOrBusy,
+  kAccClass0, kAccClassOrCompute0 = kAccClass0 + kCommClassCount,
+  kAccCount = kAccClassOrCompute0 + kCommClassCount,
+};
+
+// For every item mask, the set of unions it belongs to.
+const std::array<uint32_t, kMaskCount>& AccTable() {
+  static const std::array<uint32_t, kMaskCount> table = [] {
+    std::array<uint32_t, kMaskCount> t{};
+    for (uint32_t m = 0; m < kMaskCount; ++m) {
+      uint32_t a = 0;
+      auto set = [&](int acc, bool on) { if (on) a |= 1u << acc; };
+      set(kAccCompute, m & kBitCompute);
+      set(kAccComm, m & kBitComm);
+      set(kAccCc, m & (kBitCompute | kBitComm));
+      set(kAccBusy, m & kBusy);
+      set(kAccPpOrCompute, m & (kBitPpRecv | kBitCompute));
+      set(kAccHwOrBusy, m & (kBitHostWait | kBusy));
+      set(kAccHsOrBusy, m & (kBitHostSync | kBusy));
+      for (int c = 0; c < kCommClassCount; ++c) {
+        set(kAccClass0 + c, m & (kBitClass0 << c));
+        set(kAccClassOrCompute0 + c, m & ((kBitClass0 << c) | kBitCompute));
+      }
+      t[m] = a;
+    }
+    return t;
+  }();
+  return table;
+}
+
+// One interval union being built from start-ordered intervals, clipped to
+// the contiguous step windows as its pieces close.
+struct Union {
+  TimeNs s = 0, e = 0;
+  bool open = false;
+  size_t w = 0;
+};
+
+struct Windows {
+  const TimeNs* start;  // W + 1 boundaries: window w = [b[w], b[w+1])
+  size_t count;
+};
+
+inline void Emit(Union& u, TimeNs s, TimeNs e, const Windows& win, int64_t* lens) {
+  const TimeNs* b = win.start;
+  while (u.w < win.count && b[u.w + 1] <= s) ++u.w;
+  while (s < e && u.w < win.count) {
+    TimeNs lo = std::max(s, b[u.w]);
+    TimeNs hi = std::min(e, b[u.w + 1]);
+    if (hi > lo) lens[u.w] += hi - lo;
+    if (e <= b[u.w + 1]) break;
+    ++u.w;
+  }
+}
+
+struct Marker { TimeNs ts, end; int32_t step; };
+
+int64_t Percentile(std::vector<int64_t>& v, double p) {
+  if (v.empty()) return 0;
+  size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+  k = k == 0 ? 0 : k - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+// L(b) per correlation: the latest end among kLaunch host events, with the
+// threads that issued it. Dense when correlation ids are compact.
+class LaunchTable {
+ public:
+  void Build(const Rank& rank, RankScratch* s) {
+    s_ = s;
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1, n = 0;
+    for (const Track& t : rank.tracks) {
+      if (t.kind != TrackKind::kHostThread) continue;
+      const EventTable& ev = t.events;
+      for (size_t i = 0; i < ev.size(); ++i) {
+        if (ev.category[i] != Category::kLaunch || ev.correlation[i] < 0) continue;
+        lo = std::min(lo, ev.correlation[i]);
+        hi = std::max(hi, ev.correlation[i]);
+        ++n;
+      }
+    }
+    base_ = lo;
+    dense_ = n > 0 && hi - lo < 4 * n + 4096;
+    map_.clear();
+    if (dense_) {
+      size_t size = static_cast<size_t>(hi - lo + 1);
+      s->launch_end.assign(size, kNoTime);
+      s->launch_thread_first.assign(size, -1);
+      s->launch_thread_last.assign(size, -1);
+    }
+    for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+      const Track& t = rank.tracks[ti];
+      if (t.kind != TrackKind::kHostThread) continue;
+      const EventTable& ev = t.events;
+      for (size_t i = 0; i < ev.size(); ++i) {
+        if (ev.category[i] != Category::kLaunch || ev.correlation[i] < 0) continue;
+        TimeNs end = ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0);
+        int32_t thread = static_cast<int32_t>(ti);
+        if (dense_) {
+          size_t k = static_cast<size_t>(ev.correlation[i] - base_);
+          if (s->launch_thread_first[k] < 0) s->launch_thread_first[k] = thread;
+          if (end >= s->launch_end[k]) {
+            s->launch_end[k] = end;
+            s->launch_thread_last[k] = thread;
+          }
+        } else {
+          Entry& e = map_[ev.correlation[i]];
+          if (e.first < 0) e.first = thread;
+          if (end >= e.end) {
+            e.end = end;
+            e.last = thread;
+          }
+        }
+      }
+    }
+  }
+  // L(b), or kNoTime when the op has no launch.
+  TimeNs Find(int64_t corr, int32_t* first, int32_t* last) const {
+    if (corr < 0) return kNoTime;
+    if (dense_) {
+      if (corr < base_ || corr - base_ >= static_cast<int64_t>(s_->launch_end.size()))
+        return kNoTime;
+      size_t k = static_cast<size_t>(corr - base_);
+      *first = s_->launch_thread_first[k];
+      *last = s_->launch_thread_last[k];
+      return s_->launch_end[k];
+    }
+    auto it = map_.find(corr);
+    if (it == map_.end()) return kNoTime;
+    *first = it->second.first;
+    *last = it->second.last;
+    return it->second.end;
+  }
+
+ private:
+  struct Entry { TimeNs end = kNoTime; int32_t first = -1, last = -1; };
+  RankScratch* s_ = nullptr;
+  int64_t base_ = 0;
+  bool dense_ = false;
+  std::unordered_map<int64_t, Entry> map_;
+};
+
+}  // namespace
+
+void BreakdownNs::Add(const BreakdownNs& o) {
+  span += o.span;
+  compute += o.compute;
+  comm += o.comm;
+  comm_overlapped += o.comm_overlapped;
+  comm_exposed += o.comm_exposed;
+  copy_exposed += o.copy_exposed;
+  free += o.free;
+  host_bound += o.host_bound;
+  host_bound_sync += o.host_bound_sync;
+  host_bound_dispatch += o.host_bound_dispatch;
+  bubble += o.bubble;
+}
+
+RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
+  RankMetrics out;
+  out.rank = rank.rank;
+  out.event_count = static_cast<int64_t>(rank.EventCount());
+
+  LaunchTable launches;
+  launches.Build(rank, s);
+
+  // Host syncs per thread (ends, sorted), and step markers.
+  std::vector<std::vector<TimeNs>> sync_ends(rank.tracks.size());
+  std::vector<Marker> markers;
+  for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const Track& t = rank.tracks[ti];
+    if (t.kind != TrackKind::kHostThread) continue;
+    const EventTable& ev = t.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      if (ev.category[i] == Category::kSync || (ev.flags[i] & kFlagBlocking)) {
+        sync_ends[ti].push_back(ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0));
+      }
+      if ((ev.flags[i] & kFlagStepMarker) && ev.step[i] >= 0) {
+        markers.push_back({ev.ts[i], ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0), ev.step[i]});
+      }
+    }
+    std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
+  }
+  std::sort(markers.begin(), markers.end(),
+            [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
+  auto synced_in = [&](int32_t thread, TimeNs lo, TimeNs hi) {
+    if (thread < 0) return false;
+    const auto& v = sync_ends[static_cast<size_t>(thread)];
+    auto it = std::lower_bound(v.begin(), v.end(), lo);
+    return it != v.end() && *it < hi;
+  };
+
+  // Pass 1: per device stream, ops and host waits in start order; the step
+  // of every op; launch statistics; collectives for cross-rank matching.
+  s->items.clear();
+  s->run_begin.clear();
+  s->delays.clear();
+  s->group_class.assign(rank.strings.size(), -1);
+  s->name_class.assign(rank.strings.size(), -1);
+  std::vector<TimeNs> step_first, step_last;  // by step number
+  auto note_step = [&](int32_t step, TimeNs start, TimeNs end) {
+    if (step < 0 || step >= (1 << 20)) return;
+    size_t k = static_cast<size_t>(step);
+    if (k >= step_first.size()) {
+      step_first.resize(k + 1, std::numeric_limits<TimeNs>::max());
+      step_last.resize(k + 1, kNoTime);
+    }
+    step_first[k] = std::min(step_first[k], start);
+    step_last[k] = std::max(step_last[k], end);
+  };
+
+  for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const Track& t = rank.tracks[ti];
+    if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
+    const EventTable& ev = t.events;
+    const bool sorted = ev.IsSortedByTime();
+    if (!sorted) {
+      s->order.resize(ev.size());
+      std::iota(s->order.begin(), s->order.end(), 0u);
+      std::sort(s->order.begin(), s->order.end(), [&](uint32_t a, uint32_t b) {
+        return ev.ts[a] != ev.ts[b] ? ev.ts[a] < ev.ts[b] : a < b;
+      });
+    }
+    s->run_begin.push_back(s->items.size());
+    TimeNs max_end = kNoTime;
+    for (size_t k = 0; k < ev.size(); ++k) {
+      size_t i = sorted ? k : s->order[k];
+      const Category cat = ev.category[i];
+      uint32_t mask;
+      switch (cat) {
+        case Category::kCompute: mask = kBitCompute; break;
+        case Category::kCollective:
+        case Category::kP2P: mask = kBitComm; break;
+        case Category::kCopy: mask = kBitCopy; break;
+        default: continue;  // syncs are waits, markers cost nothing
+      }
+      const TimeNs start = ev.ts[i];
+      const TimeNs end = start + std::max<TimeNs>(ev.dur[i], 0);
+      if (mask == kBitComm) {
+        const int32_t ci = ev.comm[i];
+        CommClass cls;
+        bool recv = false;
+        if (ci >= 0 && static_cast<size_t>(ci) < t.comms.size()) {
+          const CommRecord& rec = t.comms[static_cast<size_t>(ci)];
+          if (rec.comm_class != CommClass::kOther) {
+            cls = rec.comm_class;
+          } else {
+            int8_t& cached = s->group_class[rec.group < s->group_class.size() ? rec.group : 0];
+            CommClass by_group = CommClass::kOther;
+            if (rec.group != 0) {
+              if (cached < 0) cached = static_cast<int8_t>(ClassFromGroupName(rank.strings.Get(rec.group)));
+              by_group = static_cast<CommClass>(cached);
+            }
+            cls = by_group != CommClass::kOther
+                      ? by_group
+                      : DeriveCommClass(rec, "", ev.phase[i], ev.layer[i]);
+          }
+          recv = cat == Category::kP2P && rec.kind == CollectiveKind::kRecv;
+          if (rec.sequence >= 0 && rec.group != 0) {
+            Arrival a;
+            a.group = rec.group;
+            a.name = ev.name[i];
+            a.sequence = rec.sequence;
+            a.ts = start;
+            a.dur = end - start;
+            a.group_size = rec.group_size;
+            a.layer = ev.layer[i];
+            a.step = ev.step[i];
+            a.kind = rec.kind;
+            if ((rec.kind == CollectiveKind::kAllToAll || rec.kind == CollectiveKind::kAllToAllV) &&
+                !rec.recv_splits.empty()) {
+              uint64_t sum = 0;
+              for (uint64_t x : rec.recv_splits) sum += x;
+              a.recv_load = static_cast<int64_t>(sum);
+            }
+            out.arrivals.push_back(a);
+          }
+        } else {
+          const StringId n = ev.name[i];
+          int8_t& cached = s->name_class[n < s->name_class.size() ? n : 0];
+          std::string_view name = rank.strings.Get(n);
+          if (ev.phase[i] != Phase::kNone || ev.layer[i] >= 0 || cached < 0) {
+            cls = DeriveCommClassFromName(name, cat, ev.phase[i], ev.layer[i]);
+            if (ev.phase[i] == Phase::kNone && ev.layer[i] < 0) cached = static_cast<int8_t>(cls);
+          } else {
+            cls = static_cast<CommClass>(cached);
+          }
+          recv = cat == Category::kP2P && IsRecvName(name);
+        }
+        mask |= kBitClass0 << static_cast<int>(cls);
+        if (recv) mask |= kBitPpRecv;
+      }
+
+      // Launch join, host wait, step.
+      int32_t th_first = -1, th_last = -1;
+      const TimeNs L = launches.Find(ev.correlation[i], &th_first, &th_last);
+      ++out.device_ops;
+      if (L != kNoTime) {
+        ++out.launch_count;
+        s->delays.push_back(std::max<TimeNs>(0, start - L));
+      }
+      if (max_end != kNoTime && start > max_end && L != kNoTime && L > max_end) {
+        uint32_t wmask = kBitHostWait;
+        if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
+          wmask |= kBitHostSync;
+        s->items.push_back({max_end, std::min(start, L), wmask});
+        ++out.ops_with_host_wait;
+      }
+      s->items.push_back({start, end, mask});
+      max_end = std::max(max_end, end);
+
+      int32_t step = ev.step[i];
+      if (step < 0) {
+        if (markers.empty()) {
+          step = 0;
+        } else {
+          TimeNs when = L != kNoTime ? L : start;
+          auto it = std::upper_bound(markers.begin(), markers.end(), when,
+                                     [](TimeNs v, const Marker& m) { return v < m.ts; });
+          if (it != markers.begin() && when <= std::prev(it)->end) step = std::prev(it)->step;
+        }
+      }
+      note_step(step, start, end);
+    }
+  }
+
+  // Step windows: [first op start of k, first op start of next), the last
+  // ending at its last op's end.
+  std::vector<TimeNs> bounds;
+  std::vector<int32_t> step_ids;
+  for (size_t k = 0; k < step_first.size(); ++k) {
+    if (step_last[k] == kNoTime) continue;
+    TimeNs b = step_first[k];
+    if (!bounds.empty()) b = std::max(b, bounds.back());  // keep windows ordered
+    bounds.push_back(b);
+    step_ids.push_back(static_cast<int32_t>(k));
+  }
+  if (!bounds.empty()) {
+    TimeNs last_end = step_last[static_cast<size_t>(step_ids.back())];
+    bounds.push_back(std::max(last_end, bounds.back()));
+  }
+  const size_t W = step_ids.size();
+  Windows win{bounds.data(), W};
+  s->lens.assign(static_cast<size_t>(kAccCount) * std::max<size_t>(W, 1), 0);
+  int64_t* lens = s->lens.data();
+
+  // Pass 2: merge the streams by start and build every union at once.
+  if (W > 0) {
+    const auto& table = AccTable();
+    std::array<Union, kAccCount> u{};
+    auto feed = [&](const RankScratch::Item& it) {
+      uint32_t accs = table[it.mask & (kMaskCount - 1)];
+      while (accs) {
+        int a = __builtin_ctz(accs);
+        accs &= accs - 1;
+        Union& x = u[static_cast<size_t>(a)];
+        if (!x.open) {
+          x.open = true;
+          x.s = it.start;
+          x.e = it.end;
+        } else if (it.start > x.e) {
+          Emit(x, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
+          x.s = it.start;
+          x.e = it.end;
+        } else if (it.end > x.e) {
+          x.e = it.end;
+        }
+      }
+    };
+    const size_t runs = s->run_begin.size();
+    s->run_begin.push_back(s->items.size());
+    if (runs == 1) {
+      for (const auto& it : s->items) feed(it);
+    } else {
+      // Small binary heap of run cursors keyed by the next item's start.
+      struct Head { TimeNs start; size_t pos, end; };
+      std::vector<Head> heap;
+      heap.reserve(runs);
+      for (size_t r = 0; r < runs; ++r) {
+        if (s->run_begin[r] < s->run_begin[r + 1])
+          heap.push_back({s->items[s->run_begin[r]].start, s->run_begin[r], s->run_begin[r + 1]});
+      }
+      auto later = [](const Head& a, const Head& b) { return a.start > b.start; };
+      std::make_heap(heap.begin(), heap.end(), later);
+      while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        Head& h = heap.back();
+        // Drain this run while it stays the earliest.
+        const TimeNs limit = heap.size() > 1 ? heap.front().start : std::numeric_limits<TimeNs>::max();
+        do {
+          feed(s->items[h.pos]);
+          ++h.pos;
+        } while (h.pos < h.end && s->items[h.pos].start <= limit);
+        if (h.pos < h.end) {
+          h.start = s->items[h.pos].start;
+          std::push_heap(heap.begin(), heap.end(), later);
+        } else {
+          heap.pop_back();
+        }
+      }
+    }
+    for (int a = 0; a < kAccCount; ++a) {
+      Union& x = u[static_cast<size_t>(a)];
+      if (x.open) Emit(x, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
+    }
+  }
+
+  out.steps.resize(W);
+  for (size_t w = 0; w < W; ++w) {
+    auto len = [&](int a) { return lens[static_cast<size_t>(a) * W + w]; };
+    StepNs& st = out.steps[w];
+    st.step = step_ids[w];
+    st.start = bounds[w];
+    BreakdownNs& b = st.b;
+    b.span = bounds[w + 1] - bounds[w];
+    b.compute = len(kAccCompute);
+    b.comm = len(kAccComm);
+    b.comm_exposed = len(kAccCc) - b.compute;
+    b.comm_overlapped = b.comm - b.comm_exposed;
+    b.copy_exposed = len(kAccBusy) - len(kAccCc);
+    b.free = b.span - len(kAccBusy);
+    b.host_bound = len(kAccHwOrBusy) - len(kAccBusy);
+    b.host_bound_sync = len(kAccHsOrBusy) - len(kAccBusy);
+    b.host_bound_dispatch = b.host_bound - b.host_bound_sync;
+    b.bubble = len(kAccPpOrCompute) - b.compute;
+    for (int c = 0; c < kCommClassCount; ++c) {
+      st.cls[c].total = len(kAccClass0 + c);
+      st.cls[c].exposed = len(kAccClassOrCompute0 + c) - b.compute;
+      out.cls[c].total += st.cls[c].total;
+      out.cls[c].exposed += st.cls[c].exposed;
+    }
+    out.total.Add(b);
+  }
+
+  out.delay_p50 = Percentile(s->delays, 0.50);
+  out.delay_p90 = Percentile(s->delays, 0.90);
+  out.delay_p99 = Percentile(s->delays, 0.99);
+
+  // Memory: peaks of the allocated / reserved counters, categories at the
+  // allocated peak (reserved when nothing else is known).
+  const Track* alloc_track = nullptr;
+  for (const Track& t : rank.tracks) {
+    if (t.kind != TrackKind::kCounter || t.sample_ts.empty()) continue;
+    if (t.counter != CounterKind::kMemAllocated && t.counter != CounterKind::kMemReserved) continue;
+    size_t best = 0;
+    for (size_t i = 1; i < t.sample_value.size(); ++i) {
+      if (t.sample_value[i] > t.sample_value[best]) best = i;
+    }
+    auto peak = static_cast<int64_t>(t.sample_value[best]);
+    auto& slot = t.counter == CounterKind::kMemAllocated ? out.memory.peak_allocated
+                                                         : out.memory.peak_reserved;
+    if (!slot || peak > *slot) {
+      slot = peak;
+      if (t.counter == CounterKind::kMemAllocated) {
+        alloc_track = &t;
+        out.memory.peak_time = t.sample_ts[best];
+      } else if (!alloc_track) {
+        out.memory.peak_time = t.sample_ts[best];
+      }
+    }
+  }
+  if (out.memory.peak_time) {
+    const TimeNs at = *out.memory.peak_time;
+    for (const Track& t : rank.tracks) {
+      if (t.kind != TrackKind::kCounter || t.sample_ts.empty()) continue;
+      if (t.counter < CounterKind::kMemWeights) continue;
+      auto it = std::upper_bound(t.sample_ts.begin(), t.sample_ts.end(), at);
+      int64_t v = 0;
+      if (it != t.sample_ts.begin()) {
+        v = static_cast<int64_t>(t.sample_value[static_cast<size_t>(it - t.sample_ts.begin()) - 1]);
+      }
+      auto found = std::find_if(out.memory.at_peak.begin(), out.memory.at_peak.end(),
+                                [&](const auto& p) { return p.first == t.counter; });
+      if (found == out.memory.at_peak.end()) {
+        out.memory.at_peak.emplace_back(t.counter, v);
+      } else {
+        found->second += v;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace moetrace
