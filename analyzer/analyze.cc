@@ -117,7 +117,7 @@ void AddHtaSection(const std::vector<std::string>& paths, analysis::Analysis* an
                    [](const auto& a, const auto& b) { return a.rank() < b.rank(); });
 }
 
-bool LooksLikeKineto(const std::string& path) {
+bool IsKinetoInputForHta(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return false;
   if (S_ISDIR(st.st_mode)) {

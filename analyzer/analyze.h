@@ -26,6 +26,6 @@ void AddHtaSection(const std::vector<std::string>& paths, analysis::Analysis* an
 
 // True when `path` looks like Kineto JSON input (.json, .json.gz, or a
 // directory holding such files).
-bool LooksLikeKineto(const std::string& path);
+bool IsKinetoInputForHta(const std::string& path);
 
 }  // namespace moetrace
