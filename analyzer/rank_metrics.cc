@@ -59,6 +59,25 @@ const std::array<uint32_t, kMaskCount>& AccTable() {
   return table;
 }
 
+// The bits that make a union worth building: "X or compute" unions are
+// skipped when no X exists (their difference with compute is then 0).
+uint32_t ActiveAccs(uint32_t seen) {
+  uint32_t a = 0;
+  auto set = [&](int acc, uint32_t bits) { if (seen & bits) a |= 1u << acc; };
+  set(kAccCompute, kBitCompute);
+  set(kAccComm, kBitComm);
+  set(kAccCc, kBitCompute | kBitComm);
+  set(kAccBusy, kBusy);
+  set(kAccPpOrCompute, kBitPpRecv);
+  set(kAccHwOrBusy, kBitHostWait);
+  set(kAccHsOrBusy, kBitHostSync);
+  for (int c = 0; c < kCommClassCount; ++c) {
+    set(kAccClass0 + c, kBitClass0 << c);
+    set(kAccClassOrCompute0 + c, kBitClass0 << c);
+  }
+  return a;
+}
+
 // One interval union being built from start-ordered intervals, clipped to
 // the contiguous step windows as its pieces close.
 struct Union {
@@ -86,39 +105,40 @@ inline void Emit(Union& u, TimeNs s, TimeNs e, const Windows& win, int64_t* lens
 
 struct Marker { TimeNs ts, end; int32_t step; };
 
-int64_t Percentile(std::vector<int64_t>& v, double p) {
-  if (v.empty()) return 0;
-  size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-  k = k == 0 ? 0 : k - 1;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
+// Nearest-rank percentiles p50/p90/p99 of `v` (reordered); each later
+// selection only looks at the part above the previous one.
+void Percentiles(std::vector<int64_t>& v, int64_t* p50, int64_t* p90, int64_t* p99) {
+  *p50 = *p90 = *p99 = 0;
+  if (v.empty()) return;
+  auto rank = [&](double p) {
+    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+    return k == 0 ? size_t{0} : k - 1;
+  };
+  const size_t k50 = rank(0.50), k90 = rank(0.90), k99 = rank(0.99);
+  auto at = [&](size_t k) { return v.begin() + static_cast<std::ptrdiff_t>(k); };
+  std::nth_element(v.begin(), at(k50), v.end());
+  *p50 = v[k50];
+  if (k90 > k50) std::nth_element(at(k50 + 1), at(k90), v.end());
+  *p90 = v[k90];
+  if (k99 > k90) std::nth_element(at(k90 + 1), at(k99), v.end());
+  *p99 = v[k99];
 }
 
 // L(b) per correlation: the latest end among kLaunch host events, with the
 // threads that issued it. Dense when correlation ids are compact.
 class LaunchTable {
  public:
-  void Build(const Rank& rank, RankScratch* s) {
+  // `lo`/`hi`/`n`: range and count of launch correlations (one host scan
+  // gathers them with the syncs and markers).
+  void Build(const Rank& rank, RankScratch* s, int64_t lo, int64_t hi, int64_t n) {
     s_ = s;
-    int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1, n = 0;
-    for (const Track& t : rank.tracks) {
-      if (t.kind != TrackKind::kHostThread) continue;
-      const EventTable& ev = t.events;
-      for (size_t i = 0; i < ev.size(); ++i) {
-        if (ev.category[i] != Category::kLaunch || ev.correlation[i] < 0) continue;
-        lo = std::min(lo, ev.correlation[i]);
-        hi = std::max(hi, ev.correlation[i]);
-        ++n;
-      }
-    }
     base_ = lo;
     dense_ = n > 0 && hi - lo < 4 * n + 4096;
     map_.clear();
+    if (n == 0) return;
     if (dense_) {
       size_t size = static_cast<size_t>(hi - lo + 1);
-      s->launch_end.assign(size, kNoTime);
-      s->launch_thread_first.assign(size, -1);
-      s->launch_thread_last.assign(size, -1);
+      s->launches.assign(size, RankScratch::LaunchSlot{kNoTime, -1, -1});
     }
     for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
       const Track& t = rank.tracks[ti];
@@ -129,11 +149,11 @@ class LaunchTable {
         TimeNs end = ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0);
         int32_t thread = static_cast<int32_t>(ti);
         if (dense_) {
-          size_t k = static_cast<size_t>(ev.correlation[i] - base_);
-          if (s->launch_thread_first[k] < 0) s->launch_thread_first[k] = thread;
-          if (end >= s->launch_end[k]) {
-            s->launch_end[k] = end;
-            s->launch_thread_last[k] = thread;
+          RankScratch::LaunchSlot& slot = s->launches[static_cast<size_t>(ev.correlation[i] - base_)];
+          if (slot.first < 0) slot.first = thread;
+          if (end >= slot.end) {
+            slot.end = end;
+            slot.last = thread;
           }
         } else {
           Entry& e = map_[ev.correlation[i]];
@@ -150,12 +170,12 @@ class LaunchTable {
   TimeNs Find(int64_t corr, int32_t* first, int32_t* last) const {
     if (corr < 0) return kNoTime;
     if (dense_) {
-      if (corr < base_ || corr - base_ >= static_cast<int64_t>(s_->launch_end.size()))
+      if (corr < base_ || corr - base_ >= static_cast<int64_t>(s_->launches.size()))
         return kNoTime;
-      size_t k = static_cast<size_t>(corr - base_);
-      *first = s_->launch_thread_first[k];
-      *last = s_->launch_thread_last[k];
-      return s_->launch_end[k];
+      const RankScratch::LaunchSlot& slot = s_->launches[static_cast<size_t>(corr - base_)];
+      *first = slot.first;
+      *last = slot.last;
+      return slot.end;
     }
     auto it = map_.find(corr);
     if (it == map_.end()) return kNoTime;
@@ -193,26 +213,36 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   out.rank = rank.rank;
   out.event_count = static_cast<int64_t>(rank.EventCount());
 
-  LaunchTable launches;
-  launches.Build(rank, s);
-
-  // Host syncs per thread (ends, sorted), and step markers.
+  // One scan of the host threads: syncs (ends, sorted), step markers, and
+  // the range of launch correlations for the launch table.
   std::vector<std::vector<TimeNs>> sync_ends(rank.tracks.size());
   std::vector<Marker> markers;
+  int64_t corr_lo = std::numeric_limits<int64_t>::max(), corr_hi = -1, launch_n = 0;
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kHostThread) continue;
     const EventTable& ev = t.events;
-    for (size_t i = 0; i < ev.size(); ++i) {
-      if (ev.category[i] == Category::kSync || (ev.flags[i] & kFlagBlocking)) {
+    const size_t n = ev.size();
+    const Category* cat = ev.category.data();
+    const uint16_t* flags = ev.flags.data();
+    const int64_t* corr = ev.correlation.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (cat[i] == Category::kLaunch && corr[i] >= 0) {
+        corr_lo = std::min(corr_lo, corr[i]);
+        corr_hi = std::max(corr_hi, corr[i]);
+        ++launch_n;
+      }
+      if (cat[i] == Category::kSync || (flags[i] & kFlagBlocking)) {
         sync_ends[ti].push_back(ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0));
       }
-      if ((ev.flags[i] & kFlagStepMarker) && ev.step[i] >= 0) {
+      if ((flags[i] & kFlagStepMarker) && ev.step[i] >= 0) {
         markers.push_back({ev.ts[i], ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0), ev.step[i]});
       }
     }
     std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
   }
+  LaunchTable launches;
+  launches.Build(rank, s, corr_lo, corr_hi, launch_n);
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
   auto synced_in = [&](int32_t thread, TimeNs lo, TimeNs hi) {
@@ -241,6 +271,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     step_last[k] = std::max(step_last[k], end);
   };
 
+  uint32_t seen = 0;  // every item bit present
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
@@ -254,6 +285,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       });
     }
     s->run_begin.push_back(s->items.size());
+    out.arrivals.reserve(out.arrivals.size() + t.comms.size());
     TimeNs max_end = kNoTime;
     for (size_t k = 0; k < ev.size(); ++k) {
       size_t i = sorted ? k : s->order[k];
@@ -336,9 +368,11 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
           wmask |= kBitHostSync;
         s->items.push_back({max_end, std::min(start, L), wmask});
+        seen |= wmask;
         ++out.ops_with_host_wait;
       }
       s->items.push_back({start, end, mask});
+      seen |= mask;
       max_end = std::max(max_end, end);
 
       int32_t step = ev.step[i];
@@ -379,9 +413,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   // Pass 2: merge the streams by start and build every union at once.
   if (W > 0) {
     const auto& table = AccTable();
+    const uint32_t active = ActiveAccs(seen);
     std::array<Union, kAccCount> u{};
-    auto feed = [&](const RankScratch::Item& it) {
-      uint32_t accs = table[it.mask & (kMaskCount - 1)];
+    auto feed = [&](const RankScratch::Item& it) __attribute__((always_inline)) {
+      uint32_t accs = table[it.mask & (kMaskCount - 1)] & active;
       while (accs) {
         int a = __builtin_ctz(accs);
         accs &= accs - 1;
@@ -403,8 +438,36 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     s->run_begin.push_back(s->items.size());
     if (runs == 1) {
       for (const auto& it : s->items) feed(it);
+    } else if (runs <= 8) {
+      // Few streams: a linear scan of the run heads beats a heap.
+      size_t pos[8], end[8];
+      TimeNs head[8];
+      size_t live = 0;
+      for (size_t r = 0; r < runs; ++r) {
+        if (s->run_begin[r] == s->run_begin[r + 1]) continue;
+        pos[live] = s->run_begin[r];
+        end[live] = s->run_begin[r + 1];
+        head[live] = s->items[pos[live]].start;
+        ++live;
+      }
+      const RankScratch::Item* items = s->items.data();
+      while (live > 0) {
+        size_t best = 0;
+        for (size_t r = 1; r < live; ++r) {
+          if (head[r] < head[best]) best = r;
+        }
+        feed(items[pos[best]]);
+        if (++pos[best] < end[best]) {
+          head[best] = items[pos[best]].start;
+        } else {
+          --live;
+          pos[best] = pos[live];
+          end[best] = end[live];
+          head[best] = head[live];
+        }
+      }
     } else {
-      // Small binary heap of run cursors keyed by the next item's start.
+      // Many streams: a binary heap of run cursors keyed by the next start.
       struct Head { TimeNs start; size_t pos, end; };
       std::vector<Head> heap;
       heap.reserve(runs);
@@ -439,7 +502,9 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
   out.steps.resize(W);
   for (size_t w = 0; w < W; ++w) {
+    const uint32_t active = ActiveAccs(seen);
     auto len = [&](int a) { return lens[static_cast<size_t>(a) * W + w]; };
+    auto on = [&](int a) { return (active >> a) & 1u; };
     StepNs& st = out.steps[w];
     st.step = step_ids[w];
     st.start = bounds[w];
@@ -451,22 +516,20 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     b.comm_overlapped = b.comm - b.comm_exposed;
     b.copy_exposed = len(kAccBusy) - len(kAccCc);
     b.free = b.span - len(kAccBusy);
-    b.host_bound = len(kAccHwOrBusy) - len(kAccBusy);
-    b.host_bound_sync = len(kAccHsOrBusy) - len(kAccBusy);
+    b.host_bound = on(kAccHwOrBusy) ? len(kAccHwOrBusy) - len(kAccBusy) : 0;
+    b.host_bound_sync = on(kAccHsOrBusy) ? len(kAccHsOrBusy) - len(kAccBusy) : 0;
     b.host_bound_dispatch = b.host_bound - b.host_bound_sync;
-    b.bubble = len(kAccPpOrCompute) - b.compute;
+    b.bubble = on(kAccPpOrCompute) ? len(kAccPpOrCompute) - b.compute : 0;
     for (int c = 0; c < kCommClassCount; ++c) {
       st.cls[c].total = len(kAccClass0 + c);
-      st.cls[c].exposed = len(kAccClassOrCompute0 + c) - b.compute;
+      st.cls[c].exposed = on(kAccClassOrCompute0 + c) ? len(kAccClassOrCompute0 + c) - b.compute : 0;
       out.cls[c].total += st.cls[c].total;
       out.cls[c].exposed += st.cls[c].exposed;
     }
     out.total.Add(b);
   }
 
-  out.delay_p50 = Percentile(s->delays, 0.50);
-  out.delay_p90 = Percentile(s->delays, 0.90);
-  out.delay_p99 = Percentile(s->delays, 0.99);
+  Percentiles(s->delays, &out.delay_p50, &out.delay_p90, &out.delay_p99);
 
   // Memory: peaks of the allocated / reserved counters, categories at the
   // allocated peak (reserved when nothing else is known).

@@ -72,8 +72,10 @@ struct RankScratch {
   std::vector<uint32_t> order;
   std::vector<int32_t> op_step;
   std::vector<int64_t> delays;
-  std::vector<int64_t> launch_end;
-  std::vector<int32_t> launch_thread_first, launch_thread_last;
+  // L(b) by correlation (dense tables): latest launch end and the threads
+  // of the first and of the latest launch event.
+  struct LaunchSlot { TimeNs end; int32_t first, last; };
+  std::vector<LaunchSlot> launches;
   std::vector<int8_t> group_class, name_class;
   std::vector<int64_t> lens;
 };
