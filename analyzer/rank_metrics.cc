@@ -27,11 +27,26 @@ enum ItemBit : uint32_t {
 constexpr uint32_t kBusy = kBitCompute | kBitComm | kBitCopy;
 constexpr int kMaskCount = 1 << 11;
 
-// The interval unions the metrics are differences of.
+// The interval unions built during the sweep. Each op feeds only the
+// unions of its own class; differences with COMPUTE or with busy time
+// (exposed class time, bubble, host-bound) are taken afterwards on the
+// materialized unions, which keeps the per-op work small.
 enum Acc : int {
-  kAccCompute, kAccComm, kAccCc, kAccBusy, kAccPpOrCompute, kAccHwOrBusy, kAccHsOrBusy,
-  kAccClass0, kAccClassOrCompute0 = kAccClass0 + kCommClassCount,
-  kAccCount = kAccClassOrCompute0 + kCommClassCount,
+  kAccCompute, kAccComm, kAccCc, kAccBusy, kAccPp, kAccHw, kAccHs, kAccClass0,
+  kAccCount = kAccClass0 + kCommClassCount,
+};
+// Unions whose length per window is accumulated directly.
+constexpr uint32_t kMeasured = (1u << kAccCompute) | (1u << kAccComm) | (1u << kAccCc) |
+                               (1u << kAccBusy) | (((1u << kCommClassCount) - 1) << kAccClass0);
+// Unions kept as interval lists for the differences.
+constexpr uint32_t kListed = (1u << kAccCompute) | (1u << kAccBusy) | (1u << kAccPp) |
+                             (1u << kAccHw) | (1u << kAccHs) |
+                             (((1u << kCommClassCount) - 1) << kAccClass0);
+
+// Per-window outputs after the accumulators: differences.
+enum Out : int {
+  kOutHostBound = kAccCount, kOutHostSync, kOutBubble, kOutClassExposed0,
+  kOutCount = kOutClassExposed0 + kCommClassCount,
 };
 
 // For every item mask, the set of unions it belongs to.
@@ -45,13 +60,10 @@ const std::array<uint32_t, kMaskCount>& AccTable() {
       set(kAccComm, m & kBitComm);
       set(kAccCc, m & (kBitCompute | kBitComm));
       set(kAccBusy, m & kBusy);
-      set(kAccPpOrCompute, m & (kBitPpRecv | kBitCompute));
-      set(kAccHwOrBusy, m & (kBitHostWait | kBusy));
-      set(kAccHsOrBusy, m & (kBitHostSync | kBusy));
-      for (int c = 0; c < kCommClassCount; ++c) {
-        set(kAccClass0 + c, m & (kBitClass0 << c));
-        set(kAccClassOrCompute0 + c, m & ((kBitClass0 << c) | kBitCompute));
-      }
+      set(kAccPp, m & kBitPpRecv);
+      set(kAccHw, m & kBitHostWait);
+      set(kAccHs, m & kBitHostSync);
+      for (int c = 0; c < kCommClassCount; ++c) set(kAccClass0 + c, m & (kBitClass0 << c));
       t[m] = a;
     }
     return t;
@@ -59,31 +71,11 @@ const std::array<uint32_t, kMaskCount>& AccTable() {
   return table;
 }
 
-// The bits that make a union worth building: "X or compute" unions are
-// skipped when no X exists (their difference with compute is then 0).
-uint32_t ActiveAccs(uint32_t seen) {
-  uint32_t a = 0;
-  auto set = [&](int acc, uint32_t bits) { if (seen & bits) a |= 1u << acc; };
-  set(kAccCompute, kBitCompute);
-  set(kAccComm, kBitComm);
-  set(kAccCc, kBitCompute | kBitComm);
-  set(kAccBusy, kBusy);
-  set(kAccPpOrCompute, kBitPpRecv);
-  set(kAccHwOrBusy, kBitHostWait);
-  set(kAccHsOrBusy, kBitHostSync);
-  for (int c = 0; c < kCommClassCount; ++c) {
-    set(kAccClass0 + c, kBitClass0 << c);
-    set(kAccClassOrCompute0 + c, kBitClass0 << c);
-  }
-  return a;
-}
-
-// One interval union being built from start-ordered intervals, clipped to
-// the contiguous step windows as its pieces close.
+// One interval union being built from start-ordered intervals. It starts
+// "closed at -inf", so the first interval always opens a new piece.
 struct Union {
-  TimeNs s = 0, e = 0;
-  bool open = false;
-  size_t w = 0;
+  TimeNs s = std::numeric_limits<TimeNs>::min(), e = std::numeric_limits<TimeNs>::min();
+  size_t w = 0;  // window cursor
 };
 
 struct Windows {
@@ -91,15 +83,35 @@ struct Windows {
   size_t count;
 };
 
-inline void Emit(Union& u, TimeNs s, TimeNs e, const Windows& win, int64_t* lens) {
+inline void Emit(size_t& cursor, TimeNs s, TimeNs e, const Windows& win, int64_t* lens) {
   const TimeNs* b = win.start;
-  while (u.w < win.count && b[u.w + 1] <= s) ++u.w;
-  while (s < e && u.w < win.count) {
-    TimeNs lo = std::max(s, b[u.w]);
-    TimeNs hi = std::min(e, b[u.w + 1]);
-    if (hi > lo) lens[u.w] += hi - lo;
-    if (e <= b[u.w + 1]) break;
-    ++u.w;
+  while (cursor < win.count && b[cursor + 1] <= s) ++cursor;
+  while (s < e && cursor < win.count) {
+    TimeNs lo = std::max(s, b[cursor]);
+    TimeNs hi = std::min(e, b[cursor + 1]);
+    if (hi > lo) lens[cursor] += hi - lo;
+    if (e <= b[cursor + 1]) break;
+    ++cursor;
+  }
+}
+
+using Interval = std::pair<TimeNs, TimeNs>;
+
+// |A \ B| per window, for sorted disjoint interval lists A and B.
+void Subtract(const std::vector<Interval>& A, const std::vector<Interval>& B, const Windows& win,
+              int64_t* lens) {
+  size_t cursor = 0, j = 0;
+  for (const auto& [as, ae] : A) {
+    TimeNs cur = as;
+    while (j < B.size() && B[j].second <= cur) ++j;
+    size_t k = j;
+    while (k < B.size() && B[k].first < ae) {
+      if (B[k].first > cur) Emit(cursor, cur, B[k].first, win, lens);
+      cur = std::max(cur, B[k].second);
+      if (cur >= ae) break;
+      ++k;
+    }
+    if (cur < ae) Emit(cursor, cur, ae, win, lens);
   }
 }
 
@@ -125,71 +137,80 @@ void Percentiles(std::vector<int64_t>& v, int64_t* p50, int64_t* p90, int64_t* p
 }
 
 // L(b) per correlation: the latest end among kLaunch host events, with the
-// threads that issued it. Dense when correlation ids are compact.
+// threads that issued it. Filled during the host scan; a dense table while
+// correlation ids are compact (the usual case), a hash map otherwise.
 class LaunchTable {
  public:
-  // `lo`/`hi`/`n`: range and count of launch correlations (one host scan
-  // gathers them with the syncs and markers).
-  void Build(const Rank& rank, RankScratch* s, int64_t lo, int64_t hi, int64_t n) {
-    s_ = s;
-    base_ = lo;
-    dense_ = n > 0 && hi - lo < 4 * n + 4096;
-    map_.clear();
-    if (n == 0) return;
-    if (dense_) {
-      size_t size = static_cast<size_t>(hi - lo + 1);
-      s->launches.assign(size, RankScratch::LaunchSlot{kNoTime, -1, -1});
-    }
-    for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
-      const Track& t = rank.tracks[ti];
-      if (t.kind != TrackKind::kHostThread) continue;
-      const EventTable& ev = t.events;
-      for (size_t i = 0; i < ev.size(); ++i) {
-        if (ev.category[i] != Category::kLaunch || ev.correlation[i] < 0) continue;
-        TimeNs end = ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0);
-        int32_t thread = static_cast<int32_t>(ti);
-        if (dense_) {
-          RankScratch::LaunchSlot& slot = s->launches[static_cast<size_t>(ev.correlation[i] - base_)];
-          if (slot.first < 0) slot.first = thread;
-          if (end >= slot.end) {
-            slot.end = end;
-            slot.last = thread;
-          }
-        } else {
-          Entry& e = map_[ev.correlation[i]];
-          if (e.first < 0) e.first = thread;
-          if (end >= e.end) {
-            e.end = end;
-            e.last = thread;
-          }
-        }
+  using Slot = RankScratch::LaunchSlot;
+  explicit LaunchTable(RankScratch* s) : s_(s) { s_->launches.clear(); }
+
+  void Add(int64_t corr, TimeNs end, int32_t thread) {
+    ++n_;
+    Slot* slot;
+    if (sparse_) {
+      slot = &map_.try_emplace(corr, Slot{kNoTime, -1, -1}).first->second;
+    } else {
+      auto& v = s_->launches;
+      if (v.empty()) base_ = corr;
+      const int64_t limit = 4 * n_ + (1 << 16);
+      if (corr < base_) {
+        const int64_t shift = base_ - corr;
+        if (static_cast<int64_t>(v.size()) + shift > limit) return Respill(corr, end, thread);
+        v.insert(v.begin(), static_cast<size_t>(shift), Slot{kNoTime, -1, -1});
+        base_ = corr;
+      } else if (corr - base_ >= static_cast<int64_t>(v.size())) {
+        const int64_t needed = corr - base_ + 1;
+        if (needed > limit) return Respill(corr, end, thread);
+        v.resize(static_cast<size_t>(std::min(std::max(needed, 2 * static_cast<int64_t>(v.size())), limit)),
+                 Slot{kNoTime, -1, -1});
       }
+      slot = &v[static_cast<size_t>(corr - base_)];
+    }
+    if (slot->first < 0) slot->first = thread;
+    if (end >= slot->end) {
+      slot->end = end;
+      slot->last = thread;
     }
   }
+
   // L(b), or kNoTime when the op has no launch.
   TimeNs Find(int64_t corr, int32_t* first, int32_t* last) const {
     if (corr < 0) return kNoTime;
-    if (dense_) {
-      if (corr < base_ || corr - base_ >= static_cast<int64_t>(s_->launches.size()))
-        return kNoTime;
-      const RankScratch::LaunchSlot& slot = s_->launches[static_cast<size_t>(corr - base_)];
-      *first = slot.first;
-      *last = slot.last;
-      return slot.end;
+    const Slot* slot;
+    if (sparse_) {
+      auto it = map_.find(corr);
+      if (it == map_.end()) return kNoTime;
+      slot = &it->second;
+    } else {
+      const auto& v = s_->launches;
+      if (corr < base_ || corr - base_ >= static_cast<int64_t>(v.size())) return kNoTime;
+      slot = &v[static_cast<size_t>(corr - base_)];
     }
-    auto it = map_.find(corr);
-    if (it == map_.end()) return kNoTime;
-    *first = it->second.first;
-    *last = it->second.last;
-    return it->second.end;
+    *first = slot->first;
+    *last = slot->last;
+    return slot->end;
   }
 
  private:
-  struct Entry { TimeNs end = kNoTime; int32_t first = -1, last = -1; };
-  RankScratch* s_ = nullptr;
+  // The ids are too spread for a dense table: move to the map, then add.
+  void Respill(int64_t corr, TimeNs end, int32_t thread) {
+    GoSparse();
+    --n_;  // Add counts it again
+    Add(corr, end, thread);
+  }
+  void GoSparse() {
+    sparse_ = true;
+    const auto& v = s_->launches;
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (v[k].first >= 0) map_.emplace(base_ + static_cast<int64_t>(k), v[k]);
+    }
+    s_->launches.clear();
+  }
+  RankScratch* s_;
   int64_t base_ = 0;
-  bool dense_ = false;
-  std::unordered_map<int64_t, Entry> map_;
+  int64_t n_ = 0;
+  bool sparse_ = false;
+  std::unordered_map<int64_t, Slot> map_;
 };
 
 }  // namespace
@@ -213,11 +234,11 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   out.rank = rank.rank;
   out.event_count = static_cast<int64_t>(rank.EventCount());
 
-  // One scan of the host threads: syncs (ends, sorted), step markers, and
-  // the range of launch correlations for the launch table.
+  // One scan of the host threads: launches (L(b)), syncs (ends, sorted),
+  // step markers.
   std::vector<std::vector<TimeNs>> sync_ends(rank.tracks.size());
   std::vector<Marker> markers;
-  int64_t corr_lo = std::numeric_limits<int64_t>::max(), corr_hi = -1, launch_n = 0;
+  LaunchTable launches(s);
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kHostThread) continue;
@@ -228,9 +249,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     const int64_t* corr = ev.correlation.data();
     for (size_t i = 0; i < n; ++i) {
       if (cat[i] == Category::kLaunch && corr[i] >= 0) {
-        corr_lo = std::min(corr_lo, corr[i]);
-        corr_hi = std::max(corr_hi, corr[i]);
-        ++launch_n;
+        launches.Add(corr[i], ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0), static_cast<int32_t>(ti));
       }
       if (cat[i] == Category::kSync || (flags[i] & kFlagBlocking)) {
         sync_ends[ti].push_back(ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0));
@@ -241,8 +260,6 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     }
     std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
   }
-  LaunchTable launches;
-  launches.Build(rank, s, corr_lo, corr_hi, launch_n);
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
   auto synced_in = [&](int32_t thread, TimeNs lo, TimeNs hi) {
@@ -271,7 +288,6 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     step_last[k] = std::max(step_last[k], end);
   };
 
-  uint32_t seen = 0;  // every item bit present
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
@@ -368,11 +384,9 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
           wmask |= kBitHostSync;
         s->items.push_back({max_end, std::min(start, L), wmask});
-        seen |= wmask;
         ++out.ops_with_host_wait;
       }
       s->items.push_back({start, end, mask});
-      seen |= mask;
       max_end = std::max(max_end, end);
 
       int32_t step = ev.step[i];
@@ -407,26 +421,26 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   }
   const size_t W = step_ids.size();
   Windows win{bounds.data(), W};
-  s->lens.assign(static_cast<size_t>(kAccCount) * std::max<size_t>(W, 1), 0);
+  s->lens.assign(static_cast<size_t>(kOutCount) * std::max<size_t>(W, 1), 0);
   int64_t* lens = s->lens.data();
+  for (auto& l : s->unions) l.clear();
 
   // Pass 2: merge the streams by start and build every union at once.
   if (W > 0) {
     const auto& table = AccTable();
-    const uint32_t active = ActiveAccs(seen);
     std::array<Union, kAccCount> u{};
+    auto close = [&](int a, Union& x) __attribute__((always_inline)) {
+      if ((kMeasured >> a) & 1u) Emit(x.w, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
+      if ((kListed >> a) & 1u) s->unions[a].emplace_back(x.s, x.e);
+    };
     auto feed = [&](const RankScratch::Item& it) __attribute__((always_inline)) {
-      uint32_t accs = table[it.mask & (kMaskCount - 1)] & active;
+      uint32_t accs = table[it.mask & (kMaskCount - 1)];
       while (accs) {
         int a = __builtin_ctz(accs);
         accs &= accs - 1;
         Union& x = u[static_cast<size_t>(a)];
-        if (!x.open) {
-          x.open = true;
-          x.s = it.start;
-          x.e = it.end;
-        } else if (it.start > x.e) {
-          Emit(x, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
+        if (it.start > x.e) {
+          if (x.e != std::numeric_limits<TimeNs>::min()) close(a, x);
           x.s = it.start;
           x.e = it.end;
         } else if (it.end > x.e) {
@@ -496,15 +510,21 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     }
     for (int a = 0; a < kAccCount; ++a) {
       Union& x = u[static_cast<size_t>(a)];
-      if (x.open) Emit(x, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
+      if (x.e != std::numeric_limits<TimeNs>::min()) close(a, x);
+    }
+    const auto& U = s->unions;
+    auto out_lens = [&](int o) { return lens + static_cast<size_t>(o) * W; };
+    Subtract(U[kAccHw], U[kAccBusy], win, out_lens(kOutHostBound));
+    Subtract(U[kAccHs], U[kAccBusy], win, out_lens(kOutHostSync));
+    Subtract(U[kAccPp], U[kAccCompute], win, out_lens(kOutBubble));
+    for (int c = 0; c < kCommClassCount; ++c) {
+      Subtract(U[kAccClass0 + c], U[kAccCompute], win, out_lens(kOutClassExposed0 + c));
     }
   }
 
   out.steps.resize(W);
   for (size_t w = 0; w < W; ++w) {
-    const uint32_t active = ActiveAccs(seen);
     auto len = [&](int a) { return lens[static_cast<size_t>(a) * W + w]; };
-    auto on = [&](int a) { return (active >> a) & 1u; };
     StepNs& st = out.steps[w];
     st.step = step_ids[w];
     st.start = bounds[w];
@@ -516,13 +536,13 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     b.comm_overlapped = b.comm - b.comm_exposed;
     b.copy_exposed = len(kAccBusy) - len(kAccCc);
     b.free = b.span - len(kAccBusy);
-    b.host_bound = on(kAccHwOrBusy) ? len(kAccHwOrBusy) - len(kAccBusy) : 0;
-    b.host_bound_sync = on(kAccHsOrBusy) ? len(kAccHsOrBusy) - len(kAccBusy) : 0;
+    b.host_bound = len(kOutHostBound);
+    b.host_bound_sync = len(kOutHostSync);
     b.host_bound_dispatch = b.host_bound - b.host_bound_sync;
-    b.bubble = on(kAccPpOrCompute) ? len(kAccPpOrCompute) - b.compute : 0;
+    b.bubble = len(kOutBubble);
     for (int c = 0; c < kCommClassCount; ++c) {
       st.cls[c].total = len(kAccClass0 + c);
-      st.cls[c].exposed = on(kAccClassOrCompute0 + c) ? len(kAccClassOrCompute0 + c) - b.compute : 0;
+      st.cls[c].exposed = len(kOutClassExposed0 + c);
       out.cls[c].total += st.cls[c].total;
       out.cls[c].exposed += st.cls[c].exposed;
     }

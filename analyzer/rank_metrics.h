@@ -78,6 +78,8 @@ struct RankScratch {
   std::vector<LaunchSlot> launches;
   std::vector<int8_t> group_class, name_class;
   std::vector<int64_t> lens;
+  // Materialized interval unions of the sweep (indexed by rank_metrics.cc's Acc).
+  std::vector<std::pair<TimeNs, TimeNs>> unions[7 + kCommClassCount];
 };
 
 RankMetrics AnalyzeRank(const Rank& rank, RankScratch* scratch);

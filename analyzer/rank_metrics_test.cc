@@ -328,3 +328,40 @@ TEST(Partition, HoldsOnEveryRankAndStepOfTheSampleTrace) {
 
 }  // namespace
 }  // namespace moetrace
+
+namespace moetrace {
+namespace {
+
+TEST(HostBound, SparseAndDescendingCorrelationIds) {
+  // The SyncVersusDispatch trace with correlation ids far apart and
+  // launches recorded in descending id order: same answers.
+  for (int64_t stride : {int64_t{1}, int64_t{1} << 40}) {
+    Rank r;
+    r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "s");
+    r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "main");
+    auto add = [&](size_t t, Category c, TimeNs ts, TimeNs dur, int64_t corr) {
+      Event e;
+      e.ts = ts;
+      e.dur = dur;
+      e.category = c;
+      e.correlation = corr;
+      r.tracks[t].events.Append(e);
+    };
+    const int64_t c1 = 1000 * stride, c2 = 10 * stride, c3 = 7;
+    add(0, Category::kCompute, 0, 100, c1);
+    add(0, Category::kCompute, 300, 100, c2);
+    add(0, Category::kCompute, 600, 100, c3);
+    add(1, Category::kLaunch, 350, 150, c3);  // L = 500
+    add(1, Category::kLaunch, 150, 100, c2);  // L = 250
+    add(1, Category::kLaunch, -50, 40, c1);   // L = -10
+    RankScratch s;
+    RankMetrics m = AnalyzeRank(r, &s);
+    EXPECT_EQ(m.launch_count, 3);
+    EXPECT_EQ(m.total.host_bound, 250);
+    EXPECT_EQ(m.total.host_bound_dispatch, 250);
+    EXPECT_EQ(m.delay_p50, 50);
+  }
+}
+
+}  // namespace
+}  // namespace moetrace
