@@ -54,6 +54,7 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
         cluster.Add(m, rank);
         ++done;
         if (options.progress) options.progress(done, n);
+        Recycle(std::move(m), &scratch);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!error) error = std::current_exception();

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analyzer/comm_class.h"
+#include "analyzer/percentiles.h"
 
 namespace moetrace {
 namespace {
@@ -117,25 +118,6 @@ void Subtract(const std::vector<Interval>& A, const std::vector<Interval>& B, co
 
 struct Marker { TimeNs ts, end; int32_t step; };
 
-// Nearest-rank percentiles p50/p90/p99 of `v` (reordered); each later
-// selection only looks at the part above the previous one.
-void Percentiles(std::vector<int64_t>& v, int64_t* p50, int64_t* p90, int64_t* p99) {
-  *p50 = *p90 = *p99 = 0;
-  if (v.empty()) return;
-  auto rank = [&](double p) {
-    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-    return k == 0 ? size_t{0} : k - 1;
-  };
-  const size_t k50 = rank(0.50), k90 = rank(0.90), k99 = rank(0.99);
-  auto at = [&](size_t k) { return v.begin() + static_cast<std::ptrdiff_t>(k); };
-  std::nth_element(v.begin(), at(k50), v.end());
-  *p50 = v[k50];
-  if (k90 > k50) std::nth_element(at(k50 + 1), at(k90), v.end());
-  *p90 = v[k90];
-  if (k99 > k90) std::nth_element(at(k90 + 1), at(k99), v.end());
-  *p99 = v[k99];
-}
-
 // L(b) per correlation: the latest end among kLaunch host events, with the
 // threads that issued it. Filled during the host scan; a dense table while
 // correlation ids are compact (the usual case), a hash map otherwise.
@@ -215,6 +197,10 @@ class LaunchTable {
 
 }  // namespace
 
+void Recycle(RankMetrics&& m, RankScratch* scratch) {
+  scratch->arrivals_pool = std::move(m.arrivals);
+}
+
 void BreakdownNs::Add(const BreakdownNs& o) {
   span += o.span;
   compute += o.compute;
@@ -231,6 +217,8 @@ void BreakdownNs::Add(const BreakdownNs& o) {
 
 RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   RankMetrics out;
+  out.arrivals = std::move(s->arrivals_pool);
+  out.arrivals.clear();
   out.rank = rank.rank;
   out.event_count = static_cast<int64_t>(rank.EventCount());
 
@@ -341,7 +329,6 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
             a.group = rec.group;
             a.name = ev.name[i];
             a.sequence = rec.sequence;
-            a.ts = start;
             a.dur = end - start;
             a.group_size = rec.group_size;
             a.layer = ev.layer[i];
@@ -549,7 +536,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     out.total.Add(b);
   }
 
-  Percentiles(s->delays, &out.delay_p50, &out.delay_p90, &out.delay_p99);
+  NearestRankPercentiles(s->delays, &out.delay_p50, &out.delay_p90, &out.delay_p99);
 
   // Memory: peaks of the allocated / reserved counters, categories at the
   // allocated peak (reserved when nothing else is known).

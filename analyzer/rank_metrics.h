@@ -36,7 +36,6 @@ struct Arrival {
   StringId group = 0;
   StringId name = 0;
   int64_t sequence = -1;
-  TimeNs ts = 0;
   TimeNs dur = 0;
   int32_t group_size = 0;
   int32_t layer = kNone;
@@ -80,7 +79,12 @@ struct RankScratch {
   std::vector<int64_t> lens;
   // Materialized interval unions of the sweep (indexed by rank_metrics.cc's Acc).
   std::vector<std::pair<TimeNs, TimeNs>> unions[7 + kCommClassCount];
+  // Storage handed to RankMetrics::arrivals; give it back with Recycle().
+  std::vector<Arrival> arrivals_pool;
 };
+
+// Returns the buffers of a consumed RankMetrics to `scratch` for reuse.
+void Recycle(RankMetrics&& m, RankScratch* scratch);
 
 RankMetrics AnalyzeRank(const Rank& rank, RankScratch* scratch);
 

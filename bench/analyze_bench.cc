@@ -102,6 +102,7 @@ void BM_AnalyzeRank(benchmark::State& state) {
   for (auto _ : state) {
     RankMetrics m = AnalyzeRank(rank, &scratch);
     benchmark::DoNotOptimize(m.total.span);
+    Recycle(std::move(m), &scratch);
   }
   state.SetItemsProcessed(state.iterations() * events);
   state.counters["events"] = static_cast<double>(events);
