@@ -151,35 +151,63 @@ KernelClass ClassifyKernelName(string_view name) {
 }
 
 std::string ReadMaybeGzip(const std::string& path) {
+  // Read straight into one buffer sized up front (the gzip trailer holds the
+  // uncompressed size mod 2^32), with simdjson's padding already reserved,
+  // so the text is never copied or regrown.
   std::string out;
-  bool gz = path.size() >= 2 && path.compare(path.size() - 2, 2, "gz") == 0;
-  if (gz) {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (!f) ThrowInputError(path, "", "cannot open");
-    gzbuffer(f, 1 << 18);
-    char buf[1 << 16];
-    for (;;) {
-      int n = gzread(f, buf, sizeof(buf));
-      if (n < 0) {
-        int err;
-        std::string what = gzerror(f, &err);
-        size_t pos = out.size();
-        gzclose(f);
-        ThrowInputError(path, "decompressed byte " + std::to_string(pos),
-                        "gzip stream is corrupt: " + what);
-      }
-      if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
+  FILE* raw = std::fopen(path.c_str(), "rb");
+  if (!raw) ThrowInputError(path, "", "cannot open");
+  std::fseek(raw, 0, SEEK_END);
+  const long file_size = std::ftell(raw);
+  size_t expect = file_size > 0 ? static_cast<size_t>(file_size) : 0;
+  const bool gz = path.size() >= 2 && path.compare(path.size() - 2, 2, "gz") == 0;
+  if (gz && file_size >= 18) {
+    unsigned char t[4];
+    std::fseek(raw, file_size - 4, SEEK_SET);
+    if (std::fread(t, 1, 4, raw) == 4) {
+      expect = static_cast<size_t>(t[0]) | (static_cast<size_t>(t[1]) << 8) |
+               (static_cast<size_t>(t[2]) << 16) | (static_cast<size_t>(t[3]) << 24);
     }
-    gzclose(f);
+  }
+  std::fclose(raw);
+  out.reserve(expect + 1 + simdjson::SIMDJSON_PADDING);
+  if (!gz) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) ThrowInputError(path, "", "cannot open");
+    out.resize(expect);
+    size_t got = std::fread(out.data(), 1, expect, f);
+    out.resize(got);
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+    std::fclose(f);
     return out;
   }
-  FILE* f = std::fopen(path.c_str(), "rb");
+  gzFile f = gzopen(path.c_str(), "rb");
   if (!f) ThrowInputError(path, "", "cannot open");
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  std::fclose(f);
+  gzbuffer(f, 1 << 18);
+  // One spare byte shows whether the stream goes on past the announced size.
+  out.resize(expect + 1);
+  size_t pos = 0;
+  for (;;) {
+    if (pos == out.size()) {
+      // Past the announced size (multi-member or > 4 GiB): grow.
+      out.resize(out.size() * 2 + (1 << 20));
+    }
+    const size_t want = std::min<size_t>(out.size() - pos, 1u << 30);
+    int n = gzread(f, out.data() + pos, static_cast<unsigned>(want));
+    if (n < 0) {
+      int err;
+      std::string what = gzerror(f, &err);
+      gzclose(f);
+      ThrowInputError(path, "decompressed byte " + std::to_string(pos),
+                      "gzip stream is corrupt: " + what);
+    }
+    if (n == 0) break;
+    pos += static_cast<size_t>(n);
+  }
+  gzclose(f);
+  out.resize(pos);
   return out;
 }
 
@@ -210,9 +238,10 @@ RankRows ParseKinetoRows(const std::string& file, std::string text) {
   RankRows rows;
   rows.file = file;
   rows.rank = FindRank(text);
-  simdjson::padded_string json(text);
-  text.clear();
-  text.shrink_to_fit();
+  if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  }
+  simdjson::padded_string_view json(text.data(), text.size(), text.capacity());
   simdjson::ondemand::parser parser;
 
   // Raw per-row values until the timestamp mode of the file is known.
