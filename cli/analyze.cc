@@ -14,12 +14,6 @@
 #include "formats/errors.h"
 #include "formats/open_trace.h"
 
-namespace moetrace {
-// Weak until formats/open_trace.cc lands in main: without it, analyze still
-// computes the HTA figures of Kineto inputs. Remove once OpenTrace is linked.
-std::unique_ptr<TraceSource> OpenTrace(const std::string& path) __attribute__((weak));
-}  // namespace moetrace
-
 namespace moetrace::cli {
 namespace {
 
@@ -55,11 +49,7 @@ int RunAnalyze(const AnalyzeArgs& args) {
   std::vector<std::string> kineto;
   for (const std::string& in : args.inputs) {
     if (IsKinetoInputForHta(in)) kineto.push_back(in);
-    if (&OpenTrace != nullptr) {
-      sources.push_back(OpenTrace(in));
-    } else if (!IsKinetoInputForHta(in)) {
-      ThrowInputError(in, "", "this build has no trace importers yet (OpenTrace missing)");
-    }
+    sources.push_back(OpenTrace(in));
   }
   AnalyzeOptions options;
   options.threads = args.threads;
