@@ -104,7 +104,9 @@ INSTANTIATE_TEST_SUITE_P(Real, KinetoSets,
                                            "ns-resolution"),
                          [](const auto& info) {
                            std::string n = info.param;
-                           for (char& c : n) if (c == '-') c = '_';
+                           for (char& c : n) {
+                             if (c == '-') c = '_';
+                           }
                            return n;
                          });
 

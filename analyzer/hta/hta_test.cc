@@ -82,17 +82,37 @@ INSTANTIATE_TEST_SUITE_P(Sets, HtaReference,
                                            "ns-resolution"),
                          [](const auto& info) {
                            std::string n = info.param;
-                           for (char& c : n) if (c == '-') c = '_';
+                           for (char& c : n) {
+                             if (c == '-') c = '_';
+                           }
                            return n;
                          });
 
-TEST(NumpySort, MatchesNumpyOnTies) {
-  // np.argsort([3,1,2,1,3,0,2,1,1,0,3,2,1,0,2,3,1,2], kind="quicksort")
-  // with numpy 1.24 gives the order below (n > 16 exercises partitioning).
-  std::vector<int64_t> k = {3, 1, 2, 1, 3, 0, 2, 1, 1, 0, 3, 2, 1, 0, 2, 3, 1, 2};
+TEST(NumpySort, SmallRangesAreInsertionSortedStably) {
+  // n <= 16 never partitions: numpy's insertion sort keeps equal keys in
+  // input order.
+  std::vector<int64_t> k = {3, 1, 2, 1, 3, 0, 2, 1, 1, 0, 3, 2};
   std::vector<uint32_t> p;
   NumpyArgsort(k.data(), k.size(), &p);
-  for (size_t i = 1; i < p.size(); ++i) EXPECT_LE(k[p[i - 1]], k[p[i]]);
+  EXPECT_EQ(p, (std::vector<uint32_t>{5, 9, 1, 3, 7, 8, 2, 6, 11, 0, 4, 10}));
+}
+
+TEST(NumpySort, PartitionsAndHeapsortSortLargeInputs) {
+  // Many ties and an adversarial pattern (organ pipe) that exhausts the
+  // depth budget, so the heapsort path runs too.
+  for (size_t n : {size_t{17}, size_t{1000}, size_t{100000}}) {
+    std::vector<int64_t> k(n);
+    for (size_t i = 0; i < n; ++i) k[i] = static_cast<int64_t>(i < n / 2 ? i : n - i) % 97;
+    std::vector<uint32_t> p;
+    NumpyArgsort(k.data(), k.size(), &p);
+    std::vector<bool> seen(n, false);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_LT(p[i], n);
+      EXPECT_FALSE(seen[p[i]]);
+      seen[p[i]] = true;
+      if (i > 0) EXPECT_LE(k[p[i - 1]], k[p[i]]);
+    }
+  }
 }
 
 TEST(PairwiseSum, SmallAndLarge) {
