@@ -110,7 +110,9 @@ TEST(NumpySort, PartitionsAndHeapsortSortLargeInputs) {
       ASSERT_LT(p[i], n);
       EXPECT_FALSE(seen[p[i]]);
       seen[p[i]] = true;
-      if (i > 0) EXPECT_LE(k[p[i - 1]], k[p[i]]);
+      if (i > 0) {
+        EXPECT_LE(k[p[i - 1]], k[p[i]]);
+      }
     }
   }
 }
