@@ -11,6 +11,7 @@
 
 #include "analyzer/cluster.h"
 #include "analyzer/hta/hta.h"
+#include "analyzer/label_check.h"
 #include "analyzer/metrics_proto.h"
 
 namespace moetrace {
@@ -73,6 +74,7 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
                    [](const auto& a, const auto& b) { return a.rank() < b.rank(); });
   for (auto& r : ranks) *out.add_ranks() = std::move(r);
   cluster.Finish(source.metadata(), &out);
+  CheckLabels(source.metadata(), &out);
   return out;
 }
 

@@ -187,6 +187,24 @@ TEST(Analysis, ClusterSumsAndJsonIsStable) {
   EXPECT_NE(j1.find("\"EP\": {"), std::string::npos);
 }
 
+TEST(Analysis, LabelChecksCompareGroundTruthByPath) {
+  Trace t = GroupTrace();
+  // Rank 0: span 4 ms, EP comm [0.1, 4) ms exposed from 1 ms on: 3 ms.
+  t.metadata.ground_truth = {{0, -1, "comm_by_class.EP.exposed_ns", 3'004'000},
+                             {0, 0, "breakdown.span_ns", 4'000'000},
+                             {1, -1, "memory.peak_allocated_bytes", 5},
+                             {9, -1, "breakdown.free_ns", 1}};
+  MemorySource src(std::move(t));
+  analysis::Analysis a = Analyze(src, Threads(1));
+  ASSERT_EQ(a.label_checks_size(), 4);
+  EXPECT_EQ(a.label_checks(0).actual(), 3'000'000);
+  EXPECT_DOUBLE_EQ(a.label_checks(0).error(), 4'000.0 / 4'000'000);  // 0.1% of the step
+  EXPECT_EQ(a.label_checks(1).actual(), 4'000'000);
+  EXPECT_EQ(a.label_checks(1).error(), 0);
+  EXPECT_FALSE(a.label_checks(2).has_actual());  // no memory recorded
+  EXPECT_FALSE(a.label_checks(3).has_actual());  // no rank 9
+}
+
 TEST(StableJson, NumbersAndNulls) {
   EXPECT_EQ(FormatJsonDouble(NAN), "null");
   EXPECT_EQ(FormatJsonDouble(3.0), "3.0");

@@ -102,6 +102,23 @@ std::string FormatSummary(const analysis::Analysis& a) {
     }
     s += "\n";
   }
+  if (a.label_checks_size() > 0) {
+    int compared = 0, over = 0;
+    double worst = 0;
+    const analysis::LabelCheck* worst_check = nullptr;
+    for (const auto& c : a.label_checks()) {
+      if (!c.has_error()) continue;
+      ++compared;
+      if (c.error() > 0.005) ++over;
+      if (!worst_check || c.error() > worst) worst = c.error(), worst_check = &c;
+    }
+    s += fmt::format("labelled figures: {} compared, {} off by more than 0.5%", compared, over);
+    if (worst_check) {
+      s += fmt::format("; worst {} of rank {} ({:.3f} %)", worst_check->key(), worst_check->rank(),
+                       100.0 * worst);
+    }
+    s += "\n";
+  }
   for (const auto& e : a.hta_errors()) s += "  HTA: " + e + "\n";
   for (const auto& w : a.warnings()) s += "warning: " + w + "\n";
   return s;
