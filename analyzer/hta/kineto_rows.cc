@@ -249,8 +249,9 @@ RankRows ParseKinetoRows(const std::string& file, std::string text) {
   std::vector<double> dur_raw;
   bool fractional = false;
 
+  simdjson::ondemand::document doc;
   try {
-    simdjson::ondemand::document doc = parser.iterate(json);
+    doc = parser.iterate(json);
     simdjson::ondemand::object top = doc.get_object();
     for (auto field : top) {
       string_view key = field.unescaped_key();
@@ -350,7 +351,12 @@ RankRows ParseKinetoRows(const std::string& file, std::string text) {
       }
     }
   } catch (const simdjson::simdjson_error& e) {
-    ThrowInputError(file, "", std::string("malformed JSON: ") + e.what());
+    std::string position;
+    const char* at = nullptr;
+    if (!doc.current_location().get(at) && at) {
+      position = "byte " + std::to_string(at - json.data());
+    }
+    ThrowInputError(file, position, std::string("malformed JSON: ") + e.what());
   }
 
   rows.fractional = fractional;
