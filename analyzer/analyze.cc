@@ -1,7 +1,5 @@
 #include "analyzer/analyze.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cmath>
 #include <atomic>
@@ -15,14 +13,6 @@
 #include "analyzer/metrics_proto.h"
 
 namespace moetrace {
-namespace {
-
-bool EndsWith(const std::string& s, const char* suffix) {
-  const size_t n = std::char_traits<char>::length(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
-}  // namespace
 
 analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& options) {
   const size_t n = source.rank_count();
@@ -118,18 +108,6 @@ void AddHtaSection(const std::vector<std::string>& paths, analysis::Analysis* an
   }
   std::stable_sort(analysis->mutable_ranks()->begin(), analysis->mutable_ranks()->end(),
                    [](const auto& a, const auto& b) { return a.rank() < b.rank(); });
-}
-
-bool IsKinetoInputForHta(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) return false;
-  if (S_ISDIR(st.st_mode)) {
-    for (const std::string& f : hta::ListTraceFiles(path)) {
-      if (EndsWith(f, ".json") || EndsWith(f, ".json.gz")) return true;
-    }
-    return false;
-  }
-  return EndsWith(path, ".json") || EndsWith(path, ".json.gz");
 }
 
 }  // namespace moetrace

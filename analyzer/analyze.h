@@ -24,8 +24,4 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
 // ranks HTA has but the analysis lacks are added with only their hta part.
 void AddHtaSection(const std::vector<std::string>& paths, analysis::Analysis* analysis);
 
-// True when `path` looks like Kineto JSON input (.json, .json.gz, or a
-// directory holding such files).
-bool IsKinetoInputForHta(const std::string& path);
-
 }  // namespace moetrace

@@ -289,6 +289,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       });
     }
     s->run_begin.push_back(s->items.size());
+    size_t marker_at = 0;
     out.arrivals.reserve(out.arrivals.size() + t.comms.size());
     TimeNs max_end = kNoTime;
     for (size_t k = 0; k < ev.size(); ++k) {
@@ -381,10 +382,17 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         if (markers.empty()) {
           step = 0;
         } else {
-          TimeNs when = L != kNoTime ? L : start;
-          auto it = std::upper_bound(markers.begin(), markers.end(), when,
-                                     [](TimeNs v, const Marker& m) { return v < m.ts; });
-          if (it != markers.begin() && when <= std::prev(it)->end) step = std::prev(it)->step;
+          // The marker starting last at or before `when`; launches come in
+          // nearly increasing order, so try the previous answer first.
+          const TimeNs when = L != kNoTime ? L : start;
+          const size_t nm = markers.size();
+          if (!(marker_at < nm && markers[marker_at].ts <= when &&
+                (marker_at + 1 == nm || when < markers[marker_at + 1].ts))) {
+            auto it = std::upper_bound(markers.begin(), markers.end(), when,
+                                       [](TimeNs v, const Marker& m) { return v < m.ts; });
+            marker_at = it == markers.begin() ? nm : static_cast<size_t>(it - markers.begin()) - 1;
+          }
+          if (marker_at < nm && when <= markers[marker_at].end) step = markers[marker_at].step;
         }
       }
       note_step(step, start, end);

@@ -48,7 +48,9 @@ int RunAnalyze(const AnalyzeArgs& args) {
   std::vector<std::unique_ptr<TraceSource>> sources;
   std::vector<std::string> kineto;
   for (const std::string& in : args.inputs) {
-    if (IsKinetoInputForHta(in)) kineto.push_back(in);
+    // HTA's figures need the raw Kineto rows: computed from the files
+    // themselves, next to the importer's trace model.
+    if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
     sources.push_back(OpenTrace(in));
   }
   AnalyzeOptions options;
@@ -67,7 +69,14 @@ int RunAnalyze(const AnalyzeArgs& args) {
   } else {
     result.set_source("kineto");
   }
-  if (!kineto.empty()) AddHtaSection(kineto, &result);
+  if (!kineto.empty()) {
+    try {
+      AddHtaSection(kineto, &result);
+    } catch (const InputError& e) {
+      // Where HTA itself fails to load the set it gives no figures either.
+      result.add_hta_errors(e.what());
+    }
+  }
   fmt::print("{}", FormatSummary(result));
   if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
   return 0;
