@@ -149,6 +149,21 @@ void BM_AnalyzeTrace(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeTrace)->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// 10,000 small ranks: memory stays bounded (one rank per worker plus the
+// per-rank summaries), see the peak RSS of the process.
+void BM_AnalyzeTenThousandRanks(benchmark::State& state) {
+  TemplateSource src(10000, 1 << 9);
+  AnalyzeOptions opt;
+  opt.threads = 2;
+  for (auto _ : state) {
+    analysis::Analysis a = Analyze(src, opt);
+    benchmark::DoNotOptimize(a.cluster().breakdown().span_ns());
+  }
+  state.SetItemsProcessed(state.iterations() * src.events());
+  state.counters["events"] = static_cast<double>(src.events());
+}
+BENCHMARK(BM_AnalyzeTenThousandRanks)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
 }  // namespace
 }  // namespace moetrace
 
