@@ -111,29 +111,16 @@ constexpr const char* kCommFieldNames[] = {
 constexpr const char* kSampleFieldNames[] = {"?", "ts", "value"};
 constexpr int kEventFields = 14, kCommFields = 14, kSampleFields = 3;
 
-// Decodes column `c` of `n` values into `out`, checking each lies in
-// [lo, hi]. Returns nullptr or what is wrong.
+constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
+constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
+constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+
+// Appends the `n` values of column `c` to `out`, each within [lo, hi].
 template <typename T>
-const char* DecodeNarrow(const Column& c, size_t n, int64_t lo, int64_t hi, T* out,
-                         int64_t* scratch) {
-  if (c.encoding() == native::CONSTANT) {
-    if (!c.data().empty()) return "constant column with data";
-    int64_t v = c.constant();
-    if (v < lo || v > hi) return "value out of range";
-    std::fill(out, out + n, static_cast<T>(v));
-    return nullptr;
-  }
-  if (const char* err = native::DecodeColumn(c.encoding(), c.constant(), c.data(), n, nullptr,
-                                             scratch)) {
-    return err;
-  }
-  bool bad = false;
-  for (size_t i = 0; i < n; ++i) {
-    int64_t v = scratch[i];
-    bad |= (v < lo) | (v > hi);
-    out[i] = static_cast<T>(v);
-  }
-  return bad ? "value out of range" : nullptr;
+const char* Decode(const Column& c, size_t n, int64_t lo, int64_t hi, std::vector<T>& out,
+                   const int64_t* dur = nullptr) {
+  return native::DecodeColumn(c, n, dur, lo, hi, out);
 }
 
 class NativeSource : public TraceSource {
@@ -152,8 +139,8 @@ class NativeSource : public TraceSource {
     DCtxPtr dctx{ZSTD_createDCtx()};
     Buffer stored, raw;
     Block block;
-    std::vector<int64_t> values;  // one column of a block
-    std::vector<int64_t> elements;  // flattened comm vectors
+    std::vector<int64_t> values;    // one column of a block
+    std::vector<int64_t> elements;  // flattened comm vectors of a block
   };
 
   [[noreturn]] void Fail(uint64_t offset, std::string_view what) const {
@@ -165,11 +152,10 @@ class NativeSource : public TraceSource {
   // The message bytes are left in s.raw.
   void ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected_size, uint8_t kind,
                   const char* what, Scratch& s) const;
-  void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
-                    Scratch& s) const;
+  void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, Scratch& s) const;
   void DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
                    uint64_t* budget, Scratch& s) const;
-  void DecodeSamples(const Block& b, uint64_t off, Track& t, size_t start, Scratch& s) const;
+  void DecodeSamples(const Block& b, uint64_t off, Track& t, Scratch& s) const;
   // Column pointers of `b` by field id; rejects unknown and repeated ids.
   void IndexColumns(const Block& b, uint64_t off, int fields, const char* kind,
                     const Column** cols) const;
@@ -320,39 +306,35 @@ void NativeSource::IndexColumns(const Block& b, uint64_t off, int fields, const 
 }
 
 void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t,
-                                size_t start, Scratch& s) const {
+                                Scratch& s) const {
   const Column* cols[kEventFields];
   IndexColumns(b, off, kEventFields, "events", cols);
   const size_t n = b.count();
   EventTable& e = t.events;
-  int64_t* scratch = s.values.data();
-  auto wide = [&](int f, int64_t* out, const int64_t* dur) {
-    if (cols[f] == nullptr) return;  // default values are already in place
-    CheckColumn(native::DecodeColumn(cols[f]->encoding(), cols[f]->constant(), cols[f]->data(),
-                                     n, dur, out),
-                off, "events", kEventFieldNames[f]);
+  const size_t start = e.ts.size();
+  // Appends the column's rows, or n default values when it is absent.
+  auto column = [&](int f, auto& out, auto dflt, int64_t lo, int64_t hi,
+                    const int64_t* dur = nullptr) {
+    if (cols[f] == nullptr) {
+      out.insert(out.end(), n, dflt);
+      return;
+    }
+    CheckColumn(Decode(*cols[f], n, lo, hi, out, dur), off, "events", kEventFieldNames[f]);
   };
-  auto narrow = [&](int f, auto* out, int64_t lo, int64_t hi) {
-    if (cols[f] == nullptr) return;
-    CheckColumn(DecodeNarrow(*cols[f], n, lo, hi, out, scratch), off, "events",
-                kEventFieldNames[f]);
-  };
-  constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
-  constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
-  wide(native::EV_DUR, e.dur.data() + start, nullptr);
-  wide(native::EV_TS, e.ts.data() + start, e.dur.data() + start);
-  narrow(native::EV_NAME, e.name.data() + start, 0, static_cast<int64_t>(strings) - 1);
-  narrow(native::EV_CATEGORY, e.category.data() + start, 0, kCategoryCount - 1);
-  narrow(native::EV_PHASE, e.phase.data() + start, 0, static_cast<int64_t>(Phase::kOptimizer));
-  narrow(native::EV_FLAGS, e.flags.data() + start, 0, 0xffff);
-  wide(native::EV_CORRELATION, e.correlation.data() + start, nullptr);
-  narrow(native::EV_STEP, e.step.data() + start, kI32Min, kI32Max);
-  narrow(native::EV_MICRO_BATCH, e.micro_batch.data() + start, kI32Min, kI32Max);
-  narrow(native::EV_LAYER, e.layer.data() + start, kI32Min, kI32Max);
-  narrow(native::EV_COMM, e.comm.data() + start, -1, static_cast<int64_t>(t.comms.size()) - 1);
-  // uint64 and int64 may alias: the stored bits are the value.
-  wide(native::EV_FLOPS, reinterpret_cast<int64_t*>(e.flops.data() + start), nullptr);
-  wide(native::EV_BYTES, reinterpret_cast<int64_t*>(e.bytes.data() + start), nullptr);
+  const Event d;
+  column(native::EV_DUR, e.dur, d.dur, kI64Min, kI64Max);
+  column(native::EV_TS, e.ts, d.ts, kI64Min, kI64Max, e.dur.data() + start);
+  column(native::EV_NAME, e.name, d.name, 0, static_cast<int64_t>(strings) - 1);
+  column(native::EV_CATEGORY, e.category, d.category, 0, kCategoryCount - 1);
+  column(native::EV_PHASE, e.phase, d.phase, 0, static_cast<int64_t>(Phase::kOptimizer));
+  column(native::EV_FLAGS, e.flags, d.flags, 0, 0xffff);
+  column(native::EV_CORRELATION, e.correlation, d.correlation, kI64Min, kI64Max);
+  column(native::EV_STEP, e.step, d.step, kI32Min, kI32Max);
+  column(native::EV_MICRO_BATCH, e.micro_batch, d.micro_batch, kI32Min, kI32Max);
+  column(native::EV_LAYER, e.layer, d.layer, kI32Min, kI32Max);
+  column(native::EV_COMM, e.comm, d.comm, -1, static_cast<int64_t>(t.comms.size()) - 1);
+  column(native::EV_FLOPS, e.flops, d.flops, kI64Min, kI64Max);
+  column(native::EV_BYTES, e.bytes, d.bytes, kI64Min, kI64Max);
 }
 
 void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t,
@@ -361,45 +343,41 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
   IndexColumns(b, off, kCommFields, "comms", cols);
   const size_t n = b.count();
   CommRecord* recs = t.comms.data() + start;
-  int64_t* v = s.values.data();
-  // Decodes column f into v[0..n) within [lo, hi]; false when absent.
-  auto column = [&](int f, int64_t lo, int64_t hi) {
-    if (cols[f] == nullptr) return false;
-    CheckColumn(DecodeNarrow(*cols[f], n, lo, hi, v, s.elements.data()), off, "comms",
-                kCommFieldNames[f]);
-    return true;
+  // Decodes column f within [lo, hi]; returns its n values, or nullptr
+  // when the column is absent (the records keep their defaults).
+  auto column = [&](int f, int64_t lo, int64_t hi) -> const int64_t* {
+    if (cols[f] == nullptr) return nullptr;
+    s.values.clear();
+    CheckColumn(Decode(*cols[f], n, lo, hi, s.values), off, "comms", kCommFieldNames[f]);
+    return s.values.data();
   };
-  // DecodeNarrow needs a scratch as large as the column.
-  if (s.elements.size() < n) s.elements.resize(n);
-  constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
-  constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
-  constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
-  constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
-  if (column(native::CM_KIND, 0, static_cast<int64_t>(CollectiveKind::kOther))) {
+  if (const int64_t* v = column(native::CM_KIND, 0, static_cast<int64_t>(CollectiveKind::kOther))) {
     for (size_t i = 0; i < n; ++i) recs[i].kind = static_cast<CollectiveKind>(v[i]);
   }
-  if (column(native::CM_CLASS, 0, kCommClassCount - 1)) {
+  if (const int64_t* v = column(native::CM_CLASS, 0, kCommClassCount - 1)) {
     for (size_t i = 0; i < n; ++i) recs[i].comm_class = static_cast<CommClass>(v[i]);
   }
-  if (column(native::CM_GROUP, 0, static_cast<int64_t>(strings) - 1)) {
+  if (const int64_t* v = column(native::CM_GROUP, 0, static_cast<int64_t>(strings) - 1)) {
     for (size_t i = 0; i < n; ++i) recs[i].group = static_cast<StringId>(v[i]);
   }
-  if (column(native::CM_SEQUENCE, kI64Min, kI64Max)) {
+  if (const int64_t* v = column(native::CM_SEQUENCE, kI64Min, kI64Max)) {
     for (size_t i = 0; i < n; ++i) recs[i].sequence = v[i];
   }
-  if (column(native::CM_GROUP_SIZE, kI32Min, kI32Max)) {
+  if (const int64_t* v = column(native::CM_GROUP_SIZE, kI32Min, kI32Max)) {
     for (size_t i = 0; i < n; ++i) recs[i].group_size = static_cast<int32_t>(v[i]);
   }
-  if (column(native::CM_PEER, kI32Min, kI32Max)) {
+  if (const int64_t* v = column(native::CM_PEER, kI32Min, kI32Max)) {
     for (size_t i = 0; i < n; ++i) recs[i].peer = static_cast<int32_t>(v[i]);
   }
-  if (column(native::CM_BYTES, kI64Min, kI64Max)) {
+  if (const int64_t* v = column(native::CM_BYTES, kI64Min, kI64Max)) {
     for (size_t i = 0; i < n; ++i) recs[i].bytes = static_cast<uint64_t>(v[i]);
   }
   // A vector field: a length per record, then all elements back to back.
   auto vec = [&](int len_field, int values_field, int64_t lo, int64_t hi, auto member) {
     uint64_t total = 0;
-    if (column(len_field, 0, static_cast<int64_t>(native::kMaxBlockVectorElements))) {
+    const int64_t* v =
+        column(len_field, 0, static_cast<int64_t>(native::kMaxBlockVectorElements));
+    if (v != nullptr) {
       for (size_t i = 0; i < n; ++i) total += static_cast<uint64_t>(v[i]);
     }
     if (total > native::kMaxBlockVectorElements || total > *budget) {
@@ -408,29 +386,29 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
                     " elements exceed the limit of the block or of the rank");
     }
     *budget -= total;
+    const Column* values = cols[values_field];
     if (total == 0) {
-      if (cols[values_field] != nullptr && cols[values_field]->encoding() != native::CONSTANT) {
-        CheckColumn(native::DecodeColumn(cols[values_field]->encoding(), 0,
-                                         cols[values_field]->data(), 0, nullptr, nullptr),
-                    off, "comms", kCommFieldNames[values_field]);
+      if (values != nullptr) {  // must then describe no values at all
+        std::vector<int64_t> none;
+        CheckColumn(Decode(*values, 0, kI64Min, kI64Max, none), off, "comms",
+                    kCommFieldNames[values_field]);
       }
       return;
     }
-    if (cols[values_field] == nullptr) {
+    if (values == nullptr) {
       Fail(off, std::string("comms block: column '") + kCommFieldNames[values_field] +
                     "' missing although its lengths are not all 0");
     }
-    // Lengths stay in v; elements go to a separate buffer.
-    std::vector<int64_t> lens(v, v + n);
-    std::vector<int64_t> elems(total);
-    std::vector<int64_t> tmp(total);
-    CheckColumn(DecodeNarrow(*cols[values_field], total, lo, hi, elems.data(), tmp.data()), off,
-                "comms", kCommFieldNames[values_field]);
+    std::vector<int64_t>& elems = s.elements;
+    elems.clear();
+    elems.reserve(total);
+    CheckColumn(Decode(*values, total, lo, hi, elems), off, "comms",
+                kCommFieldNames[values_field]);
     size_t pos = 0;
     for (size_t i = 0; i < n; ++i) {
       auto& out = recs[i].*member;
       using T = typename std::remove_reference_t<decltype(out)>::value_type;
-      out.resize(static_cast<size_t>(lens[i]));
+      out.resize(static_cast<size_t>(v[i]));
       for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(elems[pos + k]);
       pos += out.size();
     }
@@ -443,20 +421,23 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
       &CommRecord::recv_splits);
 }
 
-void NativeSource::DecodeSamples(const Block& b, uint64_t off, Track& t, size_t start,
-                                 Scratch& s) const {
+void NativeSource::DecodeSamples(const Block& b, uint64_t off, Track& t, Scratch& s) const {
   const Column* cols[kSampleFields];
   IndexColumns(b, off, kSampleFields, "samples", cols);
   const size_t n = b.count();
+  const size_t start = t.sample_ts.size();
   if (const Column* c = cols[native::SM_TS]) {
-    CheckColumn(native::DecodeColumn(c->encoding(), c->constant(), c->data(), n, nullptr,
-                                     t.sample_ts.data() + start),
-                off, "samples", kSampleFieldNames[native::SM_TS]);
+    CheckColumn(Decode(*c, n, kI64Min, kI64Max, t.sample_ts), off, "samples",
+                kSampleFieldNames[native::SM_TS]);
+  } else {
+    t.sample_ts.resize(start + n);
   }
+  t.sample_value.resize(start + n);
   if (const Column* c = cols[native::SM_VALUE]) {
-    int64_t* v = s.values.data();
-    CheckColumn(native::DecodeColumn(c->encoding(), c->constant(), c->data(), n, nullptr, v),
-                off, "samples", kSampleFieldNames[native::SM_VALUE]);
+    s.values.clear();
+    CheckColumn(Decode(*c, n, kI64Min, kI64Max, s.values), off, "samples",
+                kSampleFieldNames[native::SM_VALUE]);
+    const int64_t* v = s.values.data();
     double* out = t.sample_value.data() + start;
     if (b.values_are_integers()) {
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(v[i]);
@@ -530,10 +511,10 @@ Rank NativeSource::ReadRank(size_t index) const {
     t.counter = static_cast<CounterKind>(d.counter());
     t.name = d.name();
     t.native_id = d.native_id();
-    t.events.Resize(d.event_count());
+    t.events.Reserve(d.event_count());  // grown block by block
     t.comms.resize(d.comm_count());
-    t.sample_ts.resize(d.sample_count());
-    t.sample_value.resize(d.sample_count());
+    t.sample_ts.reserve(d.sample_count());
+    t.sample_value.reserve(d.sample_count());
   }
   rank.routing.reserve(static_cast<size_t>(h.routing_size()));
   for (const native::RoutingRecord& p : h.routing()) {
@@ -551,7 +532,7 @@ Rank NativeSource::ReadRank(size_t index) const {
     rank.import_stats.emplace_back(st.key(), st.value());
   }
 
-  s.values.resize(native::kMaxBlockRows);
+  s.values.reserve(native::kMaxBlockRows);
   std::vector<uint64_t> cursor(ntracks * 3, 0);
   for (const native::BlockIndex& bi : ri.blocks()) {
     const uint64_t off = bi.offset();
@@ -568,9 +549,9 @@ Rank NativeSource::ReadRank(size_t index) const {
     const size_t start = static_cast<size_t>(at);
     at += bi.count();
     switch (bi.kind()) {
-      case native::EVENTS: DecodeEvents(b, off, strings, t, start, s); break;
+      case native::EVENTS: DecodeEvents(b, off, strings, t, s); break;
       case native::COMMS: DecodeComms(b, off, strings, t, start, &budget, s); break;
-      default: DecodeSamples(b, off, t, start, s); break;
+      default: DecodeSamples(b, off, t, s); break;
     }
   }
   return rank;

@@ -68,10 +68,23 @@ class NativeSink : public TraceSink {
   // dflt == nullopt: always stored.
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                  const int64_t* dur = nullptr);
+  // Copies rows [start, start + n) of `col` into scratch_ as int64 and
+  // returns it, with the smallest and largest value (one fused pass).
   template <typename T>
-  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n) {
-    for (size_t i = 0; i < n; ++i) scratch_[i] = static_cast<int64_t>(col[start + i]);
-    return scratch_.data();
+  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo = nullptr,
+                       int64_t* hi = nullptr) {
+    int64_t mn = std::numeric_limits<int64_t>::max(), mx = std::numeric_limits<int64_t>::min();
+    const T* src = col.data() + start;
+    int64_t* dst = scratch_.data();
+    for (size_t i = 0; i < n; ++i) {
+      int64_t x = static_cast<int64_t>(src[i]);
+      dst[i] = x;
+      mn = std::min(mn, x);
+      mx = std::max(mx, x);
+    }
+    if (lo != nullptr) *lo = mn;
+    if (hi != nullptr) *hi = mx;
+    return dst;
   }
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
                       int64_t max_ts, native::RankIndex* index);
@@ -79,6 +92,7 @@ class NativeSink : public TraceSink {
   AtomicFile file_;
   NativeWriteOptions opts_;
   ZSTD_CCtx* cctx_;
+  native::ColumnEncoder encoder_;
   bool finished_ = false;
   native::Footer footer_;
   Block block_;  // reused: keeps its column buffers between blocks
@@ -119,7 +133,7 @@ void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::opti
   // Reuse the block's Column objects (and their data buffers) across blocks.
   Column* col = used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
                                                       : block_.add_columns();
-  if (!native::EncodeColumn(v, n, dflt, dur, col)) return;
+  if (!encoder_.Encode(v, n, dflt, dur, col)) return;
   col->set_field(field);
   ++used_columns_;
 }
@@ -166,24 +180,23 @@ void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t tra
     }
     AddColumn(native::EV_DUR, dur, n, 0);
     AddColumn(native::EV_TS, ts, n, 0, dur);
-    const int64_t* v = Widen(e.name, start, n);
-    for (size_t i = 0; i < n; ++i) Require(v[i] < strings, "event name id not in the string table");
+    int64_t lo, hi;
+    const int64_t* v = Widen(e.name, start, n, &lo, &hi);
+    Require(hi < strings, "event name id not in the string table");
     AddColumn(native::EV_NAME, v, n, 0);
-    v = Widen(e.category, start, n);
-    for (size_t i = 0; i < n; ++i) Require(v[i] < kCategoryCount, "event category out of range");
+    v = Widen(e.category, start, n, &lo, &hi);
+    Require(hi < kCategoryCount, "event category out of range");
     AddColumn(native::EV_CATEGORY, v, n, 0);
-    v = Widen(e.phase, start, n);
-    for (size_t i = 0; i < n; ++i) Require(v[i] <= 4, "event phase out of range");
+    v = Widen(e.phase, start, n, &lo, &hi);
+    Require(hi <= static_cast<int64_t>(Phase::kOptimizer), "event phase out of range");
     AddColumn(native::EV_PHASE, v, n, 0);
     AddColumn(native::EV_FLAGS, Widen(e.flags, start, n), n, 0);
     AddColumn(native::EV_CORRELATION, e.correlation.data() + start, n, -1);
     AddColumn(native::EV_STEP, Widen(e.step, start, n), n, kNone);
     AddColumn(native::EV_MICRO_BATCH, Widen(e.micro_batch, start, n), n, kNone);
     AddColumn(native::EV_LAYER, Widen(e.layer, start, n), n, kNone);
-    v = Widen(e.comm, start, n);
-    for (size_t i = 0; i < n; ++i) {
-      Require(v[i] >= -1 && v[i] < comms, "event comm index not -1 nor a comm record");
-    }
+    v = Widen(e.comm, start, n, &lo, &hi);
+    Require(lo >= -1 && hi < comms, "event comm index not -1 nor a comm record");
     AddColumn(native::EV_COMM, v, n, kNone);
     // uint64 and int64 may alias: the bits are stored as they are.
     AddColumn(native::EV_FLOPS, reinterpret_cast<const int64_t*>(e.flops.data() + start), n, 0);
