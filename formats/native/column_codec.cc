@@ -40,14 +40,13 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   // Frame of reference of each transform (separate loops vectorize).
   MinMax plain, delta, gap;
   for (size_t i = 0; i < n; ++i) plain.Add(v[i]);
-  // DELTA and GAP start from `first` = v[0], so their first offset is 0.
-  delta.Add(0);
+  // DELTA and GAP frame the steps between rows (n >= 2 here); `first` is
+  // then chosen so that row 0's step is the frame's minimum (offset 0).
   for (size_t i = 1; i < n; ++i) delta.Add(WrapSub(v[i], v[i - 1]));
   ColumnEncoding best = PACKED;
   MinMax frame = plain;
   if (delta.width() < frame.width()) best = DELTA, frame = delta;
   if (dur != nullptr) {
-    gap.Add(0);
     for (size_t i = 1; i < n; ++i) {
       gap.Add(WrapSub(v[i], static_cast<int64_t>(static_cast<uint64_t>(v[i - 1]) +
                                                   static_cast<uint64_t>(dur[i - 1]))));
@@ -102,12 +101,12 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
     if (best == PACKED) {
       for (size_t i = 0; i < n; ++i) put(i, static_cast<uint64_t>(v[i]) - lo);
     } else if (best == DELTA) {
-      put(0, 0 - lo);
+      put(0, 0);
       for (size_t i = 1; i < n; ++i) {
         put(i, static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[i - 1]) - lo);
       }
     } else {
-      put(0, 0 - lo);
+      put(0, 0);
       for (size_t i = 1; i < n; ++i) {
         put(i, static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[i - 1]) -
                    static_cast<uint64_t>(dur[i - 1]) - lo);
@@ -117,7 +116,7 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   col->set_encoding(best);
   col->set_constant(frame.lo);
   col->set_width(w);
-  if (best != PACKED) col->set_first(v[0]);
+  if (best != PACKED) col->set_first(WrapSub(v[0], frame.lo));
   col->set_data(begin, packed_size);
   return true;
 }
