@@ -184,11 +184,12 @@ void ChromeJsonSink::WriteMetadataEvents(const Rank& rank, const std::vector<int
     AppendJsonString(TrackLabel(rank, t), &out_);
     out_ += "}}";
     // Host threads above device streams, each in model order.
+    const bool host = rank.tracks[t].kind == TrackKind::kHostThread;
     BeginEvent();
     out_ += "{\"ph\":\"M\",\"name\":\"thread_sort_index\"";
     PidTid(rank.rank, tids[t]);
     out_ += ",\"args\":{\"sort_index\":";
-    AppendInt(static_cast<int64_t>(t), &out_);
+    AppendInt(static_cast<int64_t>(host ? t : t + rank.tracks.size()), &out_);
     out_ += "}}";
   }
   EndEvent();

@@ -4,6 +4,7 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -262,6 +263,45 @@ TEST(ChromeJsonWriter, CollidingOrMissingTidsGetDistinctOnes) {
   EXPECT_EQ(tid["host"], 1);
   EXPECT_EQ(tid["NPU stream 1 (compute)"], 1'000'000'000);
   EXPECT_EQ(tid["anon"], 2);  // its index
+}
+
+TEST(ChromeJsonWriter, DeviceStreamsSortBelowHostThreads) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 4", 4);
+  r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "main", 10);
+  std::string text = WriteTrace(t, "sort.json");
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  std::map<int64_t, int64_t> sort_index;  // by tid
+  for (element e : doc["traceEvents"].get_array()) {
+    if (std::string_view(e["name"]) == "thread_sort_index") {
+      sort_index[int64_t(e["tid"])] = int64_t(e["args"]["sort_index"]);
+    }
+  }
+  ASSERT_EQ(sort_index.size(), 2u);
+  EXPECT_LT(sort_index[10], sort_index[4]);
+}
+
+// Corrupt in-memory ranks (ids out of range, mismatched counter columns,
+// negative durations, NaN samples) still give valid JSON.
+TEST(ChromeJsonWriter, SurvivesInconsistentRanks) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& s = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 1", 1);
+  s.events.Append({.ts = 10, .dur = -5, .name = 999, .category = Category::kCollective,
+                   .comm = 7});
+  Track& c = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "mem");
+  c.sample_ts = {1, 2, 3};
+  c.sample_value = {std::nan(""), 4.5};
+  std::string text = WriteTrace(t, "corrupt.json");
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  std::map<std::string, int> by_ph;
+  for (element e : doc["traceEvents"].get_array()) by_ph[std::string(std::string_view(e["ph"]))]++;
+  EXPECT_EQ(by_ph["i"], 1);  // negative duration: an instant
+  EXPECT_EQ(by_ph["C"], 2);  // only complete samples
+  EXPECT_NE(text.find("\"name\":\"\""), std::string::npos);  // unknown name id -> ""
 }
 
 TEST(ChromeJsonWriter, NothingIsLeftOnDiskWithoutFinish) {

@@ -358,6 +358,31 @@ TEST(PerfettoWriter, InvalidUtf8NamesAreReplaced) {
   EXPECT_TRUE(found);
 }
 
+// Corrupt in-memory ranks (ids out of range, mismatched counter columns,
+// negative durations) still give a well-formed trace.
+TEST(PerfettoWriter, SurvivesInconsistentRanks) {
+  const std::string path = TempPath("corrupt.pftrace");
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& s = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 1", 1);
+  s.events.Append({.ts = 10, .dur = -5, .name = 999, .category = Category::kCollective,
+                   .comm = 7});
+  s.events.Append({.ts = 20, .dur = 5, .name = 1000, .category = Category::kCollective});
+  Track& c = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "mem");
+  c.sample_ts = {1, 2, 3};
+  c.sample_value = {4.5, 5.5};
+  WriteTrace(t, path);
+  Decoded d = Decode(ReadFile(path));
+  fs::remove(path);
+  EXPECT_EQ(d.unbalanced, 0);
+  EXPECT_EQ(d.unresolved_names, 0);
+  size_t slices = 0;
+  for (const auto& [uuid, v] : d.slices) slices += v.size();
+  EXPECT_EQ(slices, 2u);
+  ASSERT_EQ(d.counters.size(), 1u);
+  EXPECT_EQ(d.counters.begin()->second.size(), 2u);
+}
+
 TEST(PerfettoWriter, NothingIsLeftOnDiskWithoutFinish) {
   const std::string path = TempPath("abandoned.pftrace");
   {
