@@ -66,15 +66,20 @@ LaunchFlows FindLaunchFlows(const Rank& rank) {
       }
     }
   }
-  // Launches: per correlation, the latest end first (ties: later start, then
-  // later track/index) so the first of each run is the flow's source.
-  std::sort(launches.begin(), launches.end(), [](const Endpoint& a, const Endpoint& b) {
-    return std::tie(a.correlation, b.end, b.ts, b.track, b.index) <
-           std::tie(b.correlation, a.end, a.ts, a.track, a.index);
-  });
-  std::sort(ops.begin(), ops.end(), [](const Endpoint& a, const Endpoint& b) {
-    return std::tie(a.correlation, a.track, a.index) < std::tie(b.correlation, b.track, b.index);
-  });
+  // Sort by correlation only (cheap), then pick the flow's endpoints within
+  // each run by a full comparison, so the result does not depend on how the
+  // sort ordered equal keys.
+  auto by_corr = [](const Endpoint& a, const Endpoint& b) { return a.correlation < b.correlation; };
+  std::sort(launches.begin(), launches.end(), by_corr);
+  std::sort(ops.begin(), ops.end(), by_corr);
+  // The source: latest end, then later start, then later track / index.
+  auto later_launch = [](const Endpoint& a, const Endpoint& b) {
+    return std::tie(a.end, a.ts, a.track, a.index) > std::tie(b.end, b.ts, b.track, b.index);
+  };
+  // The target: first device op in track order.
+  auto earlier_op = [](const Endpoint& a, const Endpoint& b) {
+    return std::tie(a.track, a.index) < std::tie(b.track, b.index);
+  };
 
   LaunchFlows flows;
   flows.start.resize(rank.tracks.size());
@@ -82,8 +87,8 @@ LaunchFlows FindLaunchFlows(const Rank& rank) {
   size_t li = 0;
   size_t oi = 0;
   while (li < launches.size() && oi < ops.size()) {
-    int64_t lc = launches[li].correlation;
-    int64_t oc = ops[oi].correlation;
+    const int64_t lc = launches[li].correlation;
+    const int64_t oc = ops[oi].correlation;
     if (lc < oc) {
       ++li;
       continue;
@@ -92,18 +97,22 @@ LaunchFlows FindLaunchFlows(const Rank& rank) {
       ++oi;
       continue;
     }
-    const Endpoint& l = launches[li];
-    const Endpoint& o = ops[oi];
-    uint64_t id = FlowId(rank.rank, lc);
-    auto& s = flows.start[l.track];
-    if (s.empty()) s.assign(rank.tracks[l.track].events.size(), 0);
-    s[l.index] = id;
-    auto& e = flows.end[o.track];
-    if (e.empty()) e.assign(rank.tracks[o.track].events.size(), 0);
-    e[o.index] = id;
+    const Endpoint* l = &launches[li];
+    for (++li; li < launches.size() && launches[li].correlation == lc; ++li) {
+      if (later_launch(launches[li], *l)) l = &launches[li];
+    }
+    const Endpoint* o = &ops[oi];
+    for (++oi; oi < ops.size() && ops[oi].correlation == oc; ++oi) {
+      if (earlier_op(ops[oi], *o)) o = &ops[oi];
+    }
+    const uint64_t id = FlowId(rank.rank, lc);
+    auto& s = flows.start[l->track];
+    if (s.empty()) s.assign(rank.tracks[l->track].events.size(), 0);
+    s[l->index] = id;
+    auto& e = flows.end[o->track];
+    if (e.empty()) e.assign(rank.tracks[o->track].events.size(), 0);
+    e[o->index] = id;
     ++flows.count;
-    while (li < launches.size() && launches[li].correlation == lc) ++li;
-    while (oi < ops.size() && ops[oi].correlation == oc) ++oi;
   }
   return flows;
 }
