@@ -21,6 +21,31 @@ uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
   return x ^ (x >> 31);
 }
 
+bool ByCorrelation(const Endpoint& a, const Endpoint& b) { return a.correlation < b.correlation; }
+
+// Sorts `v` by correlation, given that [bounds[k], bounds[k + 1]) are the
+// endpoints of one track: correlations usually grow along a track, so each
+// run is checked (sorted only if needed) and the runs are merged, which is
+// far cheaper than sorting everything.
+void SortRuns(std::vector<Endpoint>& v, std::vector<size_t> bounds) {
+  for (size_t k = 0; k + 1 < bounds.size(); ++k) {
+    auto first = v.begin() + bounds[k];
+    auto last = v.begin() + bounds[k + 1];
+    if (!std::is_sorted(first, last, ByCorrelation)) std::sort(first, last, ByCorrelation);
+  }
+  while (bounds.size() > 2) {
+    std::vector<size_t> merged;
+    for (size_t k = 0; k + 2 < bounds.size(); k += 2) {
+      std::inplace_merge(v.begin() + bounds[k], v.begin() + bounds[k + 1],
+                         v.begin() + bounds[k + 2], ByCorrelation);
+      merged.push_back(bounds[k]);
+    }
+    if (bounds.size() % 2 == 0) merged.push_back(bounds[bounds.size() - 2]);
+    merged.push_back(bounds.back());
+    bounds.swap(merged);
+  }
+}
+
 }  // namespace
 
 bool IsDeviceOp(const Track& track, size_t index) {
@@ -52,6 +77,8 @@ uint64_t FlowId(int32_t rank, int64_t correlation) {
 LaunchFlows FindLaunchFlows(const Rank& rank) {
   std::vector<Endpoint> launches;
   std::vector<Endpoint> ops;
+  std::vector<size_t> launch_runs{0};
+  std::vector<size_t> op_runs{0};
   for (uint32_t t = 0; t < rank.tracks.size(); ++t) {
     const Track& track = rank.tracks[t];
     if (track.kind == TrackKind::kCounter) continue;
@@ -65,13 +92,14 @@ LaunchFlows FindLaunchFlows(const Rank& rank) {
         ops.push_back({corr, t, i, ev.End(i), ev.ts[i]});
       }
     }
+    if (launches.size() != launch_runs.back()) launch_runs.push_back(launches.size());
+    if (ops.size() != op_runs.back()) op_runs.push_back(ops.size());
   }
   // Sort by correlation only (cheap), then pick the flow's endpoints within
   // each run by a full comparison, so the result does not depend on how the
   // sort ordered equal keys.
-  auto by_corr = [](const Endpoint& a, const Endpoint& b) { return a.correlation < b.correlation; };
-  std::sort(launches.begin(), launches.end(), by_corr);
-  std::sort(ops.begin(), ops.end(), by_corr);
+  SortRuns(launches, std::move(launch_runs));
+  SortRuns(ops, std::move(op_runs));
   // The source: latest end, then later start, then later track / index.
   auto later_launch = [](const Endpoint& a, const Endpoint& b) {
     return std::tie(a.end, a.ts, a.track, a.index) > std::tie(b.end, b.ts, b.track, b.index);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
 #include <set>
 
 namespace moetrace {
@@ -64,6 +66,58 @@ TEST(LaunchFlows, TiesAndDuplicatesAreResolvedDeterministically) {
   EXPECT_NE(f.StartOf(1, 0), 0u);
   EXPECT_NE(f.EndOf(2, 0), 0u);
   EXPECT_EQ(f.EndOf(3, 0), 0u);
+}
+
+// Unsorted correlations over several tracks: every correlation that has both
+// a launch and a device op gets exactly one flow, from its latest launch.
+TEST(LaunchFlows, MatchesBruteForceOnShuffledCorrelations) {
+  std::mt19937 rng(11);
+  Rank r;
+  for (int t = 0; t < 3; ++t) r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "h", t + 1);
+  for (int t = 0; t < 4; ++t) r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "s", t);
+  std::map<int64_t, std::pair<TimeNs, std::pair<size_t, size_t>>> latest;  // corr -> end, where
+  std::set<int64_t> with_op;
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t corr = rng() % 700;
+    const bool host = rng() % 2;
+    const size_t t = host ? rng() % 3 : 3 + rng() % 4;
+    Track& track = r.tracks[t];
+    const TimeNs ts = rng() % 100000;
+    const TimeNs dur = 1 + rng() % 1000;
+    if (host) {
+      track.events.Append(Ev(ts, dur, Category::kLaunch, corr));
+      auto key = std::make_pair(ts + dur, std::make_pair(t, track.events.size() - 1));
+      auto it = latest.find(corr);
+      // Same order as the writer: latest end, then later start, track, index.
+      if (it == latest.end() || ts + dur > it->second.first ||
+          (ts + dur == it->second.first &&
+           std::make_tuple(ts, t, track.events.size() - 1) >
+               std::make_tuple(r.tracks[it->second.second.first].events.ts[it->second.second.second],
+                               it->second.second.first, it->second.second.second))) {
+        latest[corr] = key;
+      }
+    } else {
+      track.events.Append(Ev(ts, dur, Category::kCompute, corr));
+      with_op.insert(corr);
+    }
+  }
+  const LaunchFlows f = FindLaunchFlows(r);
+  size_t expected = 0;
+  for (const auto& [corr, where] : latest) {
+    if (!with_op.count(corr)) continue;
+    ++expected;
+    EXPECT_EQ(f.StartOf(where.second.first, where.second.second), FlowId(0, corr)) << corr;
+  }
+  EXPECT_EQ(f.count, expected);
+  size_t starts = 0, ends = 0;
+  for (size_t t = 0; t < r.tracks.size(); ++t) {
+    for (size_t i = 0; i < r.tracks[t].events.size(); ++i) {
+      starts += f.StartOf(t, i) != 0;
+      ends += f.EndOf(t, i) != 0;
+    }
+  }
+  EXPECT_EQ(starts, expected);
+  EXPECT_EQ(ends, expected);
 }
 
 TEST(FlowId, DistinctNonZeroAndExactAsDouble) {
