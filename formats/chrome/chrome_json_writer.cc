@@ -104,6 +104,8 @@ class ChromeJsonSink final : public TraceSink {
   }
 
   void WriteMetadataEvents(const Rank& rank, const std::vector<int64_t>& tids);
+  void WriteThreadMetadata(int32_t pid, int64_t tid, std::string_view name, int64_t sort_index);
+  void WriteRouting(int32_t pid, int64_t tid, const RoutingRecord& rr);
   void WriteEvent(const Rank& rank, size_t t, size_t i, int64_t tid);
   void WriteFlow(char ph, int32_t pid, int64_t tid, TimeNs ts, uint64_t id);
   void WriteCounters(const Rank& rank, size_t t);
@@ -144,6 +146,13 @@ void ChromeJsonSink::AddRank(const Rank& rank) {
     tids[t] = tid;
   }
   WriteMetadataEvents(rank, tids);
+  int64_t routing_tid = -1;
+  if (!rank.routing.empty()) {
+    while (std::find(used.begin(), used.end(), next_synthetic) != used.end()) ++next_synthetic;
+    routing_tid = next_synthetic;
+    WriteThreadMetadata(rank.rank, routing_tid, "MoE routing",
+                        static_cast<int64_t>(2 * rank.tracks.size()));
+  }
 
   const LaunchFlows flows = FindLaunchFlows(rank);
   for (size_t t = 0; t < rank.tracks.size(); ++t) {
@@ -159,6 +168,7 @@ void ChromeJsonSink::AddRank(const Rank& rank) {
       if (uint64_t id = flows.EndOf(t, i)) WriteFlow('f', rank.rank, tids[t], ev.ts[i], id);
     }
   }
+  for (const RoutingRecord& rr : rank.routing) WriteRouting(rank.rank, routing_tid, rr);
   Flush();
 }
 
@@ -177,21 +187,47 @@ void ChromeJsonSink::WriteMetadataEvents(const Rank& rank, const std::vector<int
   out_ += "}}";
   for (size_t t = 0; t < rank.tracks.size(); ++t) {
     if (rank.tracks[t].kind == TrackKind::kCounter) continue;
-    BeginEvent();
-    out_ += "{\"ph\":\"M\",\"name\":\"thread_name\"";
-    PidTid(rank.rank, tids[t]);
-    out_ += ",\"args\":{\"name\":";
-    AppendJsonString(TrackLabel(rank, t), &out_);
-    out_ += "}}";
     // Host threads above device streams, each in model order.
     const bool host = rank.tracks[t].kind == TrackKind::kHostThread;
-    BeginEvent();
-    out_ += "{\"ph\":\"M\",\"name\":\"thread_sort_index\"";
-    PidTid(rank.rank, tids[t]);
-    out_ += ",\"args\":{\"sort_index\":";
-    AppendInt(static_cast<int64_t>(host ? t : t + rank.tracks.size()), &out_);
-    out_ += "}}";
+    WriteThreadMetadata(rank.rank, tids[t], TrackLabel(rank, t),
+                        static_cast<int64_t>(host ? t : t + rank.tracks.size()));
   }
+  EndEvent();
+}
+
+void ChromeJsonSink::WriteThreadMetadata(int32_t pid, int64_t tid, std::string_view name,
+                                         int64_t sort_index) {
+  BeginEvent();
+  out_ += "{\"ph\":\"M\",\"name\":\"thread_name\"";
+  PidTid(pid, tid);
+  out_ += ",\"args\":{\"name\":";
+  AppendJsonString(name, &out_);
+  out_ += "}}";
+  BeginEvent();
+  out_ += "{\"ph\":\"M\",\"name\":\"thread_sort_index\"";
+  PidTid(pid, tid);
+  out_ += ",\"args\":{\"sort_index\":";
+  AppendInt(sort_index, &out_);
+  out_ += "}}";
+}
+
+// MoE routing records: instants on a "MoE routing" thread of the rank.
+void ChromeJsonSink::WriteRouting(int32_t pid, int64_t tid, const RoutingRecord& rr) {
+  BeginEvent();
+  out_ += "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"moe_routing\",\"name\":\"routing layer ";
+  AppendInt(rr.layer, &out_);
+  out_ += '"';
+  PidTid(pid, tid);
+  out_ += ",\"ts\":";
+  AppendMicros(rr.ts, &out_);
+  out_ += ",\"args\":{\"ep_size\":";
+  AppendInt(rr.ep_size, &out_);
+  if (rr.step != kNone) IntArg("step", rr.step);
+  if (rr.micro_batch != kNone) IntArg("micro_batch", rr.micro_batch);
+  if (rr.layer != kNone) IntArg("layer", rr.layer);
+  ListArg("tokens_per_expert", rr.tokens_per_expert);
+  if (!rr.expert_to_ep_rank.empty()) ListArg("expert_to_ep_rank", rr.expert_to_ep_rank);
+  out_ += "}}";
   EndEvent();
 }
 

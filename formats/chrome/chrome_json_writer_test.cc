@@ -75,12 +75,13 @@ TEST_F(ChromeSampleTest, CountsEventsByPhase) {
   // Per rank: 192 launches + 192 dequeues + 192 device ops + 28 syncs as X,
   // the zero-length step marker as i, one flow per device op, 2 counters x
   // 192 samples, process name + sort index and 2 M events per thread track.
+  // Plus 4 MoE routing instants on their own (named, sorted) thread.
   EXPECT_EQ(by_ph["X"], 4 * (192 * 3 + 28));
-  EXPECT_EQ(by_ph["i"], 4);
+  EXPECT_EQ(by_ph["i"], 4 * (1 + 4));
   EXPECT_EQ(by_ph["s"], 4 * 192);
   EXPECT_EQ(by_ph["f"], 4 * 192);
   EXPECT_EQ(by_ph["C"], 4 * 2 * 192);
-  EXPECT_EQ(by_ph["M"], 4 * (2 + 5 * 2));
+  EXPECT_EQ(by_ph["M"], 4 * (2 + 6 * 2));
   EXPECT_EQ(by_ph.size(), 6u);
   EXPECT_EQ(std::string_view((*doc_)["displayTimeUnit"]), "ns");
 }
@@ -104,7 +105,8 @@ TEST_F(ChromeSampleTest, NamesProcessesAndThreads) {
   EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{0})], "NPU stream 0 (compute)");
   EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1})], "NPU stream 1 (comm: hccl)");
   EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{2})], "NPU stream 2 (copy)");
-  EXPECT_EQ(threads.size(), 4u * 5);
+  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1'000'000'000})], "MoE routing");
+  EXPECT_EQ(threads.size(), 4u * 6);
 }
 
 TEST_F(ChromeSampleTest, FlowsGoFromLastLaunchToDeviceOp) {
@@ -185,6 +187,22 @@ TEST_F(ChromeSampleTest, CountersHoldTheSamples) {
     values.push_back(double(e["args"]["bytes"]));
   }
   EXPECT_EQ(values, mem.sample_value);
+}
+
+TEST_F(ChromeSampleTest, RoutingRecordsCarryTokenCounts) {
+  const Rank& rank = trace_->ranks[2];
+  std::vector<std::vector<int64_t>> tokens;
+  for (element e : Events()) {
+    std::string_view cat;
+    if (e["cat"].get(cat) != simdjson::SUCCESS || cat != "moe_routing") continue;
+    if (int64_t(e["pid"]) != 2) continue;
+    std::vector<int64_t> v;
+    for (element x : e["args"]["tokens_per_expert"].get_array()) v.push_back(int64_t(x));
+    tokens.push_back(v);
+    EXPECT_EQ(std::string_view(e["name"]), "routing layer " + std::to_string(tokens.size() - 1));
+  }
+  ASSERT_EQ(tokens.size(), rank.routing.size());
+  for (size_t i = 0; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], rank.routing[i].tokens_per_expert);
 }
 
 TEST_F(ChromeSampleTest, OtherDataKeepsTheMetadata) {

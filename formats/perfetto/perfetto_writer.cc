@@ -48,6 +48,7 @@ constexpr uint32_t kCategoryIids = 3;
 constexpr uint32_t kDebugAnnotations = 4;
 constexpr uint32_t kType = 9;
 constexpr uint32_t kNameIid = 10;
+constexpr uint32_t kName = 23;
 constexpr uint32_t kTrackUuid = 11;
 constexpr uint32_t kDoubleCounterValue = 44;
 constexpr uint32_t kFlowIds = 47;
@@ -72,11 +73,13 @@ constexpr uint32_t kInternedName = 2;
 enum Arg : uint32_t {
   kArgPhase = 1, kArgStep, kArgMicroBatch, kArgLayer, kArgCorrelation, kArgFlops,
   kArgBytes, kArgFlags, kArgCommKind, kArgCommClass, kArgGroup, kArgSequence,
-  kArgGroupSize, kArgPeer, kArgCommBytes, kArgEnd,
+  kArgGroupSize, kArgPeer, kArgCommBytes, kArgEpSize, kArgTokensPerExpert,
+  kArgExpertToEpRank, kArgEnd,
 };
 constexpr std::string_view kArgNames[kArgEnd] = {
     "", "phase", "step", "micro_batch", "layer", "correlation", "flops", "bytes", "flags",
     "comm_kind", "comm_class", "group", "sequence", "group_size", "peer", "comm_bytes",
+    "ep_size", "tokens_per_expert", "expert_to_ep_rank",
 };
 
 constexpr size_t kFlushBytes = 1 << 20;
@@ -152,6 +155,7 @@ class PerfettoSink final : public TraceSink {
   void WriteSliceStart(const Rank& rank, const Track& track, size_t i, uint64_t uuid,
                        bool instant, uint64_t flow_out, uint64_t flow_in);
   void WriteSliceEnd(TimeNs ts, uint64_t uuid);
+  void WriteRouting(const Rank& rank);
 
   AtomicFile file_;
   ProtoBuffer out_;
@@ -202,7 +206,46 @@ void PerfettoSink::AddRank(const Rank& rank) {
       WriteEventTrack(rank, t, flows);
     }
   }
+  if (!rank.routing.empty()) WriteRouting(rank);
   Flush();
+}
+
+// MoE routing records: instants on a "MoE routing" track of the process, the
+// token counts as a "[n0, n1, ...]" argument.
+void PerfettoSink::WriteRouting(const Rank& rank) {
+  const uint64_t uuid = NewUuid();
+  size_t p = BeginPacket(false, 0, 0);
+  size_t td = out_.BeginNested(kTrackDescriptor);
+  out_.UintField(kUuid, uuid);
+  out_.UintField(kParentUuid, process_uuid_);
+  Str(kTrackName, "MoE routing");
+  out_.EndNested(td);
+  EndPacket(p);
+  std::string list;
+  auto join = [&list](const auto& v) -> const std::string& {
+    list = "[";
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i) list += ", ";
+      list += std::to_string(v[i]);
+    }
+    list += "]";
+    return list;
+  };
+  for (const RoutingRecord& rr : rank.routing) {
+    size_t q = BeginPacket(true, rr.ts, kSeqNeedsIncrementalState);
+    size_t te = out_.BeginNested(kTrackEvent);
+    out_.UintField(kType, kTypeInstant);
+    out_.UintField(kTrackUuid, uuid);
+    out_.StringField(kName, "routing layer " + std::to_string(rr.layer));
+    if (rr.step != kNone) IntArg(kArgStep, rr.step);
+    if (rr.micro_batch != kNone) IntArg(kArgMicroBatch, rr.micro_batch);
+    if (rr.layer != kNone) IntArg(kArgLayer, rr.layer);
+    IntArg(kArgEpSize, rr.ep_size);
+    StringArg(kArgTokensPerExpert, join(rr.tokens_per_expert));
+    if (!rr.expert_to_ep_rank.empty()) StringArg(kArgExpertToEpRank, join(rr.expert_to_ep_rank));
+    out_.EndNested(te);
+    EndPacket(q);
+  }
 }
 
 void PerfettoSink::WriteProcess(const Rank& rank) {

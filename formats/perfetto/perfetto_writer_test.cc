@@ -53,6 +53,7 @@ struct Decoded {
   std::map<uint64_t, uint64_t> flow_start_track, flow_end_track;
   std::map<uint64_t, int64_t> flow_start_corr, flow_end_corr;
   std::map<uint32_t, int> sequences;               // seq id -> packets
+  std::map<uint64_t, std::vector<std::string>> string_args;  // instants: "key=value"
   int unbalanced = 0;
   int time_went_back = 0;
   int unresolved_names = 0;
@@ -129,7 +130,12 @@ Decoded Decode(const std::string& bytes) {
         break;
       }
       case pf::TrackEvent::TYPE_INSTANT:
-        d.slices[uuid].push_back({resolve(e.name_iid()), ts, -1});
+        d.slices[uuid].push_back({e.has_name() ? e.name() : resolve(e.name_iid()), ts, -1});
+        for (const auto& a : e.debug_annotations()) {
+          if (a.has_string_value()) {
+            d.string_args[uuid].push_back(arg_names[seq][a.name_iid()] + "=" + a.string_value());
+          }
+        }
         break;
       case pf::TrackEvent::TYPE_COUNTER:
         d.counters[uuid].emplace_back(ts, e.double_counter_value());
@@ -233,8 +239,9 @@ TEST_F(PerfettoSampleTest, ProcessThreadAndCounterTracks) {
   // Host threads keep their real tid; streams get synthetic ones.
   EXPECT_EQ(d.tracks.at(ThreadUuid(2, "python")).thread().tid(), 1002);
   EXPECT_GE(d.tracks.at(ThreadUuid(2, "NPU stream 0 (compute)")).thread().tid(), 1 << 30);
-  // 4 ranks x (process + 5 threads + 2 counters); no overlap, so no lane tracks.
-  EXPECT_EQ(d.tracks.size(), 4u * 8u);
+  // 4 ranks x (process + 5 threads + 2 counters + MoE routing); no overlap,
+  // so no lane tracks.
+  EXPECT_EQ(d.tracks.size(), 4u * 9u);
 }
 
 TEST_F(PerfettoSampleTest, SlicesMatchTheModelPerTrack) {
@@ -280,6 +287,28 @@ TEST_F(PerfettoSampleTest, CounterValuesEqualSamples) {
     ++checked;
   }
   EXPECT_EQ(checked, 8);
+}
+
+TEST_F(PerfettoSampleTest, RoutingRecordsAreInstantsOnTheirOwnTrack) {
+  const Decoded& d = *decoded_;
+  int tracks = 0;
+  for (const auto& [uuid, td] : d.tracks) {
+    if (td.name() != "MoE routing") continue;
+    ++tracks;
+    const Rank& rank = trace_->ranks[d.tracks.at(td.parent_uuid()).process().pid()];
+    ASSERT_EQ(d.slices.at(uuid).size(), rank.routing.size());
+    for (size_t i = 0; i < rank.routing.size(); ++i) {
+      const RoutingRecord& rr = rank.routing[i];
+      EXPECT_EQ(d.slices.at(uuid)[i], (Slice{"routing layer " + std::to_string(rr.layer), rr.ts, -1}));
+    }
+    std::string tokens = "tokens_per_expert=[";
+    for (size_t e = 0; e < rank.routing[0].tokens_per_expert.size(); ++e) {
+      tokens += (e ? ", " : "") + std::to_string(rank.routing[0].tokens_per_expert[e]);
+    }
+    tokens += "]";
+    EXPECT_EQ(d.string_args.at(uuid)[0], tokens);
+  }
+  EXPECT_EQ(tracks, 4);
 }
 
 TEST_F(PerfettoSampleTest, EachLaunchFlowStartsOnceAndEndsOnce) {
