@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace moetrace {
 namespace {
 
@@ -78,33 +82,53 @@ const char* JsonScanner::SkipValue() {
     }
     return start;
   }
+  const char* e = SkipContainerFrom(p_);
+  if (!e) return nullptr;
+  p_ = e;
+  return start;
+}
+
+// Walks the bytes that matter (quotes, backslashes, brackets) 16 at a time,
+// keeping the string state and the nesting depth.
+const char* JsonScanner::SkipContainerFrom(const char* p) {
   size_t depth = 0;
-  const char* p = p_;
-  const char* end = end_;
-  while (p < end) {
-    // Skip uninteresting bytes four at a time.
-    while (end - p >= 4 && !kInteresting.v[static_cast<unsigned char>(p[0])] &&
-           !kInteresting.v[static_cast<unsigned char>(p[1])] &&
-           !kInteresting.v[static_cast<unsigned char>(p[2])] &&
-           !kInteresting.v[static_cast<unsigned char>(p[3])]) {
-      p += 4;
+  bool in_string = false;
+  const char* skip = nullptr;  // the byte after a backslash inside a string
+  auto step = [&](const char* c) -> bool {  // true when the container closes at c
+    if (c == skip) return false;
+    switch (*c) {
+      case '\\': if (in_string) skip = c + 1; break;
+      case '"': in_string = !in_string; break;
+      case '{': case '[': if (!in_string) ++depth; break;
+      case '}': case ']': if (!in_string && --depth == 0) return true; break;
+      default: break;
     }
-    if (p >= end) break;
-    char ch = *p;
-    if (ch == '"') {
-      p = SkipStringFrom(p);
-      if (!p) return nullptr;
-      continue;
+    return false;
+  };
+  const char* q = p;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+  const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
+  const __m128i os = _mm_set1_epi8('['), cs = _mm_set1_epi8(']');
+  while (end_ - q >= 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    __m128i m = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, ob), _mm_cmpeq_epi8(v, cb)),
+                     _mm_or_si128(_mm_cmpeq_epi8(v, os), _mm_cmpeq_epi8(v, cs))));
+    unsigned bits = unsigned(_mm_movemask_epi8(m));
+    while (bits) {
+      const char* c = q + __builtin_ctz(bits);
+      bits &= bits - 1;
+      if (step(c)) return c + 1;
     }
-    if (ch == '{' || ch == '[') {
-      ++depth;
-    } else if (ch == '}' || ch == ']') {
-      if (--depth == 0) {
-        p_ = p + 1;
-        return start;
-      }
+    q += 16;
+  }
+#endif
+  for (; q < end_; ++q) {
+    if (kInteresting.v[static_cast<unsigned char>(*q)] || *q == '\\') {
+      if (step(q)) return q + 1;
     }
-    ++p;
   }
   return nullptr;
 }

@@ -39,6 +39,7 @@ class JsonScanner {
 
  private:
   const char* SkipStringFrom(const char* p);  // p at the opening quote
+  const char* SkipContainerFrom(const char* p);  // p at '{' or '['
   const char* begin_;
   const char* p_;
   const char* end_;

@@ -303,7 +303,7 @@ void KinetoBuilder::AddComplete(const KinetoEvent& e) {
         ev.category = Category::kLaunch;
       } else {
         ev.category = Category::kHostOp;
-        if (e.correlation >= 0) ev.flags = kTmpRuntimeCall;
+        ev.flags = kTmpRuntimeCall;
       }
       AddTo(HostTrack(e.pid, e.tid), ev);
       return;
@@ -443,7 +443,7 @@ void KinetoBuilder::LinkLaunches() {
     for (size_t i = 0; i < t.size(); ++i) {
       if (!(t.flags[i] & kTmpRuntimeCall)) continue;
       t.flags[i] &= uint16_t(~kTmpRuntimeCall);
-      if (device_corr.count(t.correlation[i])) {
+      if (t.correlation[i] >= 0 && device_corr.count(t.correlation[i])) {
         t.category[i] = Category::kLaunch;
         ++launches_by_correlation_;
       }

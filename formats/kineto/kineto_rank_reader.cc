@@ -52,6 +52,67 @@ bool ParseIntList(std::string_view text, std::vector<T>* out) {
   return true;
 }
 
+enum class Arg {
+  kNone, kCorrelation, kExternalId, kStream, kDevice, kBytes, kName, kDeviceType, kDeviceId,
+  kMemBytes, kTotalAllocated, kTotalReserved, kCollective, kPgName, kPgId, kPgDesc, kDtype,
+  kInNelems, kOutNelems, kGroupSize, kRankStart, kRankStride, kSrcRank, kDstRank, kInSplits,
+  kOutSplits, kGroupRanks,
+};
+
+// The args keys the importer reads; dispatching on the length first keeps
+// the common miss ("Ev Idx", "Input Dims", "grid", ...) to one or two compares.
+Arg ClassifyArg(std::string_view k) {
+  switch (k.size()) {
+    case 4: return k == "name" ? Arg::kName : Arg::kNone;
+    case 5:
+      if (k == "bytes") return Arg::kBytes;
+      if (k == "Bytes") return Arg::kMemBytes;
+      if (k == "dtype") return Arg::kDtype;
+      return Arg::kNone;
+    case 6:
+      if (k == "stream") return Arg::kStream;
+      if (k == "device") return Arg::kDevice;
+      return Arg::kNone;
+    case 8:
+      if (k == "streamId") return Arg::kStream;
+      if (k == "Src Rank") return Arg::kSrcRank;
+      if (k == "Dst Rank") return Arg::kDstRank;
+      return Arg::kNone;
+    case 9:
+      if (k == "Device Id") return Arg::kDeviceId;
+      if (k == "stream id") return Arg::kStream;
+      return Arg::kNone;
+    case 10: return k == "Group size" ? Arg::kGroupSize : Arg::kNone;
+    case 11:
+      if (k == "correlation") return Arg::kCorrelation;
+      if (k == "External id" || k == "external id") return Arg::kExternalId;
+      if (k == "Device Type") return Arg::kDeviceType;
+      return Arg::kNone;
+    case 13:
+      if (k == "In msg nelems") return Arg::kInNelems;
+      if (k == "In split size") return Arg::kInSplits;
+      return Arg::kNone;
+    case 14:
+      if (k == "Total Reserved") return Arg::kTotalReserved;
+      if (k == "Out msg nelems") return Arg::kOutNelems;
+      if (k == "Out split size") return Arg::kOutSplits;
+      return Arg::kNone;
+    case 15:
+      if (k == "Total Allocated") return Arg::kTotalAllocated;
+      if (k == "Collective name") return Arg::kCollective;
+      return Arg::kNone;
+    case 16: return k == "Process Group ID" ? Arg::kPgId : Arg::kNone;
+    case 17: return k == "Global rank start" ? Arg::kRankStart : Arg::kNone;
+    case 18:
+      if (k == "Process Group Name") return Arg::kPgName;
+      if (k == "Global rank stride") return Arg::kRankStride;
+      return Arg::kNone;
+    case 19: return k == "Process Group Ranks" ? Arg::kGroupRanks : Arg::kNone;
+    case 25: return k == "Process Group Description" ? Arg::kPgDesc : Arg::kNone;
+    default: return Arg::kNone;
+  }
+}
+
 class EventReader {
  public:
   EventReader(const PaddedBuffer& buf, const std::string& file, KinetoBuilder* builder)
@@ -257,66 +318,54 @@ class EventReader {
 
   void ArgsField(std::string_view key, od::value& x, const char* at, KinetoEvent* ev) {
     int64_t n = 0;
-    if (key == "correlation") {
-      Int(x, key, at, &ev->correlation, false);
-    } else if (key == "External id" || key == "external id") {
-      Int(x, key, at, &ev->external_id, false);
-    } else if (key == "stream" || key == "streamId" || key == "stream id") {
-      if (!Int(x, key, at, &ev->stream, true)) ev->stream = -1;
-    } else if (key == "device") {
-      if (!Int(x, key, at, &ev->device, true)) ev->device = -1;
-    } else if (key == "bytes") {
-      Int(x, key, at, &ev->bytes, false);
-    } else if (key == "name") {
-      od::json_type t;
-      if (!x.type().get(t) && t == od::json_type::string) ev->meta_name = String(x, key, at);
-    } else if (key == "Device Type") {
-      Int(x, key, at, &ev->mem_device_type, false);
-    } else if (key == "Device Id") {
-      Int(x, key, at, &ev->mem_device_id, false);
-    } else if (key == "Bytes") {
-      ev->has_mem_bytes = Int(x, key, at, &ev->mem_bytes, false);
-    } else if (key == "Total Allocated") {
-      Int(x, key, at, &ev->total_allocated, false);
-    } else if (key == "Total Reserved") {
-      Int(x, key, at, &ev->total_reserved, false);
-    } else if (key == "Collective name") {
-      Args(ev).collective = std::string(String(x, key, at));
-    } else if (key == "Process Group Name") {
-      od::json_type t;
-      if (!x.type().get(t) && t == od::json_type::number) {
-        if (Int(x, key, at, &n, false)) Args(ev).pg_name = std::to_string(n);
-      } else {
-        Args(ev).pg_name = std::string(String(x, key, at));
+    switch (ClassifyArg(key)) {
+      case Arg::kNone: break;
+      case Arg::kCorrelation: Int(x, key, at, &ev->correlation, false); break;
+      case Arg::kExternalId: Int(x, key, at, &ev->external_id, false); break;
+      case Arg::kStream:
+        if (!Int(x, key, at, &ev->stream, true)) ev->stream = -1;
+        break;
+      case Arg::kDevice:
+        if (!Int(x, key, at, &ev->device, true)) ev->device = -1;
+        break;
+      case Arg::kBytes: Int(x, key, at, &ev->bytes, false); break;
+      case Arg::kName: {
+        od::json_type t;
+        if (!x.type().get(t) && t == od::json_type::string) ev->meta_name = String(x, key, at);
+        break;
       }
-    } else if (key == "Process Group ID") {
-      if (Int(x, key, at, &n, true) && Args(ev).pg_name.empty()) {
-        Args(ev).pg_name = std::to_string(n);
+      case Arg::kDeviceType: Int(x, key, at, &ev->mem_device_type, false); break;
+      case Arg::kDeviceId: Int(x, key, at, &ev->mem_device_id, false); break;
+      case Arg::kMemBytes: ev->has_mem_bytes = Int(x, key, at, &ev->mem_bytes, false); break;
+      case Arg::kTotalAllocated: Int(x, key, at, &ev->total_allocated, false); break;
+      case Arg::kTotalReserved: Int(x, key, at, &ev->total_reserved, false); break;
+      case Arg::kCollective: Args(ev).collective = std::string(String(x, key, at)); break;
+      case Arg::kPgName: {
+        od::json_type t;
+        if (!x.type().get(t) && t == od::json_type::number) {
+          if (Int(x, key, at, &n, false)) Args(ev).pg_name = std::to_string(n);
+        } else {
+          Args(ev).pg_name = std::string(String(x, key, at));
+        }
+        break;
       }
-    } else if (key == "Process Group Description") {
-      Args(ev).pg_desc = std::string(String(x, key, at));
-    } else if (key == "dtype") {
-      Args(ev).dtype = std::string(String(x, key, at));
-    } else if (key == "In msg nelems") {
-      Int(x, key, at, &Args(ev).in_nelems, true);
-    } else if (key == "Out msg nelems") {
-      Int(x, key, at, &Args(ev).out_nelems, true);
-    } else if (key == "Group size") {
-      Int(x, key, at, &Args(ev).group_size, true);
-    } else if (key == "Global rank start") {
-      Int(x, key, at, &Args(ev).rank_start, true);
-    } else if (key == "Global rank stride") {
-      Int(x, key, at, &Args(ev).rank_stride, true);
-    } else if (key == "Src Rank") {
-      Int(x, key, at, &Args(ev).src_rank, true);
-    } else if (key == "Dst Rank") {
-      Int(x, key, at, &Args(ev).dst_rank, true);
-    } else if (key == "In split size") {
-      List(x, key, at, &Args(ev).in_splits);
-    } else if (key == "Out split size") {
-      List(x, key, at, &Args(ev).out_splits);
-    } else if (key == "Process Group Ranks") {
-      List(x, key, at, &Args(ev).group_ranks);
+      case Arg::kPgId:
+        if (Int(x, key, at, &n, true) && Args(ev).pg_name.empty()) {
+          Args(ev).pg_name = std::to_string(n);
+        }
+        break;
+      case Arg::kPgDesc: Args(ev).pg_desc = std::string(String(x, key, at)); break;
+      case Arg::kDtype: Args(ev).dtype = std::string(String(x, key, at)); break;
+      case Arg::kInNelems: Int(x, key, at, &Args(ev).in_nelems, true); break;
+      case Arg::kOutNelems: Int(x, key, at, &Args(ev).out_nelems, true); break;
+      case Arg::kGroupSize: Int(x, key, at, &Args(ev).group_size, true); break;
+      case Arg::kRankStart: Int(x, key, at, &Args(ev).rank_start, true); break;
+      case Arg::kRankStride: Int(x, key, at, &Args(ev).rank_stride, true); break;
+      case Arg::kSrcRank: Int(x, key, at, &Args(ev).src_rank, true); break;
+      case Arg::kDstRank: Int(x, key, at, &Args(ev).dst_rank, true); break;
+      case Arg::kInSplits: List(x, key, at, &Args(ev).in_splits); break;
+      case Arg::kOutSplits: List(x, key, at, &Args(ev).out_splits); break;
+      case Arg::kGroupRanks: List(x, key, at, &Args(ev).group_ranks); break;
     }
   }
 
