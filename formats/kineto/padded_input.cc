@@ -1,6 +1,8 @@
 #include "formats/kineto/padded_input.h"
 
 #include <simdjson.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -116,24 +118,56 @@ bool Inflate(FILE* f, PaddedBuffer& out, size_t limit, std::string* what,
 
 }  // namespace
 
-PaddedBuffer::~PaddedBuffer() { free(data_); }
+namespace {
+void Release(bool mapped, char* data, size_t map_size) {
+  if (mapped) {
+    munmap(data, map_size);
+  } else {
+    free(data);
+  }
+}
+}  // namespace
+
+PaddedBuffer::~PaddedBuffer() { Release(mapped_, data_, map_size_); }
 
 PaddedBuffer::PaddedBuffer(PaddedBuffer&& o) noexcept
-    : data_(o.data_), size_(o.size_), capacity_(o.capacity_) {
+    : mapped_(o.mapped_), map_size_(o.map_size_), data_(o.data_), size_(o.size_),
+      capacity_(o.capacity_) {
   o.data_ = nullptr;
-  o.size_ = o.capacity_ = 0;
+  o.mapped_ = false;
+  o.size_ = o.capacity_ = o.map_size_ = 0;
 }
 
 PaddedBuffer& PaddedBuffer::operator=(PaddedBuffer&& o) noexcept {
   if (this != &o) {
-    free(data_);
+    Release(mapped_, data_, map_size_);
+    mapped_ = o.mapped_;
+    map_size_ = o.map_size_;
     data_ = o.data_;
     size_ = o.size_;
     capacity_ = o.capacity_;
     o.data_ = nullptr;
-    o.size_ = o.capacity_ = 0;
+    o.mapped_ = false;
+    o.size_ = o.capacity_ = o.map_size_ = 0;
   }
   return *this;
+}
+
+PaddedBuffer PaddedBuffer::MapFile(int fd, size_t size) {
+  PaddedBuffer b;
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  const size_t tail = size % page;
+  // Bytes past the end of file up to the page end read as zeros; past the
+  // last page they would fault, so the padding must fit in that tail.
+  if (size == 0 || tail == 0 || page - tail < kPadding) return b;
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (p == MAP_FAILED) return b;
+  b.mapped_ = true;
+  b.map_size_ = size;
+  b.data_ = static_cast<char*>(p);
+  b.size_ = size;
+  b.capacity_ = size;
+  return b;
 }
 
 PaddedBuffer PaddedBuffer::FromString(std::string_view s) {
@@ -147,6 +181,12 @@ PaddedBuffer PaddedBuffer::FromString(std::string_view s) {
 size_t PaddedBuffer::padded_size() const { return size_ + kPadding; }
 
 char* PaddedBuffer::Grow(size_t n) {
+  if (mapped_) {  // a mapping is read-only: copy it into malloc'd memory first
+    PaddedBuffer copy;
+    memcpy(copy.Grow(size_ + n), data_, size_);
+    copy.Commit(size_);
+    *this = std::move(copy);
+  }
   if (!data_ || size_ + n > capacity_) {
     size_t cap = std::max(size_ + n, capacity_ + capacity_ / 2);
     cap = std::max<size_t>(cap, 4096);
@@ -159,6 +199,7 @@ char* PaddedBuffer::Grow(size_t n) {
 }
 
 void PaddedBuffer::Finish() {
+  if (mapped_) return;  // the page tail is already zero
   Grow(0);
   memset(data_ + size_, 0, kPadding);
 }
@@ -179,7 +220,11 @@ PaddedBuffer ReadTraceFile(const std::string& path) {
       ThrowInputError(path, "compressed byte " + std::to_string(offset), what);
     }
   } else {
-    if (size > 0) out.Grow(size_t(size));
+    if (size > 0) {
+      PaddedBuffer mapped = PaddedBuffer::MapFile(fileno(f.get()), size_t(size));
+      if (mapped.data()) return mapped;
+      out.Grow(size_t(size));
+    }
     for (;;) {
       char* dst = out.Grow(kChunk);
       size_t n = fread(dst, 1, kChunk, f.get());

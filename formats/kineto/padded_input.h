@@ -35,7 +35,13 @@ class PaddedBuffer {
   // Zeroes the padding after the data.
   void Finish();
 
+  // Maps `size` bytes of the open file `fd` read-only when the zero tail of
+  // its last page can serve as the padding; an empty buffer otherwise.
+  static PaddedBuffer MapFile(int fd, size_t size);
+
  private:
+  bool mapped_ = false;  // data_ comes from mmap, not malloc
+  size_t map_size_ = 0;
   char* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;  // excluding padding
