@@ -91,7 +91,8 @@ RawCounts CountRaw(const std::string& text) {
   std::map<int64_t, double> launch_ts;
   std::vector<std::pair<double, double>> step_windows;
   std::vector<int64_t> device_op_corr;
-  for (simdjson::dom::element e : doc["traceEvents"].get_array().value()) {
+  simdjson::dom::array events = doc["traceEvents"].get_array().value();
+  for (simdjson::dom::element e : events) {
     std::string_view cat = "(none)";
     auto c = e["cat"];
     if (!c.error() && c.is_string()) cat = c.get_string().value();
@@ -181,7 +182,9 @@ void CheckFile(const std::string& path) {
   ASSERT_EQ(src->rank_count(), 1u);
   EXPECT_EQ(src->metadata().source, "kineto");
   Rank r = src->ReadRank(0);
-  if (raw.rank >= 0) EXPECT_EQ(r.rank, raw.rank);
+  if (raw.rank >= 0) {
+    EXPECT_EQ(r.rank, raw.rank);
+  }
 
   for (const auto& [cat, n] : raw.by_cat) EXPECT_EQ(Stat(r, "read." + cat), n) << cat;
 
@@ -219,7 +222,9 @@ void CheckFile(const std::string& path) {
           launch_corr.insert(ev.correlation[i]);
         }
       }
-      if (i > 0) EXPECT_LE(ev.ts[i - 1], ev.ts[i]);
+      if (i > 0) {
+        EXPECT_LE(ev.ts[i - 1], ev.ts[i]);
+      }
     }
   }
   EXPECT_EQ(kernels, raw.kernels);
