@@ -96,19 +96,27 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
   int c_step = csv.Find("Step Id");
   int c_shapes = csv.Find("Input Shapes");
 
-  std::map<int64_t, size_t> stream_track;
   std::map<int32_t, int32_t> gmm_per_step;
   int64_t rows = 0, gmm_per_group = 0, gmm_total = 0, gmm_unparsed = 0;
   int64_t counts[kCategoryCount] = {};
   std::vector<std::vector<int64_t>> shapes;
+  // Rows per stream key, with the parsed times, emitted sorted below.
+  struct Row {
+    int64_t ts;
+    int64_t dur_ps;
+    uint32_t row;
+    Category cat;
+    int32_t step;
+  };
+  std::map<int64_t, std::vector<Row>> streams;
   for (size_t r = 0; r < csv.row_count(); ++r) {
     ++rows;
     std::string_view name = csv.Field(r, c_name);
     std::string_view type = csv.Field(r, c_type);
     std::string_view core = csv.Field(r, c_core);
     int64_t ts = csv.MicrosNs(r, c_start);
-    int64_t dur = csv.MicrosNs(r, c_dur);
-    if (dur < 0) csv.Fail(r, c_dur, "negative duration");
+    int64_t dur_ps = csv.Scaled(r, c_dur, 6);
+    if (dur_ps < 0) csv.Fail(r, c_dur, "negative duration");
     int32_t step = kNone;
     if (c_step >= 0 && !csv.IsAbsent(r, c_step)) {
       int64_t s = csv.Int(r, c_step);
@@ -143,39 +151,44 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
     if (!events) continue;
     Category cat = ClassifyAscendTask(name, type, core);
     int64_t stream = -1;
-    if (c_stream >= 0 && !csv.IsAbsent(r, c_stream)) stream = csv.Int(r, c_stream);
+    if (c_stream >= 0 && !csv.IsAbsent(r, c_stream)) {
+      stream = csv.Int(r, c_stream);
+      if (stream < 0) csv.Fail(r, c_stream, "negative stream id");
+    }
     bool comm = cat == Category::kCollective || cat == Category::kP2P;
     // HCCL rows carry no stream id: they share one communication track.
     int64_t key = stream >= 0 ? stream : (comm ? -1 : -2);
-    auto [it, inserted] = stream_track.try_emplace(key, rank->tracks.size());
-    if (inserted) {
-      std::string tname = key >= 0 ? "Stream " + std::to_string(key) : (comm ? "HCCL" : "Stream N/A");
-      rank->AddTrack(TrackKind::kDeviceStream, TrackRole::kUnspecified, tname, key);
-    }
-    Track& track = rank->tracks[it->second];
-    Event e;
-    e.ts = ts;
-    e.dur = dur;
-    e.name = rank->strings.Intern(name);
-    e.category = cat;
-    e.step = step;
-    if (comm) {
-      CommRecord rec;
-      rec.kind = HcclKind(type.substr(0, 5) == "hcom_" ? type : name);
-      e.comm = static_cast<int32_t>(track.comms.size());
-      track.comms.push_back(std::move(rec));
-    }
+    streams[key].push_back(Row{ts, dur_ps, static_cast<uint32_t>(r), cat, step});
     ++counts[static_cast<int>(cat)];
-    track.events.Append(e);
   }
-  for (auto& [key, index] : stream_track) {
-    Track& t = rank->tracks[index];
-    if (!t.events.IsSortedByTime()) t.events.SortByTime();
+  for (auto& [key, list] : streams) {
+    bool comm_track = key == -1;
+    std::string tname = key >= 0 ? "Stream " + std::to_string(key) : (comm_track ? "HCCL" : "Stream N/A");
+    Track& t = rank->AddTrack(TrackKind::kDeviceStream, TrackRole::kUnspecified, tname, key);
+    std::stable_sort(list.begin(), list.end(), [](const Row& a, const Row& b) { return a.ts < b.ts; });
+    t.events.Reserve(list.size());
+    NsCarry carry;
     int comm = 0, copy = 0, other = 0;
-    for (Category c : t.events.category) {
-      if (c == Category::kCollective || c == Category::kP2P) ++comm;
-      else if (c == Category::kCopy) ++copy;
-      else ++other;
+    for (const Row& row : list) {
+      Event e;
+      e.ts = row.ts;
+      e.dur = carry.Round(row.dur_ps);
+      std::string_view name = csv.Field(row.row, c_name);
+      std::string_view type = csv.Field(row.row, c_type);
+      e.name = rank->strings.Intern(name);
+      e.category = row.cat;
+      e.step = row.step;
+      if (row.cat == Category::kCollective || row.cat == Category::kP2P) {
+        CommRecord rec = HcclRecord(name, type, &rank->strings);
+        e.comm = static_cast<int32_t>(t.comms.size());
+        t.comms.push_back(std::move(rec));
+        ++comm;
+      } else if (row.cat == Category::kCopy) {
+        ++copy;
+      } else {
+        ++other;
+      }
+      t.events.Append(e);
     }
     t.role = comm && !other && !copy ? TrackRole::kDeviceComm
              : copy && !other && !comm ? TrackRole::kDeviceCopy

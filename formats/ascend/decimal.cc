@@ -38,7 +38,7 @@ bool ParseScaledDecimal(std::string_view text, int scale, int64_t* out) {
     if (c < '0' || c > '9') break;
     any_digit = true;
     int d = c - '0';
-    if (mantissa < 100000000000000000ULL) {  // room for one more digit (< 1e18)
+    if (mantissa <= (UINT64_MAX - 9) / 10) {  // room for one more digit
       mantissa = mantissa * 10 + d;
       if (seen_point) --exponent;
     } else {

@@ -62,7 +62,8 @@ struct XRow {
   int64_t pid = 0;
   int64_t tid = 0;
   int64_t ts = 0;
-  int64_t dur = 0;
+  int64_t dur = 0;     // ns, set once the row's track is known
+  int64_t dur_ps = 0;  // as parsed
   std::string_view name;
   std::string_view cat;
   std::string_view task_type;
@@ -185,11 +186,15 @@ struct TrackBuild {
   std::vector<int32_t> parent;    // by position
 };
 
-void SortAndNest(TrackBuild& t, const std::vector<XRow>& x) {
+void SortAndNest(TrackBuild& t, std::vector<XRow>& x) {
   std::stable_sort(t.rows.begin(), t.rows.end(), [&](uint32_t a, uint32_t b) {
     if (x[a].ts != x[b].ts) return x[a].ts < x[b].ts;
-    return x[a].dur > x[b].dur;
+    return x[a].dur_ps > x[b].dur_ps;
   });
+  if (t.device) {
+    NsCarry carry;
+    for (uint32_t r : t.rows) x[r].dur = carry.Round(x[r].dur_ps);
+  }
   size_t n = t.rows.size();
   t.ts.resize(n);
   t.end.resize(n);
@@ -378,8 +383,12 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         r.pid = pid;
         r.tid = tid;
         r.ts = time_of("ts", ts_text);
-        r.dur = time_of("dur", dur_text);
-        if (r.dur < 0) fail("'dur': negative duration");
+        if (!ParseScaledDecimal(dur_text, 6, &r.dur_ps)) {
+          fail("'dur': expected a decimal number of µs, got '" +
+               std::string(dur_text.substr(0, 40)) + "'");
+        }
+        if (r.dur_ps < 0) fail("'dur': negative duration");
+        r.dur = (r.dur_ps + 500) / 1000;
         r.name = name;
         r.cat = cat;
         r.task_type = task_type;
@@ -687,8 +696,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         if (tb.device) {
           e.category = ClassifyAscendTask(row.name, row.task_type, "");
           if (e.category == Category::kCollective || e.category == Category::kP2P) {
-            CommRecord rec;
-            rec.kind = HcclKind(row.name);
+            CommRecord rec = HcclRecord(row.name, row.task_type, &rank->strings);
             e.comm = static_cast<int32_t>(track.comms.size());
             track.comms.push_back(std::move(rec));
             ++comm;
@@ -749,6 +757,34 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
 }
 }  // namespace
 
+bool ParseHcclName(std::string_view name, std::string_view* group, int64_t* sequence) {
+  if (!StartsWith(name, "hcom_")) return false;
+  size_t at = name.find('@');
+  if (at != std::string_view::npos) name = name.substr(0, at);
+  size_t dd = name.find("__");
+  if (dd == std::string_view::npos) return false;
+  std::string_view rest = name.substr(dd + 2);
+  size_t us = rest.rfind('_');
+  if (us == std::string_view::npos || us == 0) return false;
+  int64_t seq = 0;
+  if (!ParseScaledDecimal(rest.substr(us + 1), 0, &seq) || seq < 0) return false;
+  *group = rest.substr(0, us);
+  *sequence = seq;
+  return true;
+}
+
+CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable* strings) {
+  CommRecord rec;
+  rec.kind = HcclKind(StartsWith(type, "hcom_") ? type : name);
+  std::string_view group;
+  int64_t seq = -1;
+  if (ParseHcclName(name, &group, &seq)) {
+    rec.group = strings->Intern(group);
+    rec.sequence = seq;
+  }
+  return rec;
+}
+
 void ImportTraceView(std::string_view json, const std::string& file, Rank* rank) {
   ImportTraceViewPadded(simdjson::padded_string(json), file, rank);
 }
@@ -807,8 +843,8 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
         if (name == kNames[k]) which = k;
       }
       if (which < 0) return;
-      int64_t ts = 0, dur = 0;
-      if (!ParseMicrosToNs(ts_text, &ts) || !ParseMicrosToNs(dur_text, &dur)) {
+      int64_t ts = 0, dur = 0;  // ts in ns, dur in ps: the figures are sums of many segments
+      if (!ParseMicrosToNs(ts_text, &ts) || !ParseScaledDecimal(dur_text, 6, &dur) || dur < 0) {
         ThrowInputError(file, Position(doc, text, event_index),
                         "'ts'/'dur' of an Overlap Analysis segment: expected decimal µs");
       }
@@ -816,7 +852,7 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
       s.ns += dur;
       ++s.count;
       s.first = std::min(s.first, ts);
-      s.last = std::max(s.last, ts + dur);
+      s.last = std::max(s.last, ts + (dur + 500) / 1000);
     });
   });
   std::vector<LabeledValue> out;
@@ -825,13 +861,13 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
     auto it = process_names.find(key.first);
     if (it == process_names.end() || it->second != "Overlap Analysis") continue;
     std::string base = "overlap_analysis." + std::string(kKeys[key.second]);
-    out.push_back({rank, kNone, base + "_us", static_cast<double>(s.ns) / 1000.0});
+    out.push_back({rank, kNone, base + "_us", static_cast<double>(s.ns) / 1e6});
     out.push_back({rank, kNone, base + "_segments", static_cast<double>(s.count)});
     first = std::min(first, s.first);
     last = std::max(last, s.last);
   }
   if (!out.empty()) {
-    out.push_back({rank, kNone, "overlap_analysis.span_us", static_cast<double>(last - first) / 1000.0});
+    out.push_back({rank, kNone, "overlap_analysis.span_us", static_cast<double>(last - first) / 1e3});
   }
   return out;
 }

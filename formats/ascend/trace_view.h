@@ -46,6 +46,13 @@ Category ClassifyAscendTask(std::string_view name, std::string_view type,
                             std::string_view core);
 // Collective kind from an HCCL op name or type ("hcom_allReduce__123_0").
 CollectiveKind HcclKind(std::string_view name);
+// HCCL op names read "hcom_<kind>__<group>_<index>[@<group hash>]"
+// (hcom_allReduce__445_3: the 4th op of communicator 445), so the group
+// token and the index within it match ops across ranks. False when the
+// name has another form.
+bool ParseHcclName(std::string_view name, std::string_view* group, int64_t* sequence);
+// A CommRecord from an HCCL op name (kind, group, sequence).
+CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable* strings);
 
 }  // namespace moetrace
 
