@@ -157,6 +157,17 @@ std::string Position(simdjson::ondemand::document& doc, const simdjson::padded_s
   return "event " + std::to_string(event_index);
 }
 
+// Byte offset of the event object being read (its '{'), or -1.
+int64_t EventStart(simdjson::ondemand::document& doc, const simdjson::padded_string& text) {
+  const char* loc = nullptr;
+  if (doc.current_location().get(loc) != simdjson::SUCCESS || loc < text.data() ||
+      loc > text.data() + text.size()) {
+    return -1;
+  }
+  for (int k = 0; k < 8 && loc > text.data() && *loc != '{'; ++k) --loc;
+  return *loc == '{' ? loc - text.data() : -1;
+}
+
 // Runs `body` and turns simdjson errors into InputError naming the byte.
 template <typename F>
 void ParseGuarded(const simdjson::padded_string& text, const std::string& file, F&& body) {
@@ -312,6 +323,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     int64_t count = 0;
     ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
       event_index = count++;
+      int64_t event_start = EventStart(doc, text);
       std::string_view ph, name, cat, arg_name, task_type, ts_text, dur_text, id_text;
       std::string_view pid_text, tid_text;
       bool bp_e = false, has_ts = false, has_dur = false, has_id = false;
@@ -351,8 +363,10 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         }
       }
       auto fail = [&](std::string_view what) {
-        ThrowInputError(file, Position(doc, text, event_index) + " (event " +
-                                  std::to_string(event_index) + ")", what);
+        std::string pos = event_start >= 0 ? "byte " + std::to_string(event_start) + " (event " +
+                                                 std::to_string(event_index) + ")"
+                                           : "event " + std::to_string(event_index);
+        ThrowInputError(file, pos, what);
       };
       auto time_of = [&](std::string_view key, std::string_view t) {
         int64_t ns = 0;
