@@ -131,14 +131,15 @@ void ChromeJsonSink::AddRank(const Rank& rank) {
   name_begin_.assign(rank.strings.size(), 0);
   name_end_.assign(rank.strings.size(), 0);
 
-  // tids: native ids, unless missing or already taken within the rank.
+  // tids: native ids, unless missing or already taken within the rank. tid 0
+  // is avoided too: trace processors reserve it for the idle (swapper) thread.
   std::vector<int64_t> tids(rank.tracks.size(), -1);
   std::vector<int64_t> used;
   int64_t next_synthetic = kFirstSyntheticTid;
   for (size_t t = 0; t < rank.tracks.size(); ++t) {
     if (rank.tracks[t].kind == TrackKind::kCounter) continue;
     int64_t tid = TrackDisplayId(rank, t);
-    if (std::find(used.begin(), used.end(), tid) != used.end()) {
+    if (tid == 0 || std::find(used.begin(), used.end(), tid) != used.end()) {
       while (std::find(used.begin(), used.end(), next_synthetic) != used.end()) ++next_synthetic;
       tid = next_synthetic++;
     }
