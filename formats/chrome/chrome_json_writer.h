@@ -14,7 +14,10 @@
 //   phase, step, layer, micro_batch, correlation, flops, bytes and the
 //   communication record;
 // - "s"/"f" flow events ("ac2g", "bp":"e") from the last launch of each
-//   correlation to its device op.
+//   correlation to its device op;
+// - MoE routing records as "i" events (cat "moe_routing") on a "MoE routing"
+//   thread, token counts in args;
+// - a one-rank file starts with Kineto's "distributedInfo" (rank, world_size).
 // AddRank writes the rank's events straight to the output file; the metadata
 // goes to otherData at Finish.
 #pragma once

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "formats/errors.h"
+#include "formats/kineto/kineto_importer.h"
 #include "formats/sample_trace.h"
 
 namespace moetrace {
@@ -84,6 +85,8 @@ TEST_F(ChromeSampleTest, CountsEventsByPhase) {
   EXPECT_EQ(by_ph["M"], 4 * (2 + 6 * 2));
   EXPECT_EQ(by_ph.size(), 6u);
   EXPECT_EQ(std::string_view((*doc_)["displayTimeUnit"]), "ns");
+  // Several ranks in one file: no single distributedInfo applies.
+  EXPECT_EQ((*doc_)["distributedInfo"].error(), simdjson::NO_SUCH_FIELD);
 }
 
 TEST_F(ChromeSampleTest, NamesProcessesAndThreads) {
@@ -234,6 +237,8 @@ TEST(ChromeJsonWriter, TimestampsAreExactMicroseconds) {
   simdjson::dom::parser parser;
   element doc = parser.parse(text);
   EXPECT_EQ(int64_t(doc["distributedInfo"]["rank"]), 7);
+  // Before the events, where Kineto readers look for it.
+  EXPECT_EQ(text.rfind("{\"distributedInfo\":{\"rank\":7,\"world_size\":1},", 0), 0u) << text;
 }
 
 TEST(ChromeJsonWriter, EscapesHostileNames) {
@@ -323,6 +328,32 @@ TEST(ChromeJsonWriter, SurvivesInconsistentRanks) {
   EXPECT_EQ(by_ph["i"], 1);  // negative duration: an instant
   EXPECT_EQ(by_ph["C"], 2);  // only complete samples
   EXPECT_NE(text.find("\"name\":\"\""), std::string::npos);  // unknown name id -> ""
+}
+
+// What we write reads back through our own Kineto importer: same rank, same
+// events per thread / stream, exact nanosecond times, launches linked.
+TEST(ChromeJsonWriter, ReadsBackThroughTheKinetoImporter) {
+  Trace t = MakeSampleTrace(1, 16, 5);
+  t.ranks[0].rank = 6;
+  const Rank& want = t.ranks[0];
+  Rank got = ImportKinetoJson(WriteTrace(t, "kineto.json"), "kineto.json");
+  EXPECT_EQ(got.rank, 6);
+  size_t matched = 0;
+  for (const Track& w : want.tracks) {
+    if (w.kind == TrackKind::kCounter) continue;  // Kineto keeps memory as [memory] events
+    for (const Track& g : got.tracks) {
+      if (g.kind != w.kind || g.native_id != w.native_id) continue;
+      ++matched;
+      ASSERT_EQ(g.events.size(), w.events.size()) << want.strings.Get(w.name);
+      EXPECT_EQ(g.events.ts, w.events.ts);
+      EXPECT_EQ(g.events.dur, w.events.dur);
+      EXPECT_EQ(g.events.correlation, w.events.correlation);
+      for (size_t i = 0; i < w.events.size(); ++i) {
+        EXPECT_EQ(got.strings.Get(g.events.name[i]), want.strings.Get(w.events.name[i]));
+      }
+    }
+  }
+  EXPECT_EQ(matched, 5u);
 }
 
 TEST(ChromeJsonWriter, NothingIsLeftOnDiskWithoutFinish) {
