@@ -525,6 +525,7 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
             reader.Fail(ev, "unterminated event object in \"traceEvents\" (truncated file?)");
           }
           reader.ParseEvent(ev, sc.pos());
+          buf.ReleaseBefore(ev);  // parsed bytes are not read again
           if (sc.Consume(',')) continue;
           if (sc.Consume(']')) break;
           sc.SkipWhitespace();

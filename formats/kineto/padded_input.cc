@@ -132,7 +132,8 @@ PaddedBuffer::~PaddedBuffer() { Release(mapped_, data_, map_size_); }
 
 PaddedBuffer::PaddedBuffer(PaddedBuffer&& o) noexcept
     : mapped_(o.mapped_), map_size_(o.map_size_), data_(o.data_), size_(o.size_),
-      capacity_(o.capacity_) {
+      capacity_(o.capacity_), released_(o.released_) {
+  o.released_ = nullptr;
   o.data_ = nullptr;
   o.mapped_ = false;
   o.size_ = o.capacity_ = o.map_size_ = 0;
@@ -146,6 +147,8 @@ PaddedBuffer& PaddedBuffer::operator=(PaddedBuffer&& o) noexcept {
     data_ = o.data_;
     size_ = o.size_;
     capacity_ = o.capacity_;
+    released_ = o.released_;
+    o.released_ = nullptr;
     o.data_ = nullptr;
     o.mapped_ = false;
     o.size_ = o.capacity_ = o.map_size_ = 0;
@@ -160,8 +163,9 @@ PaddedBuffer PaddedBuffer::MapFile(int fd, size_t size) {
   // Bytes past the end of file up to the page end read as zeros; past the
   // last page they would fault, so the padding must fit in that tail.
   if (size == 0 || tail == 0 || page - tail < kPadding) return b;
-  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) return b;
+  madvise(p, size, MADV_SEQUENTIAL);  // read ahead; pages are dropped as they are parsed
   b.mapped_ = true;
   b.map_size_ = size;
   b.data_ = static_cast<char*>(p);
@@ -202,6 +206,18 @@ void PaddedBuffer::Finish() {
   if (mapped_) return;  // the page tail is already zero
   Grow(0);
   memset(data_ + size_, 0, kPadding);
+}
+
+void PaddedBuffer::ReleaseBefore(const char* p) const {
+  constexpr size_t kStep = size_t(8) << 20;  // madvise in large steps only
+  if (!data_ || p <= data_ || p > data_ + size_) return;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  const char* from = released_ ? released_ : data_;
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(from) + page - 1) & ~(page - 1);
+  uintptr_t end = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  if (end <= begin || end - begin < kStep) return;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  released_ = reinterpret_cast<const char*>(end);
 }
 
 bool IsGzipPath(const std::string& path) {

@@ -35,6 +35,11 @@ class PaddedBuffer {
   // Zeroes the padding after the data.
   void Finish();
 
+  // Tells the kernel the bytes before `p` will not be read again, so their
+  // pages leave the resident set: a large trace is never resident whole.
+  // Later reads of that range would see zeros (or re-read the file).
+  void ReleaseBefore(const char* p) const;
+
   // Maps `size` bytes of the open file `fd` read-only when the zero tail of
   // its last page can serve as the padding; an empty buffer otherwise.
   static PaddedBuffer MapFile(int fd, size_t size);
@@ -45,6 +50,7 @@ class PaddedBuffer {
   char* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;  // excluding padding
+  mutable const char* released_ = nullptr;  // end of the range given back
 };
 
 bool IsGzipPath(const std::string& path);
