@@ -279,11 +279,18 @@ void SortAndNest(TrackBuild& t, std::vector<XRow>& x) {
   }
 }
 
+// Walks up the nesting at most this far: real nesting is a few dozen deep,
+// and a hostile file must not make flow binding quadratic.
+constexpr int kMaxNestingWalk = 1024;
+
 // Deepest position enclosing `t`, or -1.
 int32_t Enclosing(const TrackBuild& tr, int64_t t) {
   auto it = std::upper_bound(tr.ts.begin(), tr.ts.end(), t);
   int32_t i = static_cast<int32_t>(it - tr.ts.begin()) - 1;
-  while (i >= 0 && tr.end[i] < t) i = tr.parent[i];
+  for (int k = 0; i >= 0 && tr.end[i] < t; ++k) {
+    if (k == kMaxNestingWalk) return -1;
+    i = tr.parent[i];
+  }
   return i;
 }
 
@@ -494,9 +501,11 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     });
 
     // ---- Classify processes and build tracks. ----
+    std::unordered_map<int64_t, Proc> proc_by_pid;
+    for (const auto& [pid, pname] : process_names) proc_by_pid[pid] = ProcFromName(pname);
     auto proc_of = [&](const XRow& r) {
-      auto it = process_names.find(r.pid);
-      if (it != process_names.end()) return ProcFromName(it->second);
+      auto it = proc_by_pid.find(r.pid);
+      if (it != proc_by_pid.end()) return it->second;
       if (r.cat_code != Cat::kOther) {
         return Proc::kPython;
       }
@@ -594,7 +603,9 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
                        : (hit != host_track.end() ? &tracks[hit->second] : nullptr);
         if (!tr) continue;
         int32_t pos = f.bind_enclosing ? Enclosing(*tr, f.ts) : NextStarting(*tr, f.ts);
-        while (pos >= 0 && !wanted(tr->rows[pos])) pos = tr->parent[pos];
+        for (int k = 0; pos >= 0 && !wanted(tr->rows[pos]); ++k) {
+          pos = k < kMaxNestingWalk ? tr->parent[pos] : -1;
+        }
         if (pos >= 0) return tr->rows[pos];
       }
       return -1;
@@ -663,8 +674,10 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       joined[i] = 1;
       const TrackBuild& tr = tracks[track_of[i]];
       int32_t pos = Enclosing(tr, x[i].ts);
-      while (pos >= 0 && !(proc[tr.rows[pos]] == Proc::kPython && x[tr.rows[pos]].cat_code == Cat::kDequeue)) {
-        pos = tr.parent[pos];
+      for (int k = 0;
+           pos >= 0 && !(proc[tr.rows[pos]] == Proc::kPython && x[tr.rows[pos]].cat_code == Cat::kDequeue);
+           ++k) {
+        pos = k < kMaxNestingWalk ? tr.parent[pos] : -1;
       }
       if (pos >= 0) uf.Union(static_cast<uint32_t>(i), tr.rows[pos]);
     }
