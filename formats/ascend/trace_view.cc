@@ -903,20 +903,29 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
     ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
       event_index = count++;
       std::string_view ph, name, arg_name, ts_text, dur_text, pid_text;
-      for (auto field : ev) {
-        std::string_view key = field.unescaped_key();
+      for (auto field_result : ev) {
+        simdjson::ondemand::field field;
+        if (auto err = std::move(field_result).get(field)) throw simdjson::simdjson_error(err);
+        Key key = KeyOf(FieldKey(field));
+        if (key == Key::kOther) continue;
         simdjson::ondemand::value v = field.value();
-        if (key == "ph") ph = v.get_string();
-        else if (key == "name") name = v.get_string();
-        else if (key == "pid") pid_text = ValueText(v);
-        else if (key == "ts") ts_text = ValueText(v);
-        else if (key == "dur") dur_text = ValueText(v);
-        else if (key == "args" && v.type() == json_type::object) {
-          for (auto a : v.get_object()) {
-            std::string_view akey = a.unescaped_key();
-            simdjson::ondemand::value av = a.value();
-            if (akey == "name" && av.type() == json_type::string) arg_name = av.get_string();
-          }
+        switch (key) {
+          case Key::kPh: ph = v.get_string(); break;
+          case Key::kName: name = v.get_string(); break;
+          case Key::kPid: pid_text = ValueText(v); break;
+          case Key::kTs: ts_text = ValueText(v); break;
+          case Key::kDur: dur_text = ValueText(v); break;
+          case Key::kArgs:
+            if (v.type() != json_type::object) break;
+            for (auto a_result : v.get_object()) {
+              simdjson::ondemand::field a;
+              if (auto err = std::move(a_result).get(a)) throw simdjson::simdjson_error(err);
+              if (FieldKey(a) != "name") continue;
+              simdjson::ondemand::value av = a.value();
+              if (av.type() == json_type::string) arg_name = av.get_string();
+            }
+            break;
+          default: break;
         }
       }
       if (ph == "M" && name == "process_name") {
