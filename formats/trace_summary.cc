@@ -154,6 +154,17 @@ std::string SummaryToText(const TraceSummary& s) {
     out += "  import (read / skipped by kind):\n";
     for (const auto& [k, v] : s.import_stats) line(fmt::format("  {}", k), fmt::format("{}", v));
   }
+  if (!s.metadata.attributes.empty()) {
+    out += "  attributes:\n";
+    size_t shown = 0;
+    for (const auto& [k, v] : s.metadata.attributes) {
+      if (++shown > 20) {
+        line("  ...", fmt::format("{} more (see --json)", s.metadata.attributes.size() - 20));
+        break;
+      }
+      line(fmt::format("  {}", k), v.size() > 80 ? v.substr(0, 77) + "..." : v);
+    }
+  }
   if (!s.metadata.config_json.empty()) {
     line("configuration", fmt::format("{} bytes of RunConfig JSON (see --json)",
                                       s.metadata.config_json.size()));
