@@ -20,7 +20,9 @@ void Register(CLI::App* sub, std::function<int()> run) {
 void AddCommands(CLI::App& app) {
   AddAnalyzeCommand(app);
   AddConvertCommand(app);
+  AddGateCommand(app);
   AddInfoCommand(app);
+  AddReportCommand(app);
 }
 
 int RunSelected(CLI::App& app) {

@@ -9,6 +9,7 @@ packages=(
   libcli11-dev libfmt-dev libboost-dev libsimdjson-dev
   libgtest-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  libtomlplusplus-dev libkainjow-mustache-dev
 )
 # Extra packages a caller asks for (for example: chromium for the browser test).
 packages+=("$@")

@@ -1,0 +1,61 @@
+// moetrace gate INPUT... --baseline BASE.json [--thresholds FILE] [--junit OUT.xml] [--md OUT.md]
+#include <fmt/core.h>
+
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "analyzer/gate.h"
+#include "cli/commands.h"
+#include "formats/atomic_file.h"
+#include "reports/inputs.h"
+
+namespace moetrace::cli {
+namespace {
+
+struct GateArgs {
+  std::vector<std::string> inputs;
+  std::string baseline, thresholds, junit, md;
+  int threads = 0;
+};
+
+int RunGateCommand(const GateArgs& args) {
+  // Bad thresholds or baseline: exit 2 before the (long) analysis.
+  const std::vector<GateThreshold> thresholds =
+      args.thresholds.empty() ? DefaultGateThresholds() : LoadGateThresholds(args.thresholds);
+  const analysis::Analysis baseline = LoadAnalysisJson(args.baseline);
+  std::function<void(size_t, size_t)> progress;
+  if (isatty(STDERR_FILENO)) {
+    progress = [](size_t done, size_t total) {
+      fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
+      if (done == total) fmt::print(stderr, "\r\033[K");
+    };
+  }
+  const LoadedInputs current = LoadInputs(args.inputs, args.threads, progress);
+  const GateResult result = RunGate(baseline, current.analysis, thresholds);
+  fmt::print("{}", FormatGateTable(result));
+  if (!args.junit.empty()) WriteFileAtomically(args.junit, GateJUnitXml(result));
+  if (!args.md.empty()) WriteFileAtomically(args.md, GateMarkdown(result));
+  return result.regressed() ? 1 : 0;
+}
+
+}  // namespace
+
+void AddGateCommand(CLI::App& app) {
+  auto args = std::make_shared<GateArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "gate", "Fail (exit 1) when a metric regressed against a baseline saved by `analyze --json`");
+  sub->add_option("inputs", args->inputs, "Traces, or one document saved by `analyze --json`")
+      ->required();
+  sub->add_option("--baseline", args->baseline, "Baseline analysis (`analyze --json` output)")
+      ->required();
+  sub->add_option("--thresholds", args->thresholds,
+                  "Thresholds file (TOML, analyzer/GATE.md); default: the built-in set");
+  sub->add_option("--junit", args->junit, "Write JUnit XML (one testcase per metric) here");
+  sub->add_option("--md", args->md, "Write a Markdown table for a pull-request comment here");
+  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  Register(sub, [args] { return RunGateCommand(*args); });
+}
+
+}  // namespace moetrace::cli

@@ -1,0 +1,87 @@
+#include "reports/inputs.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "analyzer/analyze.h"
+#include "analyzer/gate.h"
+#include "formats/errors.h"
+#include "formats/open_trace.h"
+
+namespace moetrace {
+namespace {
+
+// Several inputs read as one trace: their ranks, in input order.
+class ConcatSource : public TraceSource {
+ public:
+  explicit ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts) : parts_(std::move(parts)) {
+    if (!parts_.empty()) metadata_ = parts_[0]->metadata();
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t i = 0; i < parts_[p]->rank_count(); ++i) index_.emplace_back(p, i);
+    }
+  }
+  const Metadata& metadata() const override { return metadata_; }
+  size_t rank_count() const override { return index_.size(); }
+  Rank ReadRank(size_t i) const override {
+    return parts_[index_[i].first]->ReadRank(index_[i].second);
+  }
+
+ private:
+  std::vector<std::unique_ptr<TraceSource>> parts_;
+  std::vector<std::pair<size_t, size_t>> index_;
+  Metadata metadata_;
+};
+
+}  // namespace
+
+bool IsAnalysisJson(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char buf[256] = {};
+  in.read(buf, sizeof buf);
+  const std::string_view head(buf, static_cast<size_t>(in.gcount()));
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || head[i] != '{') return false;
+  i = head.find_first_not_of(" \t\r\n", i + 1);
+  if (i == std::string_view::npos) return false;
+  const std::string_view rest = head.substr(i);
+  for (std::string_view key : {"\"cluster\"", "\"hta_errors\"", "\"label_checks\""}) {
+    if (rest.substr(0, key.size()) == key) return true;
+  }
+  return false;
+}
+
+LoadedInputs LoadInputs(const std::vector<std::string>& inputs, int threads,
+                        std::function<void(size_t, size_t)> progress) {
+  LoadedInputs out;
+  if (inputs.size() == 1 && IsAnalysisJson(inputs[0])) {
+    out.analysis = LoadAnalysisJson(inputs[0]);
+    return out;
+  }
+  std::vector<std::unique_ptr<TraceSource>> sources;
+  std::vector<std::string> kineto;
+  for (const std::string& in : inputs) {
+    if (IsAnalysisJson(in)) {
+      ThrowInputError(in, "", "a saved analysis must be the only input");
+    }
+    if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
+    sources.push_back(OpenTrace(in));
+  }
+  AnalyzeOptions options;
+  options.threads = threads;
+  options.progress = std::move(progress);
+  auto all = std::make_unique<ConcatSource>(std::move(sources));
+  out.analysis = Analyze(*all, options);
+  if (!kineto.empty()) {
+    try {
+      AddHtaSection(kineto, &out.analysis);
+    } catch (const InputError& e) {
+      out.analysis.add_hta_errors(e.what());
+    }
+  }
+  out.trace = std::move(all);
+  return out;
+}
+
+}  // namespace moetrace

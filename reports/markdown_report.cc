@@ -1,0 +1,138 @@
+// The Markdown report: the HTML report's findings as GFM tables, capped so
+// it fits a pull-request comment (at most ~12 rows per table).
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "reports/findings.h"
+#include "reports/report.h"
+
+namespace moetrace {
+namespace {
+
+// Text from a trace inside a table cell: no pipes, no raw HTML, one line.
+std::string Cell(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '`': out += "'"; break;
+      case '\n': case '\r': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+const char* Mark(Verdict v) {
+  switch (v) {
+    case Verdict::kGood: return ":green_circle:";
+    case Verdict::kWarn: return ":yellow_circle:";
+    case Verdict::kBad: return ":red_circle:";
+    case Verdict::kInfo: return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string RenderMarkdownReport(const ReportData& rd) {
+  const analysis::Analysis& a = rd.analysis;
+  const Findings f = BuildFindings(a, 12);
+  std::string s = fmt::format("## moetrace report: {}\n\n", Cell(f.title));
+  if (!f.headlines.empty()) {
+    s += "| | metric | value | detail |\n|---|---|---:|---|\n";
+    for (const Headline& h : f.headlines) {
+      s += fmt::format("| {} | {} | {} | {} |\n", Mark(h.verdict), h.label, h.value, Cell(h.detail));
+    }
+    s += "\n";
+  }
+  if (!f.bars.empty()) {
+    // The slowest bars first.
+    std::vector<RankBar> bars = f.bars;
+    std::stable_sort(bars.begin(), bars.end(), [](const RankBar& x, const RankBar& y) { return x.span > y.span; });
+    s += fmt::format("### Step breakdown (mean per step{}, slowest first)\n\n", f.grouped ? ", rank groups" : "");
+    s += "| ranks | span | compute | exposed comm | exposed copy | host-bound | other free |\n"
+         "|---|---:|---:|---:|---:|---:|---:|\n";
+    for (size_t i = 0; i < bars.size() && i < 12; ++i) {
+      const RankBar& b = bars[i];
+      s += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} |\n", b.label, b.outlier ? " (slow)" : "",
+                       FormatMs(b.span), FormatMs(b.compute), FormatMs(b.comm_exposed), FormatMs(b.copy_exposed),
+                       FormatMs(b.host_bound), FormatMs(b.other_free));
+    }
+    if (bars.size() > 12) s += fmt::format("\n{} more not shown.\n", bars.size() - 12);
+    s += "\n";
+  }
+  if (!f.classes.empty()) {
+    s += "### Communication by class (per step)\n\n| class | total | exposed | unmasked |\n|---|---:|---:|---:|\n";
+    for (const ClassRow& c : f.classes) {
+      s += fmt::format("| {} | {} | {} | {} |\n", c.name, FormatMs(c.total_ns), FormatMs(c.exposed_ns),
+                       FormatPct(c.unmasked));
+    }
+    s += "\n";
+  }
+  const auto& ei = a.cluster().expert_imbalance();
+  if (ei.layers_size() > 0) {
+    std::vector<const analysis::ExpertLayer*> layers;
+    for (const auto& l : ei.layers()) layers.push_back(&l);
+    std::stable_sort(layers.begin(), layers.end(), [](const auto* x, const auto* y) {
+      return (x->has_max_vio() ? x->max_vio() : x->ep_max_vio()) > (y->has_max_vio() ? y->max_vio() : y->ep_max_vio());
+    });
+    s += fmt::format("### Expert load ({}; worst layers)\n\n| layer | MaxVio | EP MaxVio | hot experts (tokens) |\n"
+                     "|---:|---:|---:|---|\n", Cell(ei.source()));
+    for (size_t i = 0; i < layers.size() && i < 5; ++i) {
+      const auto& l = *layers[i];
+      std::string hot;
+      for (const auto& h : l.hot_experts()) {
+        if (!hot.empty()) hot += ", ";
+        hot += fmt::format("#{} ({})", h.expert(), h.tokens());
+      }
+      s += fmt::format("| {} | {} | {:.3f} | {} |\n", l.layer(),
+                       l.has_max_vio() ? fmt::format("{:.3f}", l.max_vio()) : "-", l.ep_max_vio(),
+                       hot.empty() ? "-" : hot);
+    }
+    s += "\n";
+  }
+  const auto& c = a.cluster();
+  if (c.memory().peak_bytes() > 0) {
+    s += fmt::format("### Memory\n\nPeak {} on rank {}", FormatGiB(c.memory().peak_bytes()), c.memory().rank());
+    for (const auto& r : a.ranks()) {
+      if (r.rank() != c.memory().rank()) continue;
+      if (r.memory().has_headroom_bytes()) s += fmt::format(", headroom {}", FormatGiB(r.memory().headroom_bytes()));
+      std::vector<std::pair<std::string, int64_t>> cats(r.memory().at_peak().begin(), r.memory().at_peak().end());
+      std::sort(cats.begin(), cats.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+      if (!cats.empty()) {
+        s += ". At the peak: ";
+        for (size_t i = 0; i < cats.size(); ++i) {
+          s += fmt::format("{}{} {}", i ? ", " : "", Cell(cats[i].first), FormatGiB(cats[i].second));
+        }
+      }
+    }
+    s += ".\n\n";
+  }
+  if (c.slow_ranks_size() > 0 || c.waited_for_size() > 0) {
+    s += "### Slow ranks\n\n";
+    if (c.slow_ranks_size() > 0) {
+      s += "| rank | metric | value / step | mean | deviation |\n|---:|---|---:|---:|---:|\n";
+      for (int i = 0; i < c.slow_ranks_size() && i < 10; ++i) {
+        const auto& r = c.slow_ranks(i);
+        s += fmt::format("| {} | {} | {} | {} | {:+.1f} % |\n", r.rank(), Cell(r.metric()), FormatMs(r.value()),
+                         FormatMs(r.mean()), 100 * r.deviation());
+      }
+      if (c.slow_ranks_size() > 10) s += fmt::format("\n{} more not shown.\n", c.slow_ranks_size() - 10);
+      s += "\n";
+    }
+    if (c.waited_for_size() > 0) {
+      const auto& w = c.waited_for(0);
+      s += fmt::format("Collectives waited most for rank {} ({} in {} collectives).\n\n", w.rank(),
+                       FormatMs(w.caused_wait_ns()), w.collectives());
+    }
+  }
+  for (int i = 0; i < a.warnings_size() && i < 5; ++i) s += fmt::format("> warning: {}\n", Cell(a.warnings(i)));
+  return s;
+}
+
+}  // namespace moetrace

@@ -1,0 +1,188 @@
+// The HTML report's mustache template. {{x}} is HTML-escaped by the
+// renderer; the template has no {{{x}}} (unescaped) tag at all, so no text
+// from a trace can reach the page unescaped. Colours and coordinates are
+// computed in html_report.cc. The page loads nothing: the CSP forbids every
+// source except inline styles and data: images, and there is no script.
+#include "reports/report_template.h"
+
+namespace moetrace {
+
+const char kReportHtmlTemplate[] = R"MUSTACHE(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>moetrace report: {{title}}</title>
+<style>
+:root { --good:#1a7f37; --warn:#b35900; --bad:#c62828; --info:#455a64; --ink:#1f2328; --muted:#57606a; --line:#d0d7de; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); margin: 0; background: #f6f8fa; }
+main { max-width: 1120px; margin: 0 auto; padding: 24px; background: #fff; }
+h1 { font-size: 22px; margin: 0 0 4px; }
+h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+.sub { color: var(--muted); margin: 0 0 12px; }
+nav { margin: 8px 0 16px; }
+nav a { margin-right: 14px; color: #0969da; text-decoration: none; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 10px; }
+.card { border: 1px solid var(--line); border-left: 6px solid var(--info); border-radius: 6px; padding: 8px 10px; }
+.card.good { border-left-color: var(--good); } .card.warn { border-left-color: var(--warn); } .card.bad { border-left-color: var(--bad); }
+.card .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
+.card .value { font-size: 22px; font-weight: 600; }
+.card.good .value { color: var(--good); } .card.warn .value { color: var(--warn); } .card.bad .value { color: var(--bad); }
+.card .detail { color: var(--muted); font-size: 12px; }
+table { border-collapse: collapse; margin: 6px 0; font-variant-numeric: tabular-nums; }
+th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; }
+td.num { text-align: right; }
+th { background: #f6f8fa; }
+svg { display: block; max-width: 100%; height: auto; }
+svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
+.legend span { display: inline-block; margin-right: 14px; }
+.legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; }
+.c-compute { fill: #4e79a7; } .c-comm { fill: #e15759; } .c-copy { fill: #f28e2b; } .c-host { fill: #b07aa1; } .c-free { fill: #d5d0cc; }
+i.c-compute { background: #4e79a7; } i.c-comm { background: #e15759; } i.c-copy { background: #f28e2b; } i.c-host { background: #b07aa1; } i.c-free { background: #d5d0cc; }
+.outlier { fill: var(--bad); font-weight: 600; }
+.note { color: var(--muted); font-size: 12px; }
+ul.warn li { color: var(--warn); }
+@media print {
+  body { background: #fff; } main { max-width: none; padding: 0; } nav { display: none; }
+  section { break-inside: avoid; } h2 { break-after: avoid; }
+}
+</style>
+</head>
+<body>
+<main>
+<h1>moetrace report</h1>
+<p class="sub">{{title}}</p>
+<nav>{{#sections}}<a href="#{{id}}">{{name}}</a>{{/sections}}</nav>
+
+{{#has_headlines}}
+<section id="headline">
+<h2>Headline</h2>
+<div class="cards">
+{{#headlines}}<div class="card {{verdict}}"><div class="label">{{label}}</div><div class="value">{{value}}</div><div class="detail">{{detail}}</div></div>
+{{/headlines}}
+</div>
+</section>
+{{/has_headlines}}
+
+{{#breakdown}}
+<section id="breakdown">
+<h2>Step breakdown {{#grouped}}(rank groups; slow ranks on their own){{/grouped}}</h2>
+<p class="note">Mean step per {{#grouped}}rank group{{/grouped}}{{^grouped}}rank{{/grouped}}; the parts add up to the step span. Host-bound is the part of free time where the device waited for the host.</p>
+<p class="legend"><span><i class="c-compute"></i>compute</span><span><i class="c-comm"></i>exposed communication</span><span><i class="c-copy"></i>exposed copy</span><span><i class="c-host"></i>host-bound</span><span><i class="c-free"></i>other free</span></p>
+<svg viewBox="0 0 1080 {{height}}" width="1080" role="img" aria-label="step breakdown per rank">
+{{#bars}}<text x="0" y="{{ty}}"{{#outlier}} class="outlier"{{/outlier}}>{{label}}</text>
+{{#segments}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="14" class="{{cls}}"><title>{{title}}</title></rect>{{/segments}}
+<text x="{{tx}}" y="{{ty}}">{{total}}</text>
+{{/bars}}
+</svg>
+</section>
+{{/breakdown}}
+
+{{#has_classes}}
+<section id="comm">
+<h2>Exposed communication by class</h2>
+<table><tr><th>class</th><th>total / step</th><th>exposed / step</th><th>unmasked</th><th></th></tr>
+{{#classes}}<tr><td>{{name}}</td><td class="num">{{total}}</td><td class="num">{{exposed}}</td><td class="num">{{unmasked}}</td><td><svg viewBox="0 0 200 12" width="200"><rect x="0" y="0" width="200" height="12" class="c-free"/><rect x="0" y="0" width="{{w}}" height="12" class="c-comm"/></svg></td></tr>
+{{/classes}}
+</table>
+</section>
+{{/has_classes}}
+
+{{#timeline}}
+<section id="timeline">
+<h2>Timeline: worst step on the slowest rank</h2>
+<p class="note">Rank {{rank}}, step {{step}}, {{duration}}. Hover a block for the longest op it covers.</p>
+<svg viewBox="0 0 1080 {{height}}" width="1080" role="img" aria-label="timeline">
+{{#lanes}}<text x="0" y="{{ty}}">{{name}}</text><rect x="110" y="{{y}}" width="960" height="20" fill="#f6f8fa"/>
+{{#blocks}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="20" class="{{cls}}"><title>{{title}}</title></rect>{{/blocks}}
+{{/lanes}}
+{{#ticks}}<text x="{{x}}" y="{{y}}">{{label}}</text>{{/ticks}}
+</svg>
+</section>
+{{/timeline}}
+
+{{#experts}}
+<section id="experts">
+<h2>Expert load</h2>
+<p class="note">Source: {{source}}. MaxVio = max load / mean load − 1.</p>
+{{#heatmap}}
+<p class="note">Tokens per expert (columns) and MoE layer (rows), summed over ranks and steps; colour = load / layer mean (blue below, red above).</p>
+<svg viewBox="0 0 {{width}} {{height}}" width="{{width}}" role="img" aria-label="expert load heat map">
+{{#rows}}<text x="0" y="{{ty}}">layer {{layer}}</text>{{#cells}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="{{h}}" fill="{{fill}}"><title>{{title}}</title></rect>{{/cells}}
+{{/rows}}
+</svg>
+{{/heatmap}}
+<table><tr><th>layer</th><th>MaxVio</th><th>MaxVio over EP ranks</th><th>CV</th><th>hot experts (tokens)</th></tr>
+{{#layers}}<tr><td>{{layer}}</td><td class="num">{{max_vio}}</td><td class="num">{{ep_max_vio}}</td><td class="num">{{cv}}</td><td>{{hot}}</td></tr>
+{{/layers}}
+</table>
+{{#has_more_layers}}<p class="note">{{more_layers}}</p>{{/has_more_layers}}
+</section>
+{{/experts}}
+
+{{#memory}}
+<section id="memory">
+<h2>Memory</h2>
+<p>Peak {{peak}} on rank {{rank}}{{#has_headroom}}, headroom {{headroom}}{{/has_headroom}}.</p>
+{{#chart}}
+<p class="legend"><span><i class="c-compute"></i>allocated</span><span><i class="c-copy"></i>reserved</span></p>
+<svg viewBox="0 0 1080 240" width="1080" role="img" aria-label="memory over time">
+<rect x="60" y="10" width="1010" height="200" fill="#f6f8fa"/>
+{{#has_reserved}}<polyline points="{{reserved}}" fill="none" stroke="#f28e2b" stroke-width="1.5"/>{{/has_reserved}}
+{{#has_allocated}}<polyline points="{{allocated}}" fill="none" stroke="#4e79a7" stroke-width="1.5"/>{{/has_allocated}}
+<circle cx="{{peak_x}}" cy="{{peak_y}}" r="4" fill="#c62828"/><text x="{{peak_tx}}" y="{{peak_ty}}">peak {{peak}}</text>
+<text x="0" y="16">{{ymax}}</text><text x="0" y="210">0</text>
+<text x="60" y="230">{{t0}}</text><text x="1000" y="230">{{t1}}</text>
+</svg>
+{{/chart}}
+{{#has_at_peak}}
+<table><tr><th>category at peak</th><th>bytes</th><th>share</th></tr>
+{{#at_peak}}<tr><td>{{name}}</td><td class="num">{{bytes}}</td><td class="num">{{share}}</td></tr>
+{{/at_peak}}
+</table>
+{{/has_at_peak}}
+</section>
+{{/memory}}
+
+{{#slow}}
+<section id="slow">
+<h2>Slow ranks</h2>
+{{#has_slow_ranks}}
+<table><tr><th>rank</th><th>metric</th><th>value / step</th><th>mean over ranks</th><th>deviation</th></tr>
+{{#slow_ranks}}<tr><td>{{rank}}</td><td>{{metric}}</td><td class="num">{{value}}</td><td class="num">{{mean}}</td><td class="num">{{deviation}}</td></tr>
+{{/slow_ranks}}
+</table>
+{{/has_slow_ranks}}
+{{#has_waited_for}}
+<p>Ranks the others waited for in collectives:</p>
+<table><tr><th>rank</th><th>wait it caused</th><th>collectives where it arrived last</th></tr>
+{{#waited_for}}<tr><td>{{rank}}</td><td class="num">{{caused}}</td><td class="num">{{collectives}}</td></tr>
+{{/waited_for}}
+</table>
+{{/has_waited_for}}
+{{#has_waits}}
+<p>Collectives with the longest waits:</p>
+<table><tr><th>collective</th><th>group</th><th>last rank</th><th>mean wait</th><th>what happened</th></tr>
+{{#waits}}<tr><td>{{name}}</td><td>{{group}}</td><td>{{last_rank}}</td><td class="num">{{mean_wait}}</td><td>{{description}}</td></tr>
+{{/waits}}
+</table>
+{{/has_waits}}
+</section>
+{{/slow}}
+
+{{#has_warnings}}
+<section id="warnings">
+<h2>Warnings</h2>
+<ul class="warn">{{#warnings}}<li>{{text}}</li>{{/warnings}}</ul>
+</section>
+{{/has_warnings}}
+
+<p class="note">Generated by moetrace. Metric definitions: shared/docs/METRICS.md.</p>
+</main>
+</body>
+</html>
+)MUSTACHE";
+
+}  // namespace moetrace

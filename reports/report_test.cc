@@ -1,0 +1,122 @@
+#include "reports/report.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "analyzer/analyze.h"
+#include "analyzer/gate.h"
+#include "analyzer/stable_json.h"
+#include "formats/sample_trace.h"
+#include "reports/findings.h"
+#include "reports/report_template.h"
+#include "reports/test_traces.h"
+
+namespace moetrace {
+namespace {
+
+size_t Count(const std::string& s, std::string_view what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+ReportData FromTrace(Trace t) {
+  MemorySource source(std::move(t));
+  analysis::Analysis a = Analyze(source);
+  return CollectReportData(std::move(a), &source);
+}
+
+TEST(Report, TemplateHasNoUnescapedTags) {
+  const std::string t = kReportHtmlTemplate;
+  EXPECT_EQ(Count(t, "{{{"), 0u);
+  EXPECT_EQ(Count(t, "{{&"), 0u);
+}
+
+TEST(Report, TraceStringsAreEscaped) {
+  const ReportData rd = FromTrace(MakeHostileTrace());
+  ASSERT_TRUE(rd.timeline.has_value());
+  const std::string html = RenderHtmlReport(rd);
+  // The op and group names only ever appear escaped.
+  EXPECT_EQ(Count(html, "<script"), 0u);
+  EXPECT_EQ(Count(html, "</script"), 0u);
+  EXPECT_GT(Count(html, "&lt;script&gt;alert(&quot;pwn&quot; &amp; &apos;x&apos;)&lt;/script&gt;"), 0u) << html;
+  EXPECT_EQ(Count(html, "alert(\"pwn\""), 0u);
+  const std::string md = RenderMarkdownReport(rd);
+  EXPECT_EQ(Count(md, "<script"), 0u);
+}
+
+TEST(Report, HtmlLoadsNothingFromTheNetwork) {
+  const std::string html = RenderHtmlReport(FromTrace(MakeHostileTrace()));
+  EXPECT_NE(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"),
+            std::string::npos);
+  EXPECT_EQ(Count(html, "http://"), 0u);
+  EXPECT_EQ(Count(html, "https://"), 0u);
+  EXPECT_EQ(Count(html, "//"), 0u);  // no protocol-relative URL either
+  EXPECT_EQ(Count(html, "url("), 0u);
+  EXPECT_EQ(Count(html, "@import"), 0u);
+  // Every src= / href= is data: or an in-page anchor.
+  std::regex attr(R"((src|href)\s*=\s*"([^"]*)\")");
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), attr); it != std::sregex_iterator(); ++it) {
+    const std::string v = (*it)[2];
+    EXPECT_TRUE(v.rfind("data:", 0) == 0 || v.rfind("#", 0) == 0) << (*it)[0];
+  }
+}
+
+TEST(Report, SectionsFromATraceAndFromItsJson) {
+  Trace t = MakeSampleTrace(4, 64, 3);
+  const ReportData from_trace = FromTrace(t);
+  const std::string html = RenderHtmlReport(from_trace);
+  for (const char* id : {"headline", "breakdown", "comm", "timeline", "experts", "memory"}) {
+    EXPECT_NE(html.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
+    EXPECT_NE(html.find(std::string("<a href=\"#") + id + "\">"), std::string::npos) << id;
+  }
+  EXPECT_EQ(Count(html, "class=\"c-compute\"><title>rank "), 4u);  // one compute segment per rank bar
+  EXPECT_NE(html.find("aria-label=\"expert load heat map\""), std::string::npos);
+  EXPECT_NE(html.find("<polyline points=\""), std::string::npos);
+
+  // From the saved analysis: same findings, no trace-only parts, no empty sections.
+  const ReportData from_json =
+      CollectReportData(ParseAnalysisJson(ToStableJson(from_trace.analysis), "a.json"), nullptr);
+  const std::string h2 = RenderHtmlReport(from_json);
+  EXPECT_EQ(h2.find("<section id=\"timeline\">"), std::string::npos);
+  EXPECT_EQ(h2.find("href=\"#timeline\""), std::string::npos);
+  EXPECT_EQ(h2.find("<polyline"), std::string::npos);
+  EXPECT_NE(h2.find("<section id=\"breakdown\">"), std::string::npos);
+  EXPECT_NE(h2.find("<section id=\"memory\">"), std::string::npos);
+  EXPECT_EQ(RenderMarkdownReport(from_json), RenderMarkdownReport(from_trace));
+}
+
+TEST(Report, EmptyAnalysisHasNoSections) {
+  const std::string html = RenderHtmlReport(CollectReportData(analysis::Analysis(), nullptr));
+  EXPECT_EQ(Count(html, "<section"), 0u);
+  EXPECT_EQ(Count(html, "<nav></nav>"), 1u);
+}
+
+TEST(Report, ThousandsOfRanksAreGroupedWithOutliersNamed) {
+  analysis::Analysis a;
+  for (int r = 0; r < 4096; ++r) {
+    auto* ra = a.add_ranks();
+    ra->set_rank(r);
+    ra->add_steps()->set_span_ns(1000);
+    ra->mutable_breakdown()->set_span_ns(r == 777 ? 2000 : 1000);
+    ra->mutable_breakdown()->set_compute_ns(r == 777 ? 1500 : 800);
+    ra->mutable_breakdown()->set_free_ns(r == 777 ? 500 : 200);
+  }
+  auto* s = a.mutable_cluster()->add_slow_ranks();
+  s->set_rank(777);
+  s->set_metric("compute_ns");
+  const Findings f = BuildFindings(a, 64);
+  EXPECT_TRUE(f.grouped);
+  ASSERT_EQ(f.bars.size(), 64u);  // 62 groups of 66 ranks, one of 4 + rank 777
+  EXPECT_EQ(f.bars[0].label, "ranks 0-65 (mean)");
+  EXPECT_DOUBLE_EQ(f.bars[0].span, 1000);
+  EXPECT_EQ(f.bars.back().label, "rank 777");
+  EXPECT_TRUE(f.bars.back().outlier);
+  EXPECT_DOUBLE_EQ(f.bars.back().compute, 1500);
+  const std::string md = RenderMarkdownReport(CollectReportData(a, nullptr));
+  EXPECT_NE(md.find("| rank 777 (slow) | 0.002 ms |"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace moetrace

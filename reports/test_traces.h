@@ -1,0 +1,16 @@
+// Traces the report tests (unit and browser) share.
+#pragma once
+
+#include "formats/trace.h"
+
+namespace moetrace {
+
+// The name every compute op and communication group of this trace carries:
+// markup, quotes and an ampersand that must reach a page only as text.
+inline constexpr const char kHostileName[] = "<script>alert(\"pwn\" & 'x')</script>";
+
+// A small sample trace (formats/sample_trace.h) whose compute ops and
+// communication groups are all named kHostileName.
+Trace MakeHostileTrace();
+
+}  // namespace moetrace
