@@ -12,3 +12,6 @@ set -x
 $bin info sample-traces/sample.mtrace
 $bin convert sample-traces/sample.mtrace -o out/sample.pftrace
 $bin convert sample-traces/sample.mtrace -o out/sample.json
+$bin analyze sample-traces/sample.mtrace --json out/sample.analysis.json
+$bin gate sample-traces/sample.mtrace --baseline out/sample.analysis.json --junit out/gate.xml --md out/gate.md
+$bin report sample-traces/sample.mtrace --html out/report.html --md out/report.md
