@@ -18,6 +18,7 @@ void Register(CLI::App* sub, std::function<int()> run) {
 }
 
 void AddCommands(CLI::App& app) {
+  AddAnalyzeCommand(app);
   AddConvertCommand(app);
   AddInfoCommand(app);
 }

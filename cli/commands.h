@@ -22,5 +22,6 @@ int RunSelected(CLI::App& app);
 // One Add*Command per subcommand file.
 void AddInfoCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
+void AddAnalyzeCommand(CLI::App& app);
 
 }  // namespace moetrace::cli

@@ -1,0 +1,116 @@
+#include "analyzer/analyze.h"
+
+#include <algorithm>
+#include <cmath>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "analyzer/cluster.h"
+#include "analyzer/hta/hta.h"
+#include "analyzer/label_check.h"
+#include "analyzer/metrics_proto.h"
+
+namespace moetrace {
+
+analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& options) {
+  const size_t n = source.rank_count();
+  size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)
+                                       : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, std::max<size_t>(n, 1));
+
+  analysis::Analysis out;
+  out.set_source(source.metadata().source);
+  std::vector<analysis::RankAnalysis> ranks(n);
+  ClusterAccumulator cluster;
+  std::mutex mu;
+  std::atomic<size_t> next{0};
+  size_t done = 0;
+  std::exception_ptr error;
+  const uint64_t capacity = source.metadata().device_memory_bytes;
+
+  // Each worker holds one rank at a time: memory is bounded by the thread
+  // count, whatever the number of ranks.
+  auto worker = [&] {
+    RankScratch scratch;
+    for (;;) {
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      try {
+        Rank rank = source.ReadRank(i);
+        RankMetrics m = AnalyzeRank(rank, &scratch);
+        FillRank(m, capacity, &ranks[i]);
+        std::lock_guard<std::mutex> lock(mu);
+        cluster.Add(m, rank);
+        ++done;
+        if (options.progress) options.progress(done, n);
+        Recycle(std::move(m), &scratch);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        next.store(n);
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+
+  std::stable_sort(ranks.begin(), ranks.end(),
+                   [](const auto& a, const auto& b) { return a.rank() < b.rank(); });
+  for (auto& r : ranks) *out.add_ranks() = std::move(r);
+  cluster.Finish(source.metadata(), &out);
+  CheckLabels(source.metadata(), &out);
+  return out;
+}
+
+void AddHtaSection(const std::vector<std::string>& paths, analysis::Analysis* analysis) {
+  AddHtaResult(hta::ComputeHta(paths), analysis);
+}
+
+void AddHtaResult(const hta::HtaResult& res, analysis::Analysis* analysis) {
+  for (const std::string& e : res.errors) analysis->add_hta_errors(e);
+  for (const std::string& w : res.warnings) analysis->add_warnings(w);
+  for (const hta::HtaRank& r : res.ranks) {
+    analysis::RankAnalysis* target = nullptr;
+    for (auto& ra : *analysis->mutable_ranks()) {
+      if (ra.rank() == r.rank) target = &ra;
+    }
+    if (!target) {
+      target = analysis->add_ranks();
+      target->set_rank(static_cast<int32_t>(r.rank));
+    }
+    analysis::Hta* h = target->mutable_hta();
+    if (r.temporal) {
+      analysis::HtaTemporal* t = h->mutable_temporal();
+      t->set_kernel_span_us(r.temporal->kernel_span_us);
+      t->set_idle_us(r.temporal->idle_us);
+      t->set_compute_us(r.temporal->compute_us);
+      t->set_non_compute_us(r.temporal->non_compute_us);
+      t->set_idle_pct(r.temporal->idle_pct);
+      t->set_compute_pct(r.temporal->compute_pct);
+      t->set_non_compute_pct(r.temporal->non_compute_pct);
+    }
+    h->set_comm_comp_overlap_pct(r.comm_comp_overlap_pct);  // NaN is written as null
+    if (r.idle_by_stream) {
+      for (const auto& [stream, s] : *r.idle_by_stream) {
+        analysis::HtaIdle& o = (*h->mutable_idle_by_stream())[std::to_string(stream)];
+        if (s.host_wait_us) o.set_host_wait_us(*s.host_wait_us);
+        if (s.kernel_wait_us) o.set_kernel_wait_us(*s.kernel_wait_us);
+        if (s.other_us) o.set_other_us(*s.other_us);
+      }
+    }
+    analysis::HtaLaunch* l = h->mutable_launch();
+    l->set_count(r.launch.count);
+    l->set_launch_delay_mean_us(r.launch.launch_delay_mean_us.value_or(NAN));
+    l->set_launch_delay_p50_us(r.launch.launch_delay_p50_us.value_or(NAN));
+  }
+  std::stable_sort(analysis->mutable_ranks()->begin(), analysis->mutable_ranks()->end(),
+                   [](const auto& a, const auto& b) { return a.rank() < b.rank(); });
+}
+
+}  // namespace moetrace

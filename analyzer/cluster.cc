@@ -1,0 +1,299 @@
+#include "analyzer/cluster.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "analyzer/metrics_proto.h"
+
+namespace moetrace {
+namespace {
+
+uint64_t CollectiveKey(uint32_t group, int64_t sequence) {
+  return (static_cast<uint64_t>(group) << 40) ^ (static_cast<uint64_t>(sequence) & ((1ull << 40) - 1));
+}
+
+double Mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
+  total_.Add(m.total);
+  for (int c = 0; c < kCommClassCount; ++c) {
+    cls_[c].total += m.cls[c].total;
+    cls_[c].exposed += m.cls[c].exposed;
+  }
+  RankSummary s{};
+  s.rank = m.rank;
+  s.steps = static_cast<int64_t>(m.steps.size());
+  const double n = s.steps > 0 ? static_cast<double>(s.steps) : 1.0;
+  s.step_mean = static_cast<double>(m.total.span) / n;
+  s.compute = static_cast<double>(m.total.compute) / n;
+  s.comm = static_cast<double>(m.total.comm) / n;
+  s.free = static_cast<double>(m.total.free) / n;
+  s.has_peak = m.memory.peak_allocated || m.memory.peak_reserved;
+  s.peak_bytes = std::max(m.memory.peak_allocated.value_or(0), m.memory.peak_reserved.value_or(0));
+  ranks_.push_back(s);
+  max_steps_ = std::max(max_steps_, s.steps);
+
+  // Matched collectives: a member's wait is last arrival - own arrival. The
+  // collective ends together on every member, so that is its duration minus
+  // the shortest member duration -- which needs no clock alignment between
+  // ranks. The member with the shortest duration arrived last.
+  std::vector<int64_t> local_group(rank.strings.size(), -1);
+  for (const Arrival& a : m.arrivals) {
+    int64_t& g = local_group[a.group];
+    if (g < 0) {
+      std::string name(rank.strings.Get(a.group));
+      auto [it, added] = group_ids_.emplace(name, static_cast<uint32_t>(group_names_.size()));
+      if (added) group_names_.push_back(name);
+      g = it->second;
+    }
+    Collective& c = collectives_[CollectiveKey(static_cast<uint32_t>(g), a.sequence)];
+    if (c.members == 0) {
+      c.name = std::string(rank.strings.Get(a.name));
+      c.layer = a.layer;
+      c.step = a.step;
+      c.group_size = a.group_size;
+      c.a2a = a.kind == CollectiveKind::kAllToAll || a.kind == CollectiveKind::kAllToAllV;
+      c.combine = c.name.find("combine") != std::string::npos;
+    }
+    ++c.members;
+    c.sum_dur += a.dur;
+    if (a.dur < c.min_dur || (a.dur == c.min_dur && m.rank < c.last_rank)) {
+      c.min_dur = a.dur;
+      c.last_rank = m.rank;
+    }
+    if (a.recv_load >= 0) {
+      c.load_sum += a.recv_load;
+      c.load_max = std::max(c.load_max, a.recv_load);
+      ++c.load_n;
+    }
+  }
+
+  for (const RoutingRecord& r : rank.routing) {
+    RoutingAgg& agg = routing_[{r.step, r.layer}];
+    if (agg.tokens.size() < r.tokens_per_expert.size()) agg.tokens.resize(r.tokens_per_expert.size(), 0);
+    for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) agg.tokens[e] += r.tokens_per_expert[e];
+    if (agg.placement.empty()) agg.placement = r.expert_to_ep_rank;
+    if (agg.ep_size == 0) agg.ep_size = r.ep_size;
+  }
+}
+
+void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
+  analysis::Cluster* c = out->mutable_cluster();
+  c->set_rank_count(static_cast<int32_t>(ranks_.size()));
+  c->set_steps(static_cast<int32_t>(max_steps_));
+  FillBreakdown(total_, c->mutable_breakdown());
+  FillRatios(total_, c->mutable_ratios());
+  FillCommByClass(cls_, c->mutable_comm_by_class());
+
+  // Step time spread.
+  std::vector<double> step_means;
+  for (const RankSummary& r : ranks_) {
+    if (r.steps > 0) step_means.push_back(r.step_mean);
+  }
+  double median_step = 0;
+  if (!step_means.empty()) {
+    std::sort(step_means.begin(), step_means.end());
+    size_t n = step_means.size();
+    median_step = n % 2 ? step_means[n / 2] : (step_means[n / 2 - 1] + step_means[n / 2]) / 2;
+    c->mutable_step_time_ns()->set_min(std::llround(step_means.front()));
+    c->mutable_step_time_ns()->set_median(std::llround(median_step));
+    c->mutable_step_time_ns()->set_max(std::llround(step_means.back()));
+  }
+
+  // Slow ranks: more than 5% away from the mean (Ascend advisor's rule).
+  struct Flag { int32_t rank; const char* metric; double value, mean, dev; };
+  std::vector<Flag> flags;
+  if (ranks_.size() >= 2) {
+    const char* names[3] = {"compute_ns", "comm_ns", "free_ns"};
+    for (int k = 0; k < 3; ++k) {
+      auto get = [&](const RankSummary& r) { return k == 0 ? r.compute : k == 1 ? r.comm : r.free; };
+      double mean = 0;
+      for (const RankSummary& r : ranks_) mean += get(r);
+      mean /= static_cast<double>(ranks_.size());
+      if (mean <= 0) continue;
+      for (const RankSummary& r : ranks_) {
+        double dev = (get(r) - mean) / mean;
+        if (std::abs(dev) > 0.05) flags.push_back({r.rank, names[k], get(r), mean, dev});
+      }
+    }
+  }
+  std::sort(flags.begin(), flags.end(), [](const Flag& a, const Flag& b) {
+    if (std::abs(a.dev) != std::abs(b.dev)) return std::abs(a.dev) > std::abs(b.dev);
+    if (a.rank != b.rank) return a.rank < b.rank;
+    return std::string_view(a.metric) < b.metric;
+  });
+  if (flags.size() > 100) flags.resize(100);
+  for (const Flag& f : flags) {
+    analysis::SlowRank* s = c->add_slow_ranks();
+    s->set_rank(f.rank);
+    s->set_metric(f.metric);
+    s->set_value(f.value);
+    s->set_mean(f.mean);
+    s->set_deviation(f.dev);
+  }
+
+  // Collective waits.
+  struct Wait { uint64_t key; const Collective* c; int64_t total; };
+  std::vector<Wait> waits;
+  std::map<int32_t, std::pair<int64_t, int64_t>> caused;  // rank -> (ns, collectives)
+  for (const auto& [key, col] : collectives_) {
+    if (col.members < 2) continue;
+    if (col.group_size > 0 && col.members != col.group_size) continue;  // not every member seen
+    int64_t total = col.sum_dur - static_cast<int64_t>(col.members) * col.min_dur;
+    if (total <= 0) continue;
+    waits.push_back({key, &col, total});
+    auto& r = caused[col.last_rank];
+    r.first += total;
+    r.second += 1;
+  }
+  std::sort(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) {
+    return a.total != b.total ? a.total > b.total : a.key < b.key;
+  });
+  for (size_t i = 0; i < waits.size() && i < 20; ++i) {
+    const Collective& col = *waits[i].c;
+    analysis::CollectiveWait* w = c->add_collective_waits();
+    const std::string& group = group_names_[waits[i].key >> 40];
+    w->set_group(group);
+    w->set_sequence(static_cast<int64_t>(waits[i].key & ((1ull << 40) - 1)));
+    w->set_name(col.name);
+    if (col.layer >= 0) w->set_layer(col.layer);
+    if (col.step >= 0) w->set_step(col.step);
+    w->set_members(col.members);
+    w->set_last_rank(col.last_rank);
+    int64_t mean_wait = waits[i].total / (col.members - 1);
+    w->set_mean_wait_ns(mean_wait);
+    w->set_total_wait_ns(waits[i].total);
+    std::string where = col.name;
+    if (col.layer >= 0) where += fmt::format(" of layer {}", col.layer);
+    if (col.step >= 0) where += fmt::format(", step {}", col.step);
+    w->set_description(fmt::format("every rank of group {} waited {:.3f} ms for rank {} in {}",
+                                   group, static_cast<double>(mean_wait) / 1e6, col.last_rank,
+                                   where));
+  }
+  std::vector<std::pair<int32_t, std::pair<int64_t, int64_t>>> blame(caused.begin(), caused.end());
+  std::sort(blame.begin(), blame.end(), [](const auto& a, const auto& b) {
+    return a.second.first != b.second.first ? a.second.first > b.second.first : a.first < b.first;
+  });
+  for (size_t i = 0; i < blame.size() && i < 20; ++i) {
+    analysis::RankWait* w = c->add_waited_for();
+    w->set_rank(blame[i].first);
+    w->set_caused_wait_ns(blame[i].second.first);
+    w->set_collectives(blame[i].second.second);
+  }
+  for (analysis::RankAnalysis& r : *out->mutable_ranks()) {
+    auto it = caused.find(r.rank());
+    r.set_collective_wait_caused_ns(it == caused.end() ? 0 : it->second.first);
+  }
+
+  // Expert load imbalance: routing records first, else all-to-all splits.
+  analysis::ExpertImbalance* ei = c->mutable_expert_imbalance();
+  if (!routing_.empty()) {
+    ei->set_source("routing");
+    struct LayerAgg { std::vector<double> vio, ep_vio, cv; std::vector<int64_t> tokens; };
+    std::map<int32_t, LayerAgg> layers;
+    std::vector<double> all_vio, all_ep;
+    for (const auto& [key, agg] : routing_) {
+      const size_t E = agg.tokens.size();
+      if (E == 0) continue;
+      double sum = 0, mx = 0;
+      for (int64_t t : agg.tokens) sum += static_cast<double>(t), mx = std::max(mx, static_cast<double>(t));
+      double mean = sum / static_cast<double>(E);
+      if (mean <= 0) continue;
+      double var = 0;
+      for (int64_t t : agg.tokens) var += (static_cast<double>(t) - mean) * (static_cast<double>(t) - mean);
+      double cv = std::sqrt(var / static_cast<double>(E)) / mean;
+      const int32_t ep = std::max(1, agg.ep_size);
+      std::vector<double> ep_load(static_cast<size_t>(ep), 0.0);
+      for (size_t e = 0; e < E; ++e) {
+        int32_t r = e < agg.placement.size() ? agg.placement[e]
+                                              : static_cast<int32_t>(e * static_cast<size_t>(ep) / E);
+        if (r >= 0 && r < ep) ep_load[static_cast<size_t>(r)] += static_cast<double>(agg.tokens[e]);
+      }
+      double ep_mx = *std::max_element(ep_load.begin(), ep_load.end());
+      double ep_vio = ep_mx / (sum / ep) - 1;
+      double vio = mx / mean - 1;
+      LayerAgg& la = layers[key.layer];
+      la.vio.push_back(vio);
+      la.ep_vio.push_back(ep_vio);
+      la.cv.push_back(cv);
+      if (la.tokens.size() < E) la.tokens.resize(E, 0);
+      for (size_t e = 0; e < E; ++e) la.tokens[e] += agg.tokens[e];
+      all_vio.push_back(vio);
+      all_ep.push_back(ep_vio);
+    }
+    for (auto& [layer, la] : layers) {
+      analysis::ExpertLayer* l = ei->add_layers();
+      l->set_layer(layer);
+      l->set_max_vio(Mean(la.vio));
+      l->set_ep_max_vio(Mean(la.ep_vio));
+      l->set_cv(Mean(la.cv));
+      l->set_steps(static_cast<int32_t>(la.vio.size()));
+      std::vector<int32_t> idx(la.tokens.size());
+      std::iota(idx.begin(), idx.end(), 0);
+      size_t top = std::min<size_t>(3, idx.size());
+      std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(top), idx.end(),
+                        [&](int32_t a, int32_t b) {
+                          return la.tokens[static_cast<size_t>(a)] != la.tokens[static_cast<size_t>(b)]
+                                     ? la.tokens[static_cast<size_t>(a)] > la.tokens[static_cast<size_t>(b)]
+                                     : a < b;
+                        });
+      for (size_t k = 0; k < top; ++k) {
+        analysis::HotExpert* h = l->add_hot_experts();
+        h->set_expert(idx[k]);
+        h->set_tokens(la.tokens[static_cast<size_t>(idx[k])]);
+      }
+    }
+    if (!all_vio.empty()) {
+      ei->set_max_vio_mean(Mean(all_vio));
+      ei->set_max_vio_max(*std::max_element(all_vio.begin(), all_vio.end()));
+      ei->set_ep_max_vio_mean(Mean(all_ep));
+    }
+  } else {
+    // Only EP-rank loads are known: the expert-level fields stay absent.
+    std::map<int32_t, std::vector<double>> layers;
+    std::vector<double> all;
+    for (const auto& [key, col] : collectives_) {
+      if (!col.a2a || col.combine || col.load_n < 2 || col.load_sum <= 0) continue;
+      double vio = static_cast<double>(col.load_max) /
+                       (static_cast<double>(col.load_sum) / col.load_n) - 1;
+      layers[col.layer].push_back(vio);
+      all.push_back(vio);
+    }
+    if (!all.empty()) {
+      ei->set_source("all_to_all_splits");
+      for (auto& [layer, v] : layers) {
+        analysis::ExpertLayer* l = ei->add_layers();
+        l->set_layer(layer);
+        l->set_ep_max_vio(Mean(v));
+        l->set_steps(static_cast<int32_t>(v.size()));
+      }
+      ei->set_ep_max_vio_mean(Mean(all));
+    }
+  }
+
+  // Memory, MFU, tokens/s.
+  for (const RankSummary& r : ranks_) {
+    if (r.has_peak && r.peak_bytes > c->memory().peak_bytes()) {
+      c->mutable_memory()->set_peak_bytes(r.peak_bytes);
+      c->mutable_memory()->set_rank(r.rank);
+    }
+  }
+  const double step_s = median_step / 1e9;
+  const double devices = md.layout.world_size > 0 ? md.layout.world_size
+                                                  : static_cast<double>(ranks_.size());
+  if (step_s > 0 && md.model_flops_per_step > 0 && md.device_peak_flops > 0 && devices > 0) {
+    c->set_mfu(md.model_flops_per_step / (step_s * md.device_peak_flops * devices));
+  }
+  if (step_s > 0 && md.tokens_per_step > 0) {
+    c->set_tokens_per_s(static_cast<double>(md.tokens_per_step) / step_s);
+  }
+}
+
+}  // namespace moetrace

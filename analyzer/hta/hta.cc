@@ -1,0 +1,403 @@
+#include "analyzer/hta/hta.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analyzer/hta/numpy_sort.h"
+#include "formats/errors.h"
+
+namespace moetrace::hta {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One rank after alignment (§4) and the step filter (§5): `frame` lists row
+// positions in HTA's frame order, a row repeated when the join duplicates it.
+struct RankFrame {
+  const RankRows* rows = nullptr;
+  std::vector<int64_t> partner;  // §3, by row position
+  std::vector<uint32_t> frame;
+};
+
+std::vector<int64_t> Partners(const RankRows& r) {
+  std::vector<int64_t> p(r.size());
+  struct Last { int64_t cpu = -1, gpu = -1; };
+  std::unordered_map<int64_t, Last> last;
+  last.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i) {
+    p[i] = std::min<int64_t>(r.correlation[i], 0);
+    if (r.correlation[i] == -1) continue;
+    Last& l = last[r.correlation[i]];
+    (r.IsGpu(i) ? l.gpu : l.cpu) = r.idx[i];
+  }
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.correlation[i] == -1) continue;
+    const Last& l = last[r.correlation[i]];
+    int64_t other = r.IsGpu(i) ? l.cpu : l.gpu;
+    if (other >= 0) p[i] = other;
+  }
+  return p;
+}
+
+std::vector<uint32_t> StepFilter(const RankRows& r) {
+  std::vector<uint32_t> cpu, gpu;
+  for (uint32_t i = 0; i < r.size(); ++i) (r.IsGpu(i) ? gpu : cpu).push_back(i);
+  std::vector<uint32_t> frame;
+  if (cpu.empty()) {
+    for (uint32_t i = 0; i < r.size(); ++i) frame.push_back(i);
+    return frame;
+  }
+  bool any_step = false;
+  int64_t t_last = std::numeric_limits<int64_t>::min();
+  for (uint32_t i : cpu) {
+    if (r.bits[i] & kRowStepName) {
+      any_step = true;
+      t_last = std::max(t_last, r.ts[i]);
+    }
+  }
+  if (!any_step) {
+    t_last = std::numeric_limits<int64_t>::max();
+    for (uint32_t i : cpu) t_last = std::min(t_last, r.ts[i]);
+  }
+  std::vector<uint32_t> kept_cpu;
+  std::unordered_map<int64_t, int64_t> kept_per_corr;
+  for (uint32_t i : cpu) {
+    if (r.ts[i] < t_last) {
+      kept_cpu.push_back(i);
+      ++kept_per_corr[r.correlation[i]];
+    }
+  }
+  // GPU rows grouped by correlation, groups in order of first appearance.
+  std::unordered_map<int64_t, uint32_t> group_of;
+  std::vector<std::vector<uint32_t>> groups;
+  for (uint32_t i : gpu) {
+    auto [it, added] = group_of.emplace(r.correlation[i], static_cast<uint32_t>(groups.size()));
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  for (const auto& g : groups) {
+    auto it = kept_per_corr.find(r.correlation[g[0]]);
+    if (it == kept_per_corr.end()) continue;
+    for (uint32_t i : g) {
+      for (int64_t k = 0; k < it->second; ++k) frame.push_back(i);
+    }
+  }
+  frame.insert(frame.end(), kept_cpu.begin(), kept_cpu.end());
+  return frame;
+}
+
+// Merged groups of §6.4 over rows listed in `sorted` order.
+struct Groups {
+  std::vector<int64_t> start;
+  std::vector<double> end;
+};
+
+// Sorts `rows` (positions, in the given order) by ts with numpy's argsort and
+// returns them sorted.
+std::vector<uint32_t> SortByTs(const RankRows& r, const std::vector<uint32_t>& rows) {
+  std::vector<int64_t> keys(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) keys[i] = r.ts[rows[i]];
+  std::vector<uint32_t> perm;
+  NumpyArgsort(keys.data(), keys.size(), &perm);
+  std::vector<uint32_t> out(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) out[i] = rows[perm[i]];
+  return out;
+}
+
+Groups MergeSorted(const RankRows& r, const std::vector<uint32_t>& sorted) {
+  Groups g;
+  double max_end = 0;
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    uint32_t i = sorted[k];
+    double end = static_cast<double>(r.ts[i]) + r.dur[i];
+    if (k == 0 || static_cast<double>(r.ts[i]) > max_end) {
+      g.start.push_back(r.ts[i]);
+      g.end.push_back(end);
+      max_end = end;
+    } else {
+      max_end = std::max(max_end, end);
+      g.end.back() = std::max(g.end.back(), end);
+    }
+  }
+  return g;
+}
+
+double BusyTime(const Groups& g) {
+  int64_t starts = 0;
+  for (int64_t s : g.start) starts += s;
+  return PairwiseSum(g.end.data(), g.end.size()) - static_cast<double>(starts);
+}
+
+double Pct(double x, double span) { return Round2(100.0 * (x / span)); }
+
+// §7. Returns nullopt when HTA's call fails.
+std::optional<Temporal> ComputeTemporal(const RankFrame& f, std::string* why) {
+  const RankRows& r = *f.rows;
+  std::vector<uint32_t> device;
+  for (uint32_t i : f.frame) {
+    if (r.stream[i] != -1) device.push_back(i);
+  }
+  if (device.empty()) {
+    *why = "no device row";
+    return std::nullopt;
+  }
+  std::vector<uint32_t> sorted = SortByTs(r, device);
+  Groups all = MergeSorted(r, sorted);
+  Temporal t;
+  t.kernel_span_us = all.end.back() - static_cast<double>(all.start.front());
+  t.idle_us = t.kernel_span_us - BusyTime(all);
+  std::vector<uint32_t> compute;
+  for (uint32_t i : sorted) {
+    if (r.kclass[i] == KernelClass::kCompute) compute.push_back(i);
+  }
+  Groups cg = MergeSorted(r, SortByTs(r, compute));
+  t.compute_us = BusyTime(cg);
+  t.non_compute_us = (t.kernel_span_us - t.compute_us) - t.idle_us;
+  if (!(t.idle_us <= t.kernel_span_us) || !(t.compute_us <= t.kernel_span_us) ||
+      !(t.non_compute_us >= 0)) {
+    *why = "HTA's sanity assertions fail (negative durations)";
+    return std::nullopt;
+  }
+  t.idle_pct = Pct(t.idle_us, t.kernel_span_us);
+  t.compute_pct = Pct(t.compute_us, t.kernel_span_us);
+  t.non_compute_pct = Pct(t.non_compute_us, t.kernel_span_us);
+  return t;
+}
+
+// §8.
+double ComputeOverlap(const RankFrame& f) {
+  const RankRows& r = *f.rows;
+  std::vector<uint32_t> compute, comm;
+  for (uint32_t i : f.frame) {
+    if (r.stream[i] == -1) continue;
+    if (r.kclass[i] == KernelClass::kCompute) compute.push_back(i);
+    if (r.kclass[i] == KernelClass::kComm) comm.push_back(i);
+  }
+  Groups cg = MergeSorted(r, SortByTs(r, compute));
+  Groups mg = MergeSorted(r, SortByTs(r, comm));
+  std::vector<double> times;
+  std::vector<int> weights;
+  for (int64_t s : mg.start) times.push_back(static_cast<double>(s)), weights.push_back(1);
+  for (double e : mg.end) times.push_back(e), weights.push_back(-1);
+  for (int64_t s : cg.start) times.push_back(static_cast<double>(s)), weights.push_back(2);
+  for (double e : cg.end) times.push_back(e), weights.push_back(-2);
+  std::vector<uint32_t> perm;
+  NumpyArgsort(times.data(), times.size(), &perm);
+  std::vector<double> pieces;
+  int total = 0;
+  for (size_t k = 0; k < perm.size(); ++k) {
+    total += weights[perm[k]];
+    if (total == 3 && k + 1 < perm.size()) pieces.push_back(times[perm[k + 1]] - times[perm[k]]);
+  }
+  double overlap = PairwiseSum(pieces.data(), pieces.size());
+  std::vector<double> lens(mg.start.size());
+  for (size_t k = 0; k < lens.size(); ++k) lens[k] = mg.end[k] - static_cast<double>(mg.start[k]);
+  double comm_us = PairwiseSum(lens.data(), lens.size());
+  if (comm_us == 0) return kNaN;  // 0/0 in HTA
+  return Round2(100.0 * (overlap / comm_us));
+}
+
+// §9. Returns nullopt when the rank has no kernel row (HTA fails).
+std::optional<std::map<int64_t, IdleStream>> ComputeIdle(const RankFrame& f) {
+  const RankRows& r = *f.rows;
+  struct Current { int64_t ts; int64_t count; };
+  std::unordered_map<int64_t, Current> by_idx;
+  by_idx.reserve(f.frame.size());
+  for (uint32_t i : f.frame) {
+    auto [it, added] = by_idx.emplace(r.idx[i], Current{r.ts[i], 0});
+    ++it->second.count;
+  }
+  struct KRow { int64_t ts; double end; bool has_rt; double rt; };
+  std::map<int64_t, std::vector<KRow>> streams;
+  bool any = false;
+  for (uint32_t i : f.frame) {
+    if (r.stream[i] == -1 || !(r.bits[i] & kRowIdleCat)) continue;
+    any = true;
+    KRow k{r.ts[i], static_cast<double>(r.ts[i]) + r.dur[i], false, 0};
+    auto it = by_idx.find(f.partner[i]);
+    std::vector<KRow>& v = streams[r.stream[i]];
+    if (it == by_idx.end()) {
+      v.push_back(k);
+    } else {
+      k.has_rt = true;
+      k.rt = static_cast<double>(it->second.ts);
+      for (int64_t c = 0; c < it->second.count; ++c) v.push_back(k);
+    }
+  }
+  if (!any) return std::nullopt;
+  std::map<int64_t, IdleStream> out;
+  std::vector<int64_t> keys;
+  std::vector<uint32_t> perm;
+  for (auto& [stream, v] : streams) {
+    keys.resize(v.size());
+    for (size_t k = 0; k < v.size(); ++k) keys[k] = v[k].ts;
+    NumpyArgsort(keys.data(), keys.size(), &perm);
+    KahanSum host, kernel, other;
+    bool has_host = false, has_kernel = false;
+    other.Add(0.0);  // the first row
+    for (size_t k = 1; k < perm.size(); ++k) {
+      const KRow& cur = v[perm[k]];
+      double prev_end = v[perm[k - 1]].end;
+      double gap = static_cast<double>(cur.ts) - prev_end;
+      if (cur.has_rt && cur.rt > prev_end) {
+        host.Add(gap);
+        has_host = true;
+      } else if (gap < 30) {
+        kernel.Add(gap);
+        has_kernel = true;
+      } else {
+        other.Add(gap);
+      }
+    }
+    IdleStream s;
+    if (has_host) s.host_wait_us = Round2(host.s);
+    if (has_kernel) s.kernel_wait_us = Round2(kernel.s);
+    s.other_us = Round2(other.s);
+    out[stream] = s;
+  }
+  return out;
+}
+
+// §10.
+LaunchStats ComputeLaunch(const RankFrame& f) {
+  const RankRows& r = *f.rows;
+  std::unordered_set<int64_t> launch_corr;
+  for (uint32_t i : f.frame) {
+    if (r.bits[i] & kRowLaunchName) launch_corr.insert(r.correlation[i]);
+  }
+  std::unordered_map<int64_t, std::vector<uint32_t>> gpu_of;
+  for (uint32_t i : f.frame) {
+    if (r.stream[i] != -1 && launch_corr.count(r.correlation[i])) {
+      gpu_of[r.correlation[i]].push_back(i);
+    }
+  }
+  // Records grouped by correlation in order of first appearance among the
+  // CPU rows.
+  std::unordered_map<int64_t, uint32_t> group_of;
+  std::vector<std::vector<uint32_t>> cpu_groups;
+  for (uint32_t i : f.frame) {
+    if (r.stream[i] != -1 || !launch_corr.count(r.correlation[i])) continue;
+    auto [it, added] =
+        group_of.emplace(r.correlation[i], static_cast<uint32_t>(cpu_groups.size()));
+    if (added) cpu_groups.emplace_back();
+    cpu_groups[it->second].push_back(i);
+  }
+  std::vector<double> delays;
+  for (const auto& g : cpu_groups) {
+    auto it = gpu_of.find(r.correlation[g[0]]);
+    if (it == gpu_of.end()) continue;
+    for (uint32_t c : g) {
+      for (uint32_t d : it->second) {
+        double delay = static_cast<double>(r.ts[d] - r.ts[c]) - r.dur[c];
+        delays.push_back(std::max(0.0, delay));
+      }
+    }
+  }
+  LaunchStats s;
+  s.count = static_cast<int64_t>(delays.size());
+  if (delays.empty()) return s;
+  s.launch_delay_mean_us = PairwiseSum(delays.data(), delays.size()) / delays.size();
+  std::sort(delays.begin(), delays.end());
+  size_t n = delays.size();
+  s.launch_delay_p50_us =
+      n % 2 ? delays[n / 2] : (delays[n / 2 - 1] + delays[n / 2]) / 2.0;
+  return s;
+}
+
+}  // namespace
+
+HtaResult ComputeHtaOnRows(std::vector<RankRows> all) {
+  HtaResult result;
+  // §1.3-1.4: later files replace earlier ones of the same rank; empty
+  // ranks are dropped; ranks ascend.
+  std::vector<RankRows> ranks;
+  for (RankRows& r : all) {
+    for (auto it = ranks.begin(); it != ranks.end(); ++it) {
+      if (it->rank == r.rank) {
+        result.warnings.push_back("rank " + std::to_string(r.rank) + ": " + r.file +
+                                  " replaces " + it->file + " (same rank, HTA keeps the later)");
+        ranks.erase(it);
+        break;
+      }
+    }
+    ranks.push_back(std::move(r));
+  }
+  std::erase_if(ranks, [](const RankRows& r) { return r.size() == 0; });
+  std::sort(ranks.begin(), ranks.end(),
+            [](const RankRows& a, const RankRows& b) { return a.rank < b.rank; });
+  for (const RankRows& r : ranks) {
+    if (!r.bad_step_name.empty()) {
+      ThrowInputError(r.file, "", "HTA cannot load this set: step name \"" + r.bad_step_name +
+                                      "\" does not match ProfilerStep#<N>");
+    }
+  }
+  // §4 alignment.
+  int64_t t0 = std::numeric_limits<int64_t>::max();
+  for (const RankRows& r : ranks) {
+    for (int64_t t : r.ts) t0 = std::min(t0, t);
+  }
+  for (RankRows& r : ranks) {
+    for (int64_t& t : r.ts) t -= t0;
+  }
+  // §5.1.
+  std::set<std::string> steps;
+  for (const RankRows& r : ranks) steps.insert(r.step_strings.begin(), r.step_strings.end());
+  const bool filter = steps.size() >= 2;
+
+  std::vector<RankFrame> frames(ranks.size());
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    RankFrame& f = frames[k];
+    f.rows = &ranks[k];
+    f.partner = Partners(ranks[k]);
+    if (filter) {
+      f.frame = StepFilter(ranks[k]);
+    } else {
+      f.frame.resize(ranks[k].size());
+      for (uint32_t i = 0; i < f.frame.size(); ++i) f.frame[i] = i;
+    }
+  }
+
+  result.ranks.resize(ranks.size());
+  bool temporal_ok = true, idle_ok = true;
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    HtaRank& out = result.ranks[k];
+    out.rank = ranks[k].rank;
+    out.file = ranks[k].file;
+    std::string why;
+    out.temporal = ComputeTemporal(frames[k], &why);
+    if (!out.temporal) {
+      temporal_ok = false;
+      result.errors.push_back("rank " + std::to_string(out.rank) +
+                              ": temporal breakdown fails in HTA for the whole set: " + why);
+    }
+    out.comm_comp_overlap_pct = ComputeOverlap(frames[k]);
+    out.idle_by_stream = ComputeIdle(frames[k]);
+    if (!out.idle_by_stream) {
+      idle_ok = false;
+      result.errors.push_back("rank " + std::to_string(out.rank) +
+                              ": idle breakdown fails in HTA for the whole set: no kernel row");
+    }
+    out.launch = ComputeLaunch(frames[k]);
+  }
+  // HTA fails these calls for every rank when one rank fails.
+  for (HtaRank& out : result.ranks) {
+    if (!temporal_ok) out.temporal.reset();
+    if (!idle_ok) out.idle_by_stream.reset();
+  }
+  return result;
+}
+
+HtaResult ComputeHta(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    for (std::string& f : ListTraceFiles(p)) files.push_back(std::move(f));
+  }
+  std::vector<RankRows> rows;
+  for (const std::string& f : files) rows.push_back(ParseKinetoRows(f, ReadMaybeGzip(f)));
+  return ComputeHtaOnRows(std::move(rows));
+}
+
+}  // namespace moetrace::hta

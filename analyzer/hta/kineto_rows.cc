@@ -1,0 +1,418 @@
+#include "analyzer/hta/kineto_rows.h"
+
+#include <dirent.h>
+#include <zlib.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <simdjson.h>
+#include <string_view>
+
+#include "formats/errors.h"
+
+namespace moetrace::hta {
+namespace {
+
+using std::string_view;
+
+bool StartsWith(string_view s, string_view p) { return s.substr(0, p.size()) == p; }
+bool Contains(string_view s, string_view p) { return s.find(p) != string_view::npos; }
+
+bool IsStepString(string_view s) {
+  return StartsWith(s, "ProfilerStep#") && s.size() > 13 && s[13] >= '0' && s[13] <= '9';
+}
+
+bool IsPySpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\n';
+}
+
+// HTA's check: the name must match ProfilerStep\s*#\s*\d+ at its start.
+bool IsValidStepName(string_view s) {
+  size_t i = 12;  // after "ProfilerStep"
+  while (i < s.size() && IsPySpace(s[i])) ++i;
+  if (i >= s.size() || s[i] != '#') return false;
+  ++i;
+  while (i < s.size() && IsPySpace(s[i])) ++i;
+  return i < s.size() && s[i] >= '0' && s[i] <= '9';
+}
+
+bool IsIntegerLiteral(string_view tok) {
+  size_t i = 0;
+  if (i < tok.size() && tok[i] == '-') ++i;
+  size_t digits = 0;
+  while (i < tok.size() && tok[i] >= '0' && tok[i] <= '9') ++i, ++digits;
+  while (i < tok.size() && IsPySpace(tok[i])) ++i;
+  return digits > 0 && i == tok.size();
+}
+
+bool ParseDouble(string_view s, double* out) {
+  while (!s.empty() && IsPySpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsPySpace(s.back())) s.remove_suffix(1);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+// A number token (or numeric string) truncated toward zero; -1 otherwise.
+int64_t ToIntId(simdjson::ondemand::value v) {
+  using simdjson::ondemand::json_type;
+  json_type t;
+  if (v.type().get(t)) return -1;
+  if (t == json_type::number) {
+    string_view tok = v.raw_json_token();
+    if (IsIntegerLiteral(tok)) {
+      int64_t x = 0;
+      size_t b = 0;
+      auto r = std::from_chars(tok.data() + b, tok.data() + tok.size(), x);
+      if (r.ec == std::errc()) return x;
+    }
+    double d;
+    if (!ParseDouble(tok, &d) || !std::isfinite(d)) return -1;
+    return static_cast<int64_t>(std::trunc(d));
+  }
+  if (t == json_type::string) {
+    string_view s;
+    if (v.get_string().get(s)) return -1;
+    double d;
+    if (!ParseDouble(s, &d) || !std::isfinite(d)) return -1;
+    return static_cast<int64_t>(std::trunc(d));
+  }
+  return -1;
+}
+
+// ts/dur of one entry as written.
+struct Num {
+  enum Kind : uint8_t { kAbsent, kInt, kOther, kNonNumber } kind = kAbsent;
+  int64_t i = 0;
+  double d = 0;
+};
+
+Num ReadNum(simdjson::ondemand::value v) {
+  using simdjson::ondemand::json_type;
+  Num n;
+  json_type t;
+  if (v.type().get(t)) return n;
+  if (t == json_type::null) return n;
+  if (t != json_type::number) {
+    n.kind = Num::kNonNumber;
+    return n;
+  }
+  string_view tok = v.raw_json_token();
+  if (!ParseDouble(tok, &n.d)) {
+    n.kind = Num::kNonNumber;
+    return n;
+  }
+  n.kind = Num::kOther;
+  if (IsIntegerLiteral(tok)) {
+    auto r = std::from_chars(tok.data(), tok.data() + tok.size(), n.i);
+    if (r.ec == std::errc()) n.kind = Num::kInt;
+  }
+  return n;
+}
+
+bool IsIdleCat(string_view c) {
+  return c == "kernel" || c == "Kernel" || c == "gpu_memset" || c == "Memset" ||
+         c == "gpu_memcpy" || c == "Memcpy" || c == "mtia_ccp_events";
+}
+
+bool IsLaunchName(string_view n) {
+  return n == "cudaLaunchKernel" || n == "cudaLaunchKernelExC" ||
+         n == "runFunction - job_prep_and_submit_for_execution" || n == "cudaMemcpyAsync" ||
+         n == "cudaMemsetAsync";
+}
+
+}  // namespace
+
+KernelClass ClassifyKernelName(string_view name) {
+  string_view first = name.substr(0, name.find('\n'));
+  if (StartsWith(name, "nccl") || StartsWith(name, "hip") || StartsWith(name, "hccl") ||
+      Contains(first, "ncclKernel")) {
+    return KernelClass::kComm;
+  }
+  if (StartsWith(name, "Memcpy") || StartsWith(name, "hipMemcpy") || StartsWith(name, "Memset") ||
+      StartsWith(name, "hipMemset") || StartsWith(name, "dma")) {
+    return KernelClass::kMemory;
+  }
+  static constexpr string_view kOtherPrefixes[] = {
+      "nccl", "Stream Wait Event", "runFunction", "hip", "job_exe", "packet", "pe_exe",
+      "cpum_exe_subgraph", "hccl", "collective_subgraph_execution"};
+  for (string_view p : kOtherPrefixes) {
+    if (StartsWith(name, p)) return KernelClass::kOther;
+  }
+  if (Contains(first, "Memcpy") || Contains(first, "Memset") || Contains(first, "dma") ||
+      Contains(first, "Sync")) {
+    return KernelClass::kOther;
+  }
+  if (StartsWith(first, "cuda") && Contains(first.substr(4), "LaunchKernel")) {
+    return KernelClass::kOther;
+  }
+  return KernelClass::kCompute;
+}
+
+std::string ReadMaybeGzip(const std::string& path) {
+  // Read straight into one buffer sized up front (the gzip trailer holds the
+  // uncompressed size mod 2^32), with simdjson's padding already reserved,
+  // so the text is never copied or regrown.
+  std::string out;
+  FILE* raw = std::fopen(path.c_str(), "rb");
+  if (!raw) ThrowInputError(path, "", "cannot open");
+  std::fseek(raw, 0, SEEK_END);
+  const long file_size = std::ftell(raw);
+  size_t expect = file_size > 0 ? static_cast<size_t>(file_size) : 0;
+  const bool gz = path.size() >= 2 && path.compare(path.size() - 2, 2, "gz") == 0;
+  if (gz && file_size >= 18) {
+    unsigned char t[4];
+    std::fseek(raw, file_size - 4, SEEK_SET);
+    if (std::fread(t, 1, 4, raw) == 4) {
+      expect = static_cast<size_t>(t[0]) | (static_cast<size_t>(t[1]) << 8) |
+               (static_cast<size_t>(t[2]) << 16) | (static_cast<size_t>(t[3]) << 24);
+    }
+  }
+  std::fclose(raw);
+  out.reserve(expect + 1 + simdjson::SIMDJSON_PADDING);
+  if (!gz) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) ThrowInputError(path, "", "cannot open");
+    out.resize(expect);
+    size_t got = std::fread(out.data(), 1, expect, f);
+    out.resize(got);
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+    std::fclose(f);
+    return out;
+  }
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) ThrowInputError(path, "", "cannot open");
+  gzbuffer(f, 1 << 18);
+  // One spare byte shows whether the stream goes on past the announced size.
+  out.resize(expect + 1);
+  size_t pos = 0;
+  for (;;) {
+    if (pos == out.size()) {
+      // Past the announced size (multi-member or > 4 GiB): grow.
+      out.resize(out.size() * 2 + (1 << 20));
+    }
+    const size_t want = std::min<size_t>(out.size() - pos, 1u << 30);
+    int n = gzread(f, out.data() + pos, static_cast<unsigned>(want));
+    if (n < 0) {
+      int err;
+      std::string what = gzerror(f, &err);
+      gzclose(f);
+      ThrowInputError(path, "decompressed byte " + std::to_string(pos),
+                      "gzip stream is corrupt: " + what);
+    }
+    if (n == 0) break;
+    pos += static_cast<size_t>(n);
+  }
+  gzclose(f);
+  out.resize(pos);
+  return out;
+}
+
+int64_t FindRank(string_view text) {
+  // The first match in text order is the first match of the first matching
+  // line, since matches never cross a line feed.
+  size_t pos = 0;
+  while ((pos = text.find("\"rank\":", pos)) != string_view::npos) {
+    size_t i = pos + 7;
+    size_t spaces = 0;
+    while (i < text.size() && IsPySpace(text[i]) && text[i] != '\n') ++i, ++spaces;
+    size_t d = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    if (spaces > 0 && i > d) {
+      int64_t r = 0;
+      for (size_t k = d; k < i; ++k) {
+        if (r > (INT64_MAX - 9) / 10) return r;  // absurd rank: saturate
+        r = r * 10 + (text[k] - '0');
+      }
+      return r;
+    }
+    pos += 7;
+  }
+  return 0;
+}
+
+RankRows ParseKinetoRows(const std::string& file, std::string text) {
+  RankRows rows;
+  rows.file = file;
+  rows.rank = FindRank(text);
+  if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
+    text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  }
+  simdjson::padded_string_view json(text.data(), text.size(), text.capacity());
+  simdjson::ondemand::parser parser;
+
+  // Raw per-row values until the timestamp mode of the file is known.
+  std::vector<Num> ts_raw;
+  std::vector<double> dur_raw;
+  bool fractional = false;
+
+  simdjson::ondemand::document doc;
+  try {
+    doc = parser.iterate(json);
+    simdjson::ondemand::object top = doc.get_object();
+    for (auto field : top) {
+      string_view key = field.unescaped_key();
+      if (key != "traceEvents") continue;
+      // A repeated key: the last occurrence wins.
+      {
+        int64_t rank = rows.rank;
+        rows = RankRows();
+        rows.file = file;
+        rows.rank = rank;
+      }
+      ts_raw.clear();
+      dur_raw.clear();
+      fractional = false;
+      simdjson::ondemand::array events = field.value().get_array();
+      int64_t idx = -1;
+      for (simdjson::ondemand::value ev : events) {
+        ++idx;
+        simdjson::ondemand::object obj;
+        if (ev.get_object().get(obj)) {
+          fractional = true;  // no integer ts
+          continue;
+        }
+        Num ts, dur;
+        bool has_cat = false, cat_is_trace = false, idle_cat = false;
+        bool cat_step = false;
+        std::string cat_step_str;
+        string_view name;
+        std::string name_copy;
+        bool has_name = false;
+        int64_t stream = -1, corr = -1;
+        for (auto f : obj) {
+          string_view k = f.unescaped_key();
+          simdjson::ondemand::value v = f.value();
+          if (k == "ts") {
+            ts = ReadNum(v);
+          } else if (k == "dur") {
+            dur = ReadNum(v);
+          } else if (k == "cat") {
+            simdjson::ondemand::json_type t = v.type();
+            has_cat = t != simdjson::ondemand::json_type::null;
+            cat_is_trace = false;
+            idle_cat = false;
+            cat_step = false;
+            if (t == simdjson::ondemand::json_type::string) {
+              string_view c = v.get_string();
+              cat_is_trace = c == "Trace";
+              idle_cat = IsIdleCat(c);
+              cat_step = IsStepString(c);
+              if (cat_step) cat_step_str.assign(c);
+            }
+          } else if (k == "name") {
+            has_name = false;
+            if (v.type() == simdjson::ondemand::json_type::string) {
+              name_copy.assign(string_view(v.get_string()));
+              has_name = true;
+            }
+          } else if (k == "args") {
+            stream = -1;
+            corr = -1;
+            simdjson::ondemand::object args;
+            if (v.get_object().get(args)) continue;
+            for (auto a : args) {
+              string_view ak = a.unescaped_key();
+              if (ak == "stream") {
+                stream = ToIntId(a.value());
+              } else if (ak == "correlation") {
+                corr = ToIntId(a.value());
+              }
+            }
+          }
+        }
+        if (ts.kind != Num::kInt) fractional = true;
+        bool has_dur = dur.kind == Num::kInt || dur.kind == Num::kOther;
+        if (!has_dur || !has_cat || cat_is_trace) continue;
+        name = has_name ? string_view(name_copy) : string_view();
+        uint8_t bits = 0;
+        if (name == "Event Sync" || name == "Context Sync") bits |= kRowGpuSyncName;
+        if (IsLaunchName(name)) bits |= kRowLaunchName;
+        if (idle_cat) bits |= kRowIdleCat;
+        if (IsStepString(name)) {
+          bits |= kRowStepName;
+          rows.step_strings.emplace(name);
+        }
+        if (cat_step) rows.step_strings.insert(cat_step_str);
+        if (StartsWith(name, "ProfilerStep") && !IsValidStepName(name) &&
+            rows.bad_step_name.empty()) {
+          rows.bad_step_name.assign(name);
+        }
+        rows.idx.push_back(idx);
+        rows.stream.push_back(stream);
+        rows.correlation.push_back(corr);
+        rows.kclass.push_back(ClassifyKernelName(name));
+        rows.bits.push_back(bits);
+        ts_raw.push_back(ts);
+        dur_raw.push_back(dur.d);
+      }
+    }
+  } catch (const simdjson::simdjson_error& e) {
+    std::string position;
+    const char* at = nullptr;
+    if (!doc.current_location().get(at) && at) {
+      position = "byte " + std::to_string(at - json.data());
+    }
+    ThrowInputError(file, position, std::string("malformed JSON: ") + e.what());
+  }
+
+  rows.fractional = fractional;
+  // §2.2: integer mode takes ts/dur as written; fractional mode rounds
+  // every (ts, dur) pair to whole µs and drops rows without a ts.
+  size_t out = 0;
+  for (size_t i = 0; i < rows.idx.size(); ++i) {
+    int64_t ts;
+    double dur;
+    if (!fractional) {
+      ts = ts_raw[i].i;
+      dur = dur_raw[i];
+    } else {
+      if (ts_raw[i].kind != Num::kInt && ts_raw[i].kind != Num::kOther) continue;
+      double end = ts_raw[i].d + dur_raw[i];
+      double t = std::ceil(ts_raw[i].d);
+      ts = static_cast<int64_t>(t);
+      dur = std::floor(end) - t;
+    }
+    rows.idx[out] = rows.idx[i];
+    rows.stream[out] = rows.stream[i];
+    rows.correlation[out] = rows.correlation[i];
+    rows.kclass[out] = rows.kclass[i];
+    rows.bits[out] = rows.bits[i];
+    rows.ts.push_back(ts);
+    rows.dur.push_back(dur);
+    ++out;
+  }
+  rows.idx.resize(out);
+  rows.stream.resize(out);
+  rows.correlation.resize(out);
+  rows.kclass.resize(out);
+  rows.bits.resize(out);
+  return rows;
+}
+
+std::vector<std::string> ListTraceFiles(const std::string& path) {
+  std::vector<std::string> files;
+  DIR* d = opendir(path.c_str());
+  if (!d) {
+    files.push_back(path);
+    return files;
+  }
+  // Raw listing order, as HTA's os.listdir sees it (decides duplicate ranks).
+  while (dirent* e = readdir(d)) {
+    string_view n = e->d_name;
+    bool gz = n.size() >= 3 && n.substr(n.size() - 3) == ".gz";
+    bool js = n.size() >= 5 && n.substr(n.size() - 5) == ".json";
+    if (!gz && !js) continue;
+    std::string full = path;
+    if (!full.empty() && full.back() != '/') full += '/';
+    full += n;
+    files.push_back(std::move(full));
+  }
+  closedir(d);
+  return files;
+}
+
+}  // namespace moetrace::hta

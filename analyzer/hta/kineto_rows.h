@@ -1,0 +1,58 @@
+// Reads Kineto JSON files into the rows Holistic Trace Analysis works on
+// (hta-compat.md §1-§2): file position, ts/dur after the timestamp-mode
+// rule, stream, correlation and the few facts about name/cat the four HTA
+// figures use. Strings are classified while parsing and not kept.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace moetrace::hta {
+
+// Kernel class of hta-compat.md §6.2.
+enum class KernelClass : uint8_t { kComm = 0, kMemory = 1, kOther = 2, kCompute = 3 };
+KernelClass ClassifyKernelName(std::string_view name);
+
+enum RowBit : uint8_t {
+  kRowGpuSyncName = 1 << 0,   // name is "Event Sync" or "Context Sync"
+  kRowLaunchName = 1 << 1,    // name is one of HTA's launch calls (§10)
+  kRowIdleCat = 1 << 2,       // cat is one of the §9 kernel categories
+  kRowStepName = 1 << 3,      // name starts with ProfilerStep#<digit>
+};
+
+// The retained rows of one rank file, column by column, in file order.
+struct RankRows {
+  std::string file;
+  int64_t rank = 0;
+  bool fractional = false;
+  std::vector<int64_t> idx;
+  std::vector<int64_t> ts;  // aligned by the caller (§4)
+  std::vector<double> dur;
+  std::vector<int64_t> stream;
+  std::vector<int64_t> correlation;
+  std::vector<KernelClass> kclass;
+  std::vector<uint8_t> bits;
+  // Distinct name/cat strings starting with ProfilerStep#<digit> (§5.1).
+  std::set<std::string> step_strings;
+  // A name starting with "ProfilerStep" that HTA refuses (§5.1), or "".
+  std::string bad_step_name;
+  size_t size() const { return idx.size(); }
+  bool IsGpu(size_t i) const {
+    return (stream[i] >= 0 && correlation[i] >= 0) || (bits[i] & kRowGpuSyncName);
+  }
+};
+
+// Decompressed text of `path` ("...gz" names are gunzipped). Throws InputError.
+std::string ReadMaybeGzip(const std::string& path);
+// Rank of a file per §1.2 (first `"rank":\s+(\d+)` of any line, else 0).
+int64_t FindRank(std::string_view text);
+// Parses one file's text. Throws InputError naming `file` on malformed JSON.
+RankRows ParseKinetoRows(const std::string& file, std::string text);
+
+// The trace files of a set (§1.1): a directory's *.gz / *.json entries in
+// directory-listing order, or the file itself.
+std::vector<std::string> ListTraceFiles(const std::string& path);
+
+}  // namespace moetrace::hta

@@ -1,0 +1,594 @@
+#include "analyzer/rank_metrics.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <unordered_map>
+
+#include "analyzer/comm_class.h"
+#include "analyzer/percentiles.h"
+
+namespace moetrace {
+namespace {
+
+constexpr TimeNs kNoTime = std::numeric_limits<TimeNs>::min();
+
+// What one item of the sweep is. An op may carry several bits.
+enum ItemBit : uint32_t {
+  kBitCompute = 1u << 0,
+  kBitComm = 1u << 1,
+  kBitCopy = 1u << 2,
+  kBitPpRecv = 1u << 3,   // exposed pipeline receive (bubble)
+  kBitHostWait = 1u << 4, // a host wait [end(a), min(start(b), L(b)))
+  kBitHostSync = 1u << 5, // ... of the sync kind
+  kBitClass0 = 1u << 6,   // + class: 5 bits
+};
+constexpr uint32_t kBusy = kBitCompute | kBitComm | kBitCopy;
+constexpr int kMaskCount = 1 << 11;
+
+// The interval unions built during the sweep. Each op feeds only the
+// unions of its own class; differences with COMPUTE or with busy time
+// (exposed class time, bubble, host-bound) are taken afterwards on the
+// materialized unions, which keeps the per-op work small.
+enum Acc : int {
+  kAccCompute, kAccComm, kAccCc, kAccBusy, kAccPp, kAccHw, kAccHs, kAccClass0,
+  kAccCount = kAccClass0 + kCommClassCount,
+};
+// Unions whose length per window is accumulated directly.
+constexpr uint32_t kMeasured = (1u << kAccCompute) | (1u << kAccComm) | (1u << kAccCc) |
+                               (1u << kAccBusy) | (((1u << kCommClassCount) - 1) << kAccClass0);
+// Unions kept as interval lists for the differences.
+constexpr uint32_t kListed = (1u << kAccCompute) | (1u << kAccBusy) | (1u << kAccPp) |
+                             (1u << kAccHw) | (1u << kAccHs) |
+                             (((1u << kCommClassCount) - 1) << kAccClass0);
+
+// Per-window outputs after the accumulators: differences.
+enum Out : int {
+  kOutHostBound = kAccCount, kOutHostSync, kOutBubble, kOutClassExposed0,
+  kOutCount = kOutClassExposed0 + kCommClassCount,
+};
+
+// For every item mask, the set of unions it belongs to.
+const std::array<uint32_t, kMaskCount>& AccTable() {
+  static const std::array<uint32_t, kMaskCount> table = [] {
+    std::array<uint32_t, kMaskCount> t{};
+    for (uint32_t m = 0; m < kMaskCount; ++m) {
+      uint32_t a = 0;
+      auto set = [&](int acc, bool on) { if (on) a |= 1u << acc; };
+      set(kAccCompute, m & kBitCompute);
+      set(kAccComm, m & kBitComm);
+      set(kAccCc, m & (kBitCompute | kBitComm));
+      set(kAccBusy, m & kBusy);
+      set(kAccPp, m & kBitPpRecv);
+      set(kAccHw, m & kBitHostWait);
+      set(kAccHs, m & kBitHostSync);
+      for (int c = 0; c < kCommClassCount; ++c) set(kAccClass0 + c, m & (kBitClass0 << c));
+      t[m] = a;
+    }
+    return t;
+  }();
+  return table;
+}
+
+// One interval union being built from start-ordered intervals. It starts
+// "closed at -inf", so the first interval always opens a new piece.
+struct Union {
+  TimeNs s = std::numeric_limits<TimeNs>::min(), e = std::numeric_limits<TimeNs>::min();
+  size_t w = 0;  // window cursor
+};
+
+struct Windows {
+  const TimeNs* start;  // W + 1 boundaries: window w = [b[w], b[w+1])
+  size_t count;
+};
+
+inline void Emit(size_t& cursor, TimeNs s, TimeNs e, const Windows& win, int64_t* lens) {
+  const TimeNs* b = win.start;
+  while (cursor < win.count && b[cursor + 1] <= s) ++cursor;
+  while (s < e && cursor < win.count) {
+    TimeNs lo = std::max(s, b[cursor]);
+    TimeNs hi = std::min(e, b[cursor + 1]);
+    if (hi > lo) lens[cursor] += hi - lo;
+    if (e <= b[cursor + 1]) break;
+    ++cursor;
+  }
+}
+
+using Interval = std::pair<TimeNs, TimeNs>;
+
+// |A \ B| per window, for sorted disjoint interval lists A and B.
+void Subtract(const std::vector<Interval>& A, const std::vector<Interval>& B, const Windows& win,
+              int64_t* lens) {
+  size_t cursor = 0, j = 0;
+  for (const auto& [as, ae] : A) {
+    TimeNs cur = as;
+    while (j < B.size() && B[j].second <= cur) ++j;
+    size_t k = j;
+    while (k < B.size() && B[k].first < ae) {
+      if (B[k].first > cur) Emit(cursor, cur, B[k].first, win, lens);
+      cur = std::max(cur, B[k].second);
+      if (cur >= ae) break;
+      ++k;
+    }
+    if (cur < ae) Emit(cursor, cur, ae, win, lens);
+  }
+}
+
+struct Marker { TimeNs ts, end; int32_t step; };
+
+// L(b) per correlation: the latest end among kLaunch host events, with the
+// threads that issued it. Filled during the host scan; a dense table while
+// correlation ids are compact (the usual case), a hash map otherwise.
+class LaunchTable {
+ public:
+  using Slot = RankScratch::LaunchSlot;
+  explicit LaunchTable(RankScratch* s) : s_(s) { s_->launches.clear(); }
+
+  void Add(int64_t corr, TimeNs end, int32_t thread) {
+    ++n_;
+    Slot* slot;
+    if (sparse_) {
+      slot = &map_.try_emplace(corr, Slot{kNoTime, -1, -1}).first->second;
+    } else {
+      auto& v = s_->launches;
+      if (v.empty()) base_ = corr;
+      const int64_t limit = 4 * n_ + (1 << 16);
+      if (corr < base_) {
+        const int64_t shift = base_ - corr;
+        if (static_cast<int64_t>(v.size()) + shift > limit) return Respill(corr, end, thread);
+        v.insert(v.begin(), static_cast<size_t>(shift), Slot{kNoTime, -1, -1});
+        base_ = corr;
+      } else if (corr - base_ >= static_cast<int64_t>(v.size())) {
+        const int64_t needed = corr - base_ + 1;
+        if (needed > limit) return Respill(corr, end, thread);
+        v.resize(static_cast<size_t>(std::min(std::max(needed, 2 * static_cast<int64_t>(v.size())), limit)),
+                 Slot{kNoTime, -1, -1});
+      }
+      slot = &v[static_cast<size_t>(corr - base_)];
+    }
+    if (slot->first < 0) slot->first = thread;
+    if (end >= slot->end) {
+      slot->end = end;
+      slot->last = thread;
+    }
+  }
+
+  // L(b), or kNoTime when the op has no launch.
+  TimeNs Find(int64_t corr, int32_t* first, int32_t* last) const {
+    if (corr < 0) return kNoTime;
+    const Slot* slot;
+    if (sparse_) {
+      auto it = map_.find(corr);
+      if (it == map_.end()) return kNoTime;
+      slot = &it->second;
+    } else {
+      const auto& v = s_->launches;
+      if (corr < base_ || corr - base_ >= static_cast<int64_t>(v.size())) return kNoTime;
+      slot = &v[static_cast<size_t>(corr - base_)];
+    }
+    *first = slot->first;
+    *last = slot->last;
+    return slot->end;
+  }
+
+ private:
+  // The ids are too spread for a dense table: move to the map, then add.
+  void Respill(int64_t corr, TimeNs end, int32_t thread) {
+    GoSparse();
+    --n_;  // Add counts it again
+    Add(corr, end, thread);
+  }
+  void GoSparse() {
+    sparse_ = true;
+    const auto& v = s_->launches;
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (v[k].first >= 0) map_.emplace(base_ + static_cast<int64_t>(k), v[k]);
+    }
+    s_->launches.clear();
+  }
+  RankScratch* s_;
+  int64_t base_ = 0;
+  int64_t n_ = 0;
+  bool sparse_ = false;
+  std::unordered_map<int64_t, Slot> map_;
+};
+
+}  // namespace
+
+void Recycle(RankMetrics&& m, RankScratch* scratch) {
+  scratch->arrivals_pool = std::move(m.arrivals);
+}
+
+void BreakdownNs::Add(const BreakdownNs& o) {
+  span += o.span;
+  compute += o.compute;
+  comm += o.comm;
+  comm_overlapped += o.comm_overlapped;
+  comm_exposed += o.comm_exposed;
+  copy_exposed += o.copy_exposed;
+  free += o.free;
+  host_bound += o.host_bound;
+  host_bound_sync += o.host_bound_sync;
+  host_bound_dispatch += o.host_bound_dispatch;
+  bubble += o.bubble;
+}
+
+RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
+  RankMetrics out;
+  out.arrivals = std::move(s->arrivals_pool);
+  out.arrivals.clear();
+  out.rank = rank.rank;
+  out.event_count = static_cast<int64_t>(rank.EventCount());
+
+  // One scan of the host threads: launches (L(b)), syncs (ends, sorted),
+  // step markers.
+  std::vector<std::vector<TimeNs>> sync_ends(rank.tracks.size());
+  std::vector<Marker> markers;
+  LaunchTable launches(s);
+  for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const Track& t = rank.tracks[ti];
+    if (t.kind != TrackKind::kHostThread) continue;
+    const EventTable& ev = t.events;
+    const size_t n = ev.size();
+    const Category* cat = ev.category.data();
+    const uint16_t* flags = ev.flags.data();
+    const int64_t* corr = ev.correlation.data();
+    for (size_t i = 0; i < n; ++i) {
+      if (cat[i] == Category::kLaunch && corr[i] >= 0) {
+        launches.Add(corr[i], ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0), static_cast<int32_t>(ti));
+      }
+      if (cat[i] == Category::kSync || (flags[i] & kFlagBlocking)) {
+        sync_ends[ti].push_back(ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0));
+      }
+      if ((flags[i] & kFlagStepMarker) && ev.step[i] >= 0) {
+        markers.push_back({ev.ts[i], ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0), ev.step[i]});
+      }
+    }
+    std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
+  }
+  std::sort(markers.begin(), markers.end(),
+            [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
+  auto synced_in = [&](int32_t thread, TimeNs lo, TimeNs hi) {
+    if (thread < 0) return false;
+    const auto& v = sync_ends[static_cast<size_t>(thread)];
+    auto it = std::lower_bound(v.begin(), v.end(), lo);
+    return it != v.end() && *it < hi;
+  };
+
+  // Pass 1: per device stream, ops and host waits in start order; the step
+  // of every op; launch statistics; collectives for cross-rank matching.
+  s->items.clear();
+  s->run_begin.clear();
+  s->delays.clear();
+  s->group_class.assign(rank.strings.size(), -1);
+  s->name_class.assign(rank.strings.size(), -1);
+  std::vector<TimeNs> step_first, step_last;  // by step number
+  auto note_step = [&](int32_t step, TimeNs start, TimeNs end) {
+    if (step < 0 || step >= (1 << 20)) return;
+    size_t k = static_cast<size_t>(step);
+    if (k >= step_first.size()) {
+      step_first.resize(k + 1, std::numeric_limits<TimeNs>::max());
+      step_last.resize(k + 1, kNoTime);
+    }
+    step_first[k] = std::min(step_first[k], start);
+    step_last[k] = std::max(step_last[k], end);
+  };
+
+  for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const Track& t = rank.tracks[ti];
+    if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
+    const EventTable& ev = t.events;
+    const bool sorted = ev.IsSortedByTime();
+    if (!sorted) {
+      s->order.resize(ev.size());
+      std::iota(s->order.begin(), s->order.end(), 0u);
+      std::sort(s->order.begin(), s->order.end(), [&](uint32_t a, uint32_t b) {
+        return ev.ts[a] != ev.ts[b] ? ev.ts[a] < ev.ts[b] : a < b;
+      });
+    }
+    s->run_begin.push_back(s->items.size());
+    size_t marker_at = 0;
+    out.arrivals.reserve(out.arrivals.size() + t.comms.size());
+    TimeNs max_end = kNoTime;
+    for (size_t k = 0; k < ev.size(); ++k) {
+      size_t i = sorted ? k : s->order[k];
+      const Category cat = ev.category[i];
+      uint32_t mask;
+      switch (cat) {
+        case Category::kCompute: mask = kBitCompute; break;
+        case Category::kCollective:
+        case Category::kP2P: mask = kBitComm; break;
+        case Category::kCopy: mask = kBitCopy; break;
+        default: continue;  // syncs are waits, markers cost nothing
+      }
+      const TimeNs start = ev.ts[i];
+      const TimeNs end = start + std::max<TimeNs>(ev.dur[i], 0);
+      if (mask == kBitComm) {
+        const int32_t ci = ev.comm[i];
+        CommClass cls;
+        bool recv = false;
+        if (ci >= 0 && static_cast<size_t>(ci) < t.comms.size()) {
+          const CommRecord& rec = t.comms[static_cast<size_t>(ci)];
+          if (rec.comm_class != CommClass::kOther) {
+            cls = rec.comm_class;
+          } else {
+            int8_t& cached = s->group_class[rec.group < s->group_class.size() ? rec.group : 0];
+            CommClass by_group = CommClass::kOther;
+            if (rec.group != 0) {
+              if (cached < 0) cached = static_cast<int8_t>(ClassFromGroupName(rank.strings.Get(rec.group)));
+              by_group = static_cast<CommClass>(cached);
+            }
+            cls = by_group != CommClass::kOther
+                      ? by_group
+                      : DeriveCommClass(rec, "", ev.phase[i], ev.layer[i]);
+          }
+          recv = cat == Category::kP2P && rec.kind == CollectiveKind::kRecv;
+          if (rec.sequence >= 0 && rec.group != 0) {
+            Arrival a;
+            a.group = rec.group;
+            a.name = ev.name[i];
+            a.sequence = rec.sequence;
+            a.dur = end - start;
+            a.group_size = rec.group_size;
+            a.layer = ev.layer[i];
+            a.step = ev.step[i];
+            a.kind = rec.kind;
+            if ((rec.kind == CollectiveKind::kAllToAll || rec.kind == CollectiveKind::kAllToAllV) &&
+                !rec.recv_splits.empty()) {
+              uint64_t sum = 0;
+              for (uint64_t x : rec.recv_splits) sum += x;
+              a.recv_load = static_cast<int64_t>(sum);
+            }
+            out.arrivals.push_back(a);
+          }
+        } else {
+          const StringId n = ev.name[i];
+          int8_t& cached = s->name_class[n < s->name_class.size() ? n : 0];
+          std::string_view name = rank.strings.Get(n);
+          if (ev.phase[i] != Phase::kNone || ev.layer[i] >= 0 || cached < 0) {
+            cls = DeriveCommClassFromName(name, cat, ev.phase[i], ev.layer[i]);
+            if (ev.phase[i] == Phase::kNone && ev.layer[i] < 0) cached = static_cast<int8_t>(cls);
+          } else {
+            cls = static_cast<CommClass>(cached);
+          }
+          recv = cat == Category::kP2P && IsRecvName(name);
+        }
+        mask |= kBitClass0 << static_cast<int>(cls);
+        if (recv) mask |= kBitPpRecv;
+      }
+
+      // Launch join, host wait, step.
+      int32_t th_first = -1, th_last = -1;
+      const TimeNs L = launches.Find(ev.correlation[i], &th_first, &th_last);
+      ++out.device_ops;
+      if (L != kNoTime) {
+        ++out.launch_count;
+        s->delays.push_back(std::max<TimeNs>(0, start - L));
+      }
+      if (max_end != kNoTime && start > max_end && L != kNoTime && L > max_end) {
+        uint32_t wmask = kBitHostWait;
+        if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
+          wmask |= kBitHostSync;
+        s->items.push_back({max_end, std::min(start, L), wmask});
+        ++out.ops_with_host_wait;
+      }
+      s->items.push_back({start, end, mask});
+      max_end = std::max(max_end, end);
+
+      int32_t step = ev.step[i];
+      if (step < 0) {
+        if (markers.empty()) {
+          step = 0;
+        } else {
+          // The marker starting last at or before `when`; launches come in
+          // nearly increasing order, so try the previous answer first.
+          const TimeNs when = L != kNoTime ? L : start;
+          const size_t nm = markers.size();
+          if (!(marker_at < nm && markers[marker_at].ts <= when &&
+                (marker_at + 1 == nm || when < markers[marker_at + 1].ts))) {
+            auto it = std::upper_bound(markers.begin(), markers.end(), when,
+                                       [](TimeNs v, const Marker& m) { return v < m.ts; });
+            marker_at = it == markers.begin() ? nm : static_cast<size_t>(it - markers.begin()) - 1;
+          }
+          if (marker_at < nm && when <= markers[marker_at].end) step = markers[marker_at].step;
+        }
+      }
+      note_step(step, start, end);
+    }
+  }
+
+  // Step windows: [first op start of k, first op start of next), the last
+  // ending at its last op's end.
+  std::vector<TimeNs> bounds;
+  std::vector<int32_t> step_ids;
+  for (size_t k = 0; k < step_first.size(); ++k) {
+    if (step_last[k] == kNoTime) continue;
+    TimeNs b = step_first[k];
+    if (!bounds.empty()) b = std::max(b, bounds.back());  // keep windows ordered
+    bounds.push_back(b);
+    step_ids.push_back(static_cast<int32_t>(k));
+  }
+  if (!bounds.empty()) {
+    TimeNs last_end = step_last[static_cast<size_t>(step_ids.back())];
+    bounds.push_back(std::max(last_end, bounds.back()));
+  }
+  const size_t W = step_ids.size();
+  Windows win{bounds.data(), W};
+  s->lens.assign(static_cast<size_t>(kOutCount) * std::max<size_t>(W, 1), 0);
+  int64_t* lens = s->lens.data();
+  for (auto& l : s->unions) l.clear();
+
+  // Pass 2: merge the streams by start and build every union at once.
+  if (W > 0) {
+    const auto& table = AccTable();
+    std::array<Union, kAccCount> u{};
+    auto close = [&](int a, Union& x) __attribute__((always_inline)) {
+      if ((kMeasured >> a) & 1u) Emit(x.w, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
+      if ((kListed >> a) & 1u) s->unions[a].emplace_back(x.s, x.e);
+    };
+    auto feed = [&](const RankScratch::Item& it) __attribute__((always_inline)) {
+      uint32_t accs = table[it.mask & (kMaskCount - 1)];
+      while (accs) {
+        int a = __builtin_ctz(accs);
+        accs &= accs - 1;
+        Union& x = u[static_cast<size_t>(a)];
+        if (it.start > x.e) {
+          if (x.e != std::numeric_limits<TimeNs>::min()) close(a, x);
+          x.s = it.start;
+          x.e = it.end;
+        } else if (it.end > x.e) {
+          x.e = it.end;
+        }
+      }
+    };
+    const size_t runs = s->run_begin.size();
+    s->run_begin.push_back(s->items.size());
+    if (runs == 1) {
+      for (const auto& it : s->items) feed(it);
+    } else if (runs <= 8) {
+      // Few streams: a linear scan of the run heads beats a heap.
+      size_t pos[8], end[8];
+      TimeNs head[8];
+      size_t live = 0;
+      for (size_t r = 0; r < runs; ++r) {
+        if (s->run_begin[r] == s->run_begin[r + 1]) continue;
+        pos[live] = s->run_begin[r];
+        end[live] = s->run_begin[r + 1];
+        head[live] = s->items[pos[live]].start;
+        ++live;
+      }
+      const RankScratch::Item* items = s->items.data();
+      while (live > 0) {
+        size_t best = 0;
+        for (size_t r = 1; r < live; ++r) {
+          if (head[r] < head[best]) best = r;
+        }
+        feed(items[pos[best]]);
+        if (++pos[best] < end[best]) {
+          head[best] = items[pos[best]].start;
+        } else {
+          --live;
+          pos[best] = pos[live];
+          end[best] = end[live];
+          head[best] = head[live];
+        }
+      }
+    } else {
+      // Many streams: a binary heap of run cursors keyed by the next start.
+      struct Head { TimeNs start; size_t pos, end; };
+      std::vector<Head> heap;
+      heap.reserve(runs);
+      for (size_t r = 0; r < runs; ++r) {
+        if (s->run_begin[r] < s->run_begin[r + 1])
+          heap.push_back({s->items[s->run_begin[r]].start, s->run_begin[r], s->run_begin[r + 1]});
+      }
+      auto later = [](const Head& a, const Head& b) { return a.start > b.start; };
+      std::make_heap(heap.begin(), heap.end(), later);
+      while (!heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        Head& h = heap.back();
+        // Drain this run while it stays the earliest.
+        const TimeNs limit = heap.size() > 1 ? heap.front().start : std::numeric_limits<TimeNs>::max();
+        do {
+          feed(s->items[h.pos]);
+          ++h.pos;
+        } while (h.pos < h.end && s->items[h.pos].start <= limit);
+        if (h.pos < h.end) {
+          h.start = s->items[h.pos].start;
+          std::push_heap(heap.begin(), heap.end(), later);
+        } else {
+          heap.pop_back();
+        }
+      }
+    }
+    for (int a = 0; a < kAccCount; ++a) {
+      Union& x = u[static_cast<size_t>(a)];
+      if (x.e != std::numeric_limits<TimeNs>::min()) close(a, x);
+    }
+    const auto& U = s->unions;
+    auto out_lens = [&](int o) { return lens + static_cast<size_t>(o) * W; };
+    Subtract(U[kAccHw], U[kAccBusy], win, out_lens(kOutHostBound));
+    Subtract(U[kAccHs], U[kAccBusy], win, out_lens(kOutHostSync));
+    Subtract(U[kAccPp], U[kAccCompute], win, out_lens(kOutBubble));
+    for (int c = 0; c < kCommClassCount; ++c) {
+      Subtract(U[kAccClass0 + c], U[kAccCompute], win, out_lens(kOutClassExposed0 + c));
+    }
+  }
+
+  out.steps.resize(W);
+  for (size_t w = 0; w < W; ++w) {
+    auto len = [&](int a) { return lens[static_cast<size_t>(a) * W + w]; };
+    StepNs& st = out.steps[w];
+    st.step = step_ids[w];
+    st.start = bounds[w];
+    BreakdownNs& b = st.b;
+    b.span = bounds[w + 1] - bounds[w];
+    b.compute = len(kAccCompute);
+    b.comm = len(kAccComm);
+    b.comm_exposed = len(kAccCc) - b.compute;
+    b.comm_overlapped = b.comm - b.comm_exposed;
+    b.copy_exposed = len(kAccBusy) - len(kAccCc);
+    b.free = b.span - len(kAccBusy);
+    b.host_bound = len(kOutHostBound);
+    b.host_bound_sync = len(kOutHostSync);
+    b.host_bound_dispatch = b.host_bound - b.host_bound_sync;
+    b.bubble = len(kOutBubble);
+    for (int c = 0; c < kCommClassCount; ++c) {
+      st.cls[c].total = len(kAccClass0 + c);
+      st.cls[c].exposed = len(kOutClassExposed0 + c);
+      out.cls[c].total += st.cls[c].total;
+      out.cls[c].exposed += st.cls[c].exposed;
+    }
+    out.total.Add(b);
+  }
+
+  NearestRankPercentiles(s->delays, &out.delay_p50, &out.delay_p90, &out.delay_p99);
+
+  // Memory: peaks of the allocated / reserved counters, categories at the
+  // allocated peak (reserved when nothing else is known).
+  const Track* alloc_track = nullptr;
+  for (const Track& t : rank.tracks) {
+    if (t.kind != TrackKind::kCounter || t.sample_ts.empty()) continue;
+    if (t.counter != CounterKind::kMemAllocated && t.counter != CounterKind::kMemReserved) continue;
+    size_t best = 0;
+    for (size_t i = 1; i < t.sample_value.size(); ++i) {
+      if (t.sample_value[i] > t.sample_value[best]) best = i;
+    }
+    auto peak = static_cast<int64_t>(t.sample_value[best]);
+    auto& slot = t.counter == CounterKind::kMemAllocated ? out.memory.peak_allocated
+                                                         : out.memory.peak_reserved;
+    if (!slot || peak > *slot) {
+      slot = peak;
+      if (t.counter == CounterKind::kMemAllocated) {
+        alloc_track = &t;
+        out.memory.peak_time = t.sample_ts[best];
+      } else if (!alloc_track) {
+        out.memory.peak_time = t.sample_ts[best];
+      }
+    }
+  }
+  if (out.memory.peak_time) {
+    const TimeNs at = *out.memory.peak_time;
+    for (const Track& t : rank.tracks) {
+      if (t.kind != TrackKind::kCounter || t.sample_ts.empty()) continue;
+      if (t.counter < CounterKind::kMemWeights) continue;
+      auto it = std::upper_bound(t.sample_ts.begin(), t.sample_ts.end(), at);
+      int64_t v = 0;
+      if (it != t.sample_ts.begin()) {
+        v = static_cast<int64_t>(t.sample_value[static_cast<size_t>(it - t.sample_ts.begin()) - 1]);
+      }
+      auto found = std::find_if(out.memory.at_peak.begin(), out.memory.at_peak.end(),
+                                [&](const auto& p) { return p.first == t.counter; });
+      if (found == out.memory.at_peak.end()) {
+        out.memory.at_peak.emplace_back(t.counter, v);
+      } else {
+        found->second += v;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace moetrace

@@ -1,0 +1,367 @@
+// Hand-built traces whose answers are worked out by hand in each test.
+#include "analyzer/rank_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "formats/sample_trace.h"
+
+namespace moetrace {
+namespace {
+
+// Builds one rank; tracks are referred to by index (AddTrack may reallocate).
+class RankBuilder {
+ public:
+  size_t Stream(const char* name) {
+    r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, name);
+    return r.tracks.size() - 1;
+  }
+  size_t Thread(const char* name) {
+    r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, name);
+    return r.tracks.size() - 1;
+  }
+  Event& Add(size_t track, Category cat, TimeNs ts, TimeNs dur, int64_t corr = -1,
+             const char* name = "op") {
+    Event e;
+    e.ts = ts;
+    e.dur = dur;
+    e.category = cat;
+    e.correlation = corr;
+    e.name = r.strings.Intern(name);
+    r.tracks[track].events.Append(e);
+    scratch_ = e;
+    return scratch_;
+  }
+  // Appends an op that references a new CommRecord.
+  void AddComm(size_t track, Category cat, TimeNs ts, TimeNs dur, CommRecord rec,
+               const char* name = "comm", int32_t layer = kNone) {
+    Event e;
+    e.ts = ts;
+    e.dur = dur;
+    e.category = cat;
+    e.name = r.strings.Intern(name);
+    e.layer = layer;
+    e.comm = static_cast<int32_t>(r.tracks[track].comms.size());
+    r.tracks[track].comms.push_back(std::move(rec));
+    r.tracks[track].events.Append(e);
+  }
+  void Launch(size_t thread, TimeNs ts, TimeNs dur, int64_t corr) {
+    Add(thread, Category::kLaunch, ts, dur, corr, "launch");
+  }
+  void Marker(size_t thread, TimeNs ts, TimeNs dur, int32_t step) {
+    Event e;
+    e.ts = ts;
+    e.dur = dur;
+    e.category = Category::kMarker;
+    e.flags = kFlagStepMarker;
+    e.step = step;
+    e.name = r.strings.Intern("ProfilerStep#" + std::to_string(step));
+    r.tracks[thread].events.Append(e);
+  }
+  RankMetrics Run() {
+    RankScratch s;
+    return AnalyzeRank(r, &s);
+  }
+  Rank r;
+
+ private:
+  Event scratch_;
+};
+
+void ExpectPartition(const BreakdownNs& b) {
+  EXPECT_EQ(b.span, b.compute + b.comm_exposed + b.copy_exposed + b.free);
+  EXPECT_EQ(b.comm, b.comm_overlapped + b.comm_exposed);
+  EXPECT_EQ(b.host_bound, b.host_bound_sync + b.host_bound_dispatch);
+  EXPECT_LE(b.host_bound, b.free);
+  EXPECT_GE(b.free, 0);
+  EXPECT_GE(b.comm_exposed, 0);
+  EXPECT_GE(b.copy_exposed, 0);
+}
+
+TEST(Breakdown, OverlappingNestedTouchingIntervals) {
+  RankBuilder b;
+  size_t c0 = b.Stream("compute0"), c1 = b.Stream("compute1"), comm = b.Stream("comm"),
+         copy = b.Stream("copy");
+  b.Add(c0, Category::kCompute, 0, 100);
+  b.Add(c0, Category::kCompute, 100, 50);   // touches [0,100)
+  b.Add(c1, Category::kCompute, 110, 10);   // nested in [100,150)
+  b.Add(c0, Category::kCompute, 300, 10);
+  b.Add(comm, Category::kCollective, 50, 150);  // [50,200)
+  b.Add(copy, Category::kCopy, 180, 80);        // [180,260)
+  RankMetrics m = b.Run();
+  ASSERT_EQ(m.steps.size(), 1u);  // no markers: one step
+  const BreakdownNs& t = m.total;
+  // Window [0, 310). COMPUTE = [0,150) + [300,310) = 160; COMM = 150;
+  // COMPUTE u COMM = [0,200) + [300,310) = 210; busy adds [200,260) = 270.
+  EXPECT_EQ(t.span, 310);
+  EXPECT_EQ(t.compute, 160);
+  EXPECT_EQ(t.comm, 150);
+  EXPECT_EQ(t.comm_exposed, 50);     // [150,200)
+  EXPECT_EQ(t.comm_overlapped, 100); // [50,150)
+  EXPECT_EQ(t.copy_exposed, 60);     // [200,260)
+  EXPECT_EQ(t.free, 40);             // [260,300)
+  EXPECT_EQ(t.host_bound, 0);
+  ExpectPartition(t);
+}
+
+TEST(Breakdown, UnsortedInputGivesTheSameAnswer) {
+  RankBuilder b;
+  size_t c0 = b.Stream("compute0"), comm = b.Stream("comm");
+  b.Add(c0, Category::kCompute, 300, 10);
+  b.Add(c0, Category::kCompute, 100, 50);
+  b.Add(c0, Category::kCompute, 0, 100);
+  b.Add(comm, Category::kCollective, 120, 100);
+  b.Add(comm, Category::kCollective, 50, 20);
+  ASSERT_FALSE(b.r.tracks[c0].events.IsSortedByTime());
+  RankMetrics m = b.Run();
+  // Window [0,310): COMPUTE 160, COMM [50,70) + [120,220) = 120,
+  // exposed [150,220) = 70, free [220,300) = 80.
+  EXPECT_EQ(m.total.span, 310);
+  EXPECT_EQ(m.total.compute, 160);
+  EXPECT_EQ(m.total.comm, 120);
+  EXPECT_EQ(m.total.comm_exposed, 70);
+  EXPECT_EQ(m.total.free, 80);
+  ExpectPartition(m.total);
+}
+
+TEST(Breakdown, EmptyStreamsAndZeroLengthOps) {
+  RankBuilder b;
+  b.Stream("empty");
+  size_t c0 = b.Stream("compute");
+  b.Stream("another empty");
+  b.Add(c0, Category::kCompute, 0, 100);
+  b.Add(c0, Category::kCompute, 200, 0);  // zero length: ends the window, costs nothing
+  b.Add(c0, Category::kSync, 100, 50);    // a device-side wait: never busy
+  b.Add(c0, Category::kMarker, 120, 0);
+  RankMetrics m = b.Run();
+  EXPECT_EQ(m.total.span, 200);
+  EXPECT_EQ(m.total.compute, 100);
+  EXPECT_EQ(m.total.free, 100);
+  ExpectPartition(m.total);
+}
+
+TEST(Breakdown, NoDeviceOpsGivesNoStep) {
+  RankBuilder b;
+  size_t h = b.Thread("python");
+  b.Launch(h, 0, 10, 1);
+  RankMetrics m = b.Run();
+  EXPECT_TRUE(m.steps.empty());
+  EXPECT_EQ(m.total.span, 0);
+}
+
+TEST(HostBound, SyncVersusDispatch) {
+  RankBuilder b;
+  size_t s = b.Stream("compute");
+  size_t main = b.Thread("python"), disp = b.Thread("dispatch");
+  b.Add(s, Category::kCompute, 0, 100, 1);    // a
+  b.Add(s, Category::kCompute, 300, 100, 2);  // b
+  b.Add(s, Category::kCompute, 600, 100, 3);  // c
+  b.Launch(main, -50, 40, 1);                 // L(a) = -10
+  b.Add(main, Category::kSync, 20, 120, -1, "cudaStreamSynchronize");  // ends at 140
+  b.Launch(main, 150, 100, 2);                // L(b) = 250
+  b.Launch(main, 350, 30, 3);                 // enqueue of c ...
+  b.Launch(disp, 450, 50, 3);                 // ... dequeue ends last: L(c) = 500
+  RankMetrics m = b.Run();
+  const BreakdownNs& t = m.total;
+  // Waits: [100, min(300,250)) = 150, the sync ended at 140 inside
+  // [100,250): sync kind. [400, min(600,500)) = 100, no sync: dispatch.
+  EXPECT_EQ(t.span, 700);
+  EXPECT_EQ(t.free, 400);
+  EXPECT_EQ(t.host_bound, 250);
+  EXPECT_EQ(t.host_bound_sync, 150);
+  EXPECT_EQ(t.host_bound_dispatch, 100);
+  ExpectPartition(t);
+  // Launch delays start(b) - L(b): 10, 50, 100 (nearest rank percentiles).
+  EXPECT_EQ(m.launch_count, 3);
+  EXPECT_EQ(m.delay_p50, 50);
+  EXPECT_EQ(m.delay_p90, 100);
+  EXPECT_EQ(m.delay_p99, 100);
+  EXPECT_EQ(m.device_ops, 3);
+  EXPECT_EQ(m.ops_with_host_wait, 2);
+}
+
+TEST(HostBound, OnlyCountsWhenTheWholeDeviceIsIdle) {
+  RankBuilder b;
+  size_t s0 = b.Stream("s0"), s1 = b.Stream("s1");
+  size_t main = b.Thread("python");
+  b.Add(s0, Category::kCompute, 0, 100, 1);
+  b.Add(s0, Category::kCompute, 300, 100, 2);
+  b.Launch(main, -20, 10, 1);
+  b.Launch(main, 200, 80, 2);                  // L = 280: wait [100, 280)
+  b.Add(s1, Category::kCompute, 150, 60);      // device busy [150, 210)
+  RankMetrics m = b.Run();
+  // H = [100,280); free = [100,150) + [210,300); H n free = 50 + 70.
+  EXPECT_EQ(m.total.free, 140);
+  EXPECT_EQ(m.total.host_bound, 120);
+  EXPECT_EQ(m.total.host_bound_dispatch, 120);
+  ExpectPartition(m.total);
+}
+
+TEST(Bubble, ExposedPipelineReceive) {
+  RankBuilder b;
+  size_t comm = b.Stream("p2p"), c = b.Stream("compute");
+  CommRecord recv;
+  recv.kind = CollectiveKind::kRecv;
+  recv.comm_class = CommClass::kPP;
+  b.AddComm(comm, Category::kP2P, 0, 100, recv, "recv_fwd");
+  CommRecord send;
+  send.kind = CollectiveKind::kSend;  // class derived: PP; a send is no bubble
+  b.AddComm(comm, Category::kP2P, 100, 20, send, "send_fwd");
+  b.Add(c, Category::kCompute, 50, 30);
+  RankMetrics m = b.Run();
+  // Span [0,120). Recv [0,100) minus compute [50,80) = 70.
+  EXPECT_EQ(m.total.span, 120);
+  EXPECT_EQ(m.total.bubble, 70);
+  const ClassNs& pp = m.cls[static_cast<int>(CommClass::kPP)];
+  EXPECT_EQ(pp.total, 120);
+  EXPECT_EQ(pp.exposed, 90);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kEP)].total, 0);
+  ExpectPartition(m.total);
+}
+
+TEST(CommClass, DerivedFromKindAndName) {
+  RankBuilder b;
+  size_t comm = b.Stream("comm"), c = b.Stream("compute");
+  CommRecord a2a;
+  a2a.kind = CollectiveKind::kAllToAllV;
+  b.AddComm(comm, Category::kCollective, 0, 100, a2a, "alltoallv");
+  CommRecord grad;
+  grad.kind = CollectiveKind::kAllReduce;
+  b.AddComm(comm, Category::kCollective, 100, 50, grad, "allreduce");  // no layer: DP
+  b.Add(comm, Category::kCollective, 150, 50, -1, "ncclDevKernel_AllReduce_Sum");  // no record
+  b.Add(c, Category::kCompute, 20, 50);
+  RankMetrics m = b.Run();
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kEP)].total, 100);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kEP)].exposed, 50);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kDP)].total, 100);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kDP)].exposed, 100);
+}
+
+TEST(Steps, WindowsFollowLaunchesInsideHostMarkers) {
+  RankBuilder b;
+  size_t s = b.Stream("compute");
+  size_t h = b.Thread("python");
+  b.Marker(h, 0, 1000, 0);
+  b.Marker(h, 1000, 1000, 1);
+  b.Launch(h, 50, 10, 1);
+  b.Launch(h, 340, 5, 2);
+  b.Launch(h, 1100, 50, 3);
+  b.Add(s, Category::kCompute, 100, 200, 1);   // step 0
+  b.Add(s, Category::kCompute, 350, 750, 2);   // step 0, runs into step 1's time
+  b.Add(s, Category::kCompute, 1200, 300, 3);  // step 1
+  RankMetrics m = b.Run();
+  ASSERT_EQ(m.steps.size(), 2u);
+  // Step 0 = [100, 1200): compute 200 + 750, free [300,350) + [1100,1200).
+  EXPECT_EQ(m.steps[0].step, 0);
+  EXPECT_EQ(m.steps[0].start, 100);
+  EXPECT_EQ(m.steps[0].b.span, 1100);
+  EXPECT_EQ(m.steps[0].b.compute, 950);
+  EXPECT_EQ(m.steps[0].b.free, 150);
+  // Step 1 = [1200, 1500).
+  EXPECT_EQ(m.steps[1].step, 1);
+  EXPECT_EQ(m.steps[1].b.span, 300);
+  EXPECT_EQ(m.steps[1].b.free, 0);
+  EXPECT_EQ(m.total.span, 1400);
+  for (const StepNs& st : m.steps) ExpectPartition(st.b);
+}
+
+TEST(Steps, StampedStepWinsOverMarkers) {
+  RankBuilder b;
+  size_t s = b.Stream("compute");
+  size_t h = b.Thread("python");
+  b.Marker(h, 0, 1000, 0);
+  b.Add(s, Category::kCompute, 100, 100);
+  Event e;
+  e.ts = 500;
+  e.dur = 100;
+  e.category = Category::kCompute;
+  e.step = 4;  // stamped by the importer
+  b.r.tracks[s].events.Append(e);
+  RankMetrics m = b.Run();
+  ASSERT_EQ(m.steps.size(), 2u);
+  EXPECT_EQ(m.steps[0].step, 0);
+  EXPECT_EQ(m.steps[0].b.span, 400);  // [100, 500)
+  EXPECT_EQ(m.steps[1].step, 4);
+  EXPECT_EQ(m.steps[1].b.span, 100);
+}
+
+TEST(Memory, PeakAndBreakdownAtPeak) {
+  RankBuilder b;
+  auto counter = [&](CounterKind k, std::vector<TimeNs> ts, std::vector<double> v) {
+    Track& t = b.r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "mem");
+    t.counter = k;
+    t.sample_ts = std::move(ts);
+    t.sample_value = std::move(v);
+  };
+  counter(CounterKind::kMemAllocated, {0, 10, 20}, {100, 500, 300});
+  counter(CounterKind::kMemReserved, {0, 15}, {600, 800});
+  counter(CounterKind::kMemActivations, {0, 5, 12}, {50, 250, 200});
+  counter(CounterKind::kMemWeights, {0}, {40});
+  counter(CounterKind::kMemSwap, {11}, {7});  // starts after the peak: 0 at it
+  RankMetrics m = b.Run();
+  EXPECT_EQ(m.memory.peak_allocated, 500);
+  EXPECT_EQ(m.memory.peak_reserved, 800);
+  EXPECT_EQ(m.memory.peak_time, 10);
+  auto at = [&](CounterKind k) {
+    for (auto& [kind, v] : m.memory.at_peak) if (kind == k) return v;
+    return int64_t{-1};
+  };
+  EXPECT_EQ(at(CounterKind::kMemActivations), 250);
+  EXPECT_EQ(at(CounterKind::kMemWeights), 40);
+  EXPECT_EQ(at(CounterKind::kMemSwap), 0);
+  EXPECT_EQ(at(CounterKind::kMemGradients), -1);  // not recorded: absent
+}
+
+TEST(Partition, HoldsOnEveryRankAndStepOfTheSampleTrace) {
+  Trace t = MakeSampleTrace(4, 64, 7);
+  RankScratch s;
+  for (const Rank& r : t.ranks) {
+    RankMetrics m = AnalyzeRank(r, &s);
+    ASSERT_FALSE(m.steps.empty());
+    ExpectPartition(m.total);
+    for (const StepNs& st : m.steps) ExpectPartition(st.b);
+    EXPECT_GT(m.total.compute, 0);
+    EXPECT_GT(m.launch_count, 0);
+  }
+}
+
+}  // namespace
+}  // namespace moetrace
+
+namespace moetrace {
+namespace {
+
+TEST(HostBound, SparseAndDescendingCorrelationIds) {
+  // The SyncVersusDispatch trace with correlation ids far apart and
+  // launches recorded in descending id order: same answers.
+  for (int64_t stride : {int64_t{1}, int64_t{1} << 40}) {
+    Rank r;
+    r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "s");
+    r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "main");
+    auto add = [&](size_t t, Category c, TimeNs ts, TimeNs dur, int64_t corr) {
+      Event e;
+      e.ts = ts;
+      e.dur = dur;
+      e.category = c;
+      e.correlation = corr;
+      r.tracks[t].events.Append(e);
+    };
+    const int64_t c1 = 1000 * stride, c2 = 10 * stride, c3 = 7;
+    add(0, Category::kCompute, 0, 100, c1);
+    add(0, Category::kCompute, 300, 100, c2);
+    add(0, Category::kCompute, 600, 100, c3);
+    add(1, Category::kLaunch, 350, 150, c3);  // L = 500
+    add(1, Category::kLaunch, 150, 100, c2);  // L = 250
+    add(1, Category::kLaunch, -50, 40, c1);   // L = -10
+    RankScratch s;
+    RankMetrics m = AnalyzeRank(r, &s);
+    EXPECT_EQ(m.launch_count, 3);
+    EXPECT_EQ(m.total.host_bound, 250);
+    EXPECT_EQ(m.total.host_bound_dispatch, 250);
+    EXPECT_EQ(m.delay_p50, 50);
+  }
+}
+
+}  // namespace
+}  // namespace moetrace

@@ -1,0 +1,182 @@
+#include "analyzer/stable_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/reflection.h>
+
+namespace moetrace {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+void Indent(std::string* out, int depth) { out->append(static_cast<size_t>(depth) * 2, ' '); }
+
+void AppendString(std::string* out, const std::string& s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        if (c < 0x20) {
+          out->append(fmt::format("\\u{:04x}", c));
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendMessage(std::string* out, const Message& m, int depth);
+
+// One value of `f` (index -1 = singular).
+void AppendValue(std::string* out, const Message& m, const FieldDescriptor* f, int index,
+                 int depth) {
+  const Reflection* r = m.GetReflection();
+  const bool rep = index >= 0;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32:
+      out->append(fmt::format("{}", rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f)));
+      break;
+    case FieldDescriptor::CPPTYPE_INT64:
+      out->append(fmt::format("{}", rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f)));
+      break;
+    case FieldDescriptor::CPPTYPE_UINT32:
+      out->append(
+          fmt::format("{}", rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f)));
+      break;
+    case FieldDescriptor::CPPTYPE_UINT64:
+      out->append(
+          fmt::format("{}", rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f)));
+      break;
+    case FieldDescriptor::CPPTYPE_DOUBLE:
+      out->append(
+          FormatJsonDouble(rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f)));
+      break;
+    case FieldDescriptor::CPPTYPE_FLOAT:
+      out->append(FormatJsonDouble(rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f)));
+      break;
+    case FieldDescriptor::CPPTYPE_BOOL:
+      out->append((rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f)) ? "true" : "false");
+      break;
+    case FieldDescriptor::CPPTYPE_ENUM:
+      AppendString(out, (rep ? r->GetRepeatedEnum(m, f, index) : r->GetEnum(m, f))->name());
+      break;
+    case FieldDescriptor::CPPTYPE_STRING:
+      AppendString(out, rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f));
+      break;
+    case FieldDescriptor::CPPTYPE_MESSAGE:
+      AppendMessage(out, rep ? r->GetRepeatedMessage(m, f, index) : r->GetMessage(m, f), depth);
+      break;
+  }
+}
+
+std::string MapKey(const Message& entry) {
+  const FieldDescriptor* k = entry.GetDescriptor()->map_key();
+  const Reflection* r = entry.GetReflection();
+  switch (k->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_STRING: return r->GetString(entry, k);
+    case FieldDescriptor::CPPTYPE_INT32: return std::to_string(r->GetInt32(entry, k));
+    case FieldDescriptor::CPPTYPE_INT64: return std::to_string(r->GetInt64(entry, k));
+    case FieldDescriptor::CPPTYPE_UINT32: return std::to_string(r->GetUInt32(entry, k));
+    case FieldDescriptor::CPPTYPE_UINT64: return std::to_string(r->GetUInt64(entry, k));
+    case FieldDescriptor::CPPTYPE_BOOL: return r->GetBool(entry, k) ? "true" : "false";
+    default: return "";
+  }
+}
+
+void AppendMessage(std::string* out, const Message& m, int depth) {
+  const auto* d = m.GetDescriptor();
+  const Reflection* r = m.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (!f->is_repeated() && (f->has_presence()) && !r->HasField(m, f)) continue;
+    fields.push_back(f);
+  }
+  std::sort(fields.begin(), fields.end(),
+            [](const FieldDescriptor* a, const FieldDescriptor* b) { return a->name() < b->name(); });
+  if (fields.empty()) {
+    out->append("{}");
+    return;
+  }
+  out->append("{\n");
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const FieldDescriptor* f = fields[i];
+    Indent(out, depth + 1);
+    AppendString(out, f->name());
+    out->append(": ");
+    if (f->is_map()) {
+      int n = r->FieldSize(m, f);
+      std::vector<std::pair<std::string, int>> keys;
+      for (int k = 0; k < n; ++k) keys.emplace_back(MapKey(r->GetRepeatedMessage(m, f, k)), k);
+      std::sort(keys.begin(), keys.end());
+      if (keys.empty()) {
+        out->append("{}");
+      } else {
+        out->append("{\n");
+        const FieldDescriptor* vf = f->message_type()->map_value();
+        for (size_t k = 0; k < keys.size(); ++k) {
+          Indent(out, depth + 2);
+          AppendString(out, keys[k].first);
+          out->append(": ");
+          AppendValue(out, r->GetRepeatedMessage(m, f, keys[k].second), vf, -1, depth + 2);
+          out->append(k + 1 < keys.size() ? ",\n" : "\n");
+        }
+        Indent(out, depth + 1);
+        out->append("}");
+      }
+    } else if (f->is_repeated()) {
+      int n = r->FieldSize(m, f);
+      if (n == 0) {
+        out->append("[]");
+      } else {
+        out->append("[\n");
+        for (int k = 0; k < n; ++k) {
+          Indent(out, depth + 2);
+          AppendValue(out, m, f, k, depth + 2);
+          out->append(k + 1 < n ? ",\n" : "\n");
+        }
+        Indent(out, depth + 1);
+        out->append("]");
+      }
+    } else {
+      AppendValue(out, m, f, -1, depth + 1);
+    }
+    out->append(i + 1 < fields.size() ? ",\n" : "\n");
+  }
+  Indent(out, depth);
+  out->append("}");
+}
+
+}  // namespace
+
+std::string FormatJsonDouble(double v) {
+  if (!std::isfinite(v)) return "null";
+  if (v == 0) return "0.0";  // no "-0"
+  std::string s = fmt::format("{}", v);
+  // Keep doubles recognisable as such: 3 -> 3.0.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string ToStableJson(const google::protobuf::Message& message) {
+  std::string out;
+  AppendMessage(&out, message, 0);
+  out.push_back('\n');
+  return out;
+}
+
+}  // namespace moetrace

@@ -1,0 +1,100 @@
+// moetrace analyze INPUT... [--json OUT.json]
+#include <fmt/core.h>
+
+#include <future>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "analyzer/analyze.h"
+#include "analyzer/stable_json.h"
+#include "analyzer/summary.h"
+#include "cli/commands.h"
+#include "formats/atomic_file.h"
+#include "formats/errors.h"
+#include "formats/open_trace.h"
+
+namespace moetrace::cli {
+namespace {
+
+// Several inputs analysed as one trace: their ranks, in input order.
+class ConcatSource : public TraceSource {
+ public:
+  explicit ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts) : parts_(std::move(parts)) {
+    if (!parts_.empty()) metadata_ = parts_[0]->metadata();
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      for (size_t i = 0; i < parts_[p]->rank_count(); ++i) index_.emplace_back(p, i);
+    }
+  }
+  const Metadata& metadata() const override { return metadata_; }
+  size_t rank_count() const override { return index_.size(); }
+  Rank ReadRank(size_t i) const override {
+    return parts_[index_[i].first]->ReadRank(index_[i].second);
+  }
+
+ private:
+  std::vector<std::unique_ptr<TraceSource>> parts_;
+  std::vector<std::pair<size_t, size_t>> index_;
+  Metadata metadata_;
+};
+
+struct AnalyzeArgs {
+  std::vector<std::string> inputs;
+  std::string json;
+  int threads = 0;
+};
+
+int RunAnalyze(const AnalyzeArgs& args) {
+  std::vector<std::unique_ptr<TraceSource>> sources;
+  std::vector<std::string> kineto;
+  for (const std::string& in : args.inputs) {
+    // HTA's figures need the raw Kineto rows: computed from the files
+    // themselves, next to the importer's trace model.
+    if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
+  }
+  // ... on their own thread while the importers and the analysis run.
+  std::future<hta::HtaResult> hta_figures;
+  if (!kineto.empty()) {
+    hta_figures = std::async(std::launch::async, [&kineto] { return hta::ComputeHta(kineto); });
+  }
+  for (const std::string& in : args.inputs) sources.push_back(OpenTrace(in));
+  AnalyzeOptions options;
+  options.threads = args.threads;
+  const bool tty = isatty(STDERR_FILENO);
+  if (tty) {
+    options.progress = [](size_t done, size_t total) {
+      fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
+      if (done == total) fmt::print(stderr, "\r\033[K");
+    };
+  }
+  ConcatSource all(std::move(sources));
+  analysis::Analysis result = Analyze(all, options);
+  if (hta_figures.valid()) {
+    try {
+      AddHtaResult(hta_figures.get(), &result);
+    } catch (const InputError& e) {
+      // Where HTA itself fails to load the set it gives no figures either.
+      result.add_hta_errors(e.what());
+    }
+  }
+  fmt::print("{}", FormatSummary(result));
+  if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
+  return 0;
+}
+
+}  // namespace
+
+void AddAnalyzeCommand(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "analyze", "Compute the metrics that explain a step (shared/docs/METRICS.md)");
+  sub->add_option("inputs", args->inputs,
+                  ".mtrace, Kineto JSON (.json/.json.gz or a directory), Ascend profiler output")
+      ->required();
+  sub->add_option("--json", args->json, "Write the analysis document (stable JSON) here");
+  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  Register(sub, [args] { return RunAnalyze(*args); });
+}
+
+}  // namespace moetrace::cli
