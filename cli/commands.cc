@@ -20,6 +20,8 @@ void Register(CLI::App* sub, std::function<int()> run) {
 void AddCommands(CLI::App& app) {
   AddConvertCommand(app);
   AddInfoCommand(app);
+  AddGenerateCommand(app);
+  AddPresetsCommand(app);
 }
 
 int RunSelected(CLI::App& app) {

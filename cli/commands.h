@@ -22,5 +22,7 @@ int RunSelected(CLI::App& app);
 // One Add*Command per subcommand file.
 void AddInfoCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
+void AddGenerateCommand(CLI::App& app);
+void AddPresetsCommand(CLI::App& app);
 
 }  // namespace moetrace::cli
