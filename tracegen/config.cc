@@ -8,7 +8,10 @@
 
 #include <fmt/core.h>
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/type_resolver_util.h>
 
 #include "formats/errors.h"
 #include "tracegen/embedded_files.h"
@@ -379,10 +382,24 @@ RunConfig BuildConfig(const ConfigRequest& request) {
 }
 
 std::string ConfigToJson(const RunConfig& config) {
+  // Through a deterministic binary encoding: map entries (hardware.sources)
+  // come out sorted, so the same config always gives the same bytes.
+  std::string binary;
+  {
+    google::protobuf::io::StringOutputStream raw(&binary);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    config.SerializeToCodedStream(&coded);
+  }
+  static google::protobuf::util::TypeResolver* resolver =
+      google::protobuf::util::NewTypeResolverForDescriptorPool(
+          "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool());
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   std::string out;
-  (void)google::protobuf::util::MessageToJsonString(config, &out, options);
+  (void)google::protobuf::util::BinaryToJsonString(
+      resolver, "type.googleapis.com/" + config.GetDescriptor()->full_name(), binary, &out,
+      options);
   return out;
 }
 

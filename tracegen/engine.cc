@@ -72,6 +72,7 @@ struct Op {
   uint64_t flops = 0, bytes = 0;
   int32_t dep = -1, dep2 = -1;
   int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
+  bool after_all = false; // starts after every earlier device op (gradients ready)
   // communication
   CollectiveKind ckind = CollectiveKind::kNone;
   CommClass cclass = CommClass::kOther;
@@ -942,6 +943,8 @@ void EngineImpl::BuildOptimizer(RankSim& r, Block& b) {
   }
   double local = dist ? dense / shape.dp + expert / std::max(1, edp) : dense + expert;
   Add(b, chain, Compute(kAdamW, kVector, 0, local * 32, Phase::kOptimizer, kNone, kNone, false));
+  // The optimizer starts once every gradient of the step is computed.
+  b.ops.front().after_all = true;
   if (dist) {
     grads(kAllGatherParamsDp, CollectiveKind::kAllGather, dp_gid, dp_members, dense * 2);
     grads(kAllGatherParamsEdp, CollectiveKind::kAllGather, edp_gid, edp_members, expert * 2);
@@ -1069,6 +1072,7 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
     TimeNs ready = std::max(r.launch[i], r.ready[op.stream]);
     if (op.dep >= 0) ready = std::max(ready, r.end[op.dep]);
     if (op.dep2 >= 0) ready = std::max(ready, r.end[op.dep2]);
+    if (op.after_all) ready = std::max(ready, r.last_dev_end);
     TimeNs finish;
     if (op.cat == Category::kCollective) {
       CrossEntry& e = cross_[op.xkey];
