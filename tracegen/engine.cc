@@ -155,7 +155,15 @@ struct RankSim {
   StringId dev_name[kOpNameCount][2] = {};
   StringId launch_name[kOpNameCount][2] = {};
   StringId enqueue_name[kOpNameCount][2] = {};
-  StringId group_name[6] = {};
+  std::vector<std::pair<uint64_t, StringId>> group_names;  // uid (or ~peer) -> name
+  template <typename F>
+  StringId GroupName(uint64_t key, F make) {
+    for (auto& [k, id] : group_names)
+      if (k == key) return id;
+    StringId id = out->strings.Intern(make());
+    group_names.emplace_back(key, id);
+    return id;
+  }
   int64_t correlation = 0;
   std::vector<int64_t> corr;  // per op of the block
   size_t mem_ptr = 0;
@@ -1204,12 +1212,16 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
     c.bytes = op.bytes;
     if (op.cat == Category::kP2P) {
       c.peer = op.peer;
-      c.group = r.out->strings.Intern(fmt::format("pp_{}_{}", std::min(r.rank, op.peer), std::max(r.rank, op.peer)));
+      c.group = r.GroupName(~uint64_t(op.peer), [&] {
+        return fmt::format("pp_{}_{}", std::min(r.rank, op.peer), std::max(r.rank, op.peer));
+      });
       c.group_ranks = {std::min(r.rank, op.peer), std::max(r.rank, op.peer)};
     } else {
       static const char* prefix[] = {"?", "ep", "tp", "dp", "edp", "world"};
       int kind = int(op.group >> 56);
-      c.group = r.out->strings.Intern(fmt::format("{}_{:x}", prefix[kind < 6 ? kind : 0], op.group & ((uint64_t(1) << 56) - 1)));
+      c.group = r.GroupName(op.group, [&] {
+        return fmt::format("{}_{:x}", prefix[kind < 6 ? kind : 0], op.group & ((uint64_t(1) << 56) - 1));
+      });
       if (op.a2a >= 0) {
         const A2AInfo& a = r.block.a2a[op.a2a];
         c.group_ranks = a.members;
