@@ -20,7 +20,7 @@ namespace {
 constexpr TimeNs kBaseTime = 1'000'000'000;  // traces start at 1 s
 constexpr TimeNs kNever = std::numeric_limits<TimeNs>::min();
 
-enum StreamId : uint8_t { kSCompute = 0, kSComm = 1, kSSend = 2, kSRecv = 3, kSCopy = 4, kStreams = 5 };
+enum StreamId : uint8_t { kSCompute = 0, kSComm = 1, kSSend = 2, kSRecv = 3, kSCopy = 4, kSComm2 = 5, kStreams = 6 };
 enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
 
 // Operator names; the backward variant of name n is n + "Grad".
@@ -143,7 +143,7 @@ struct RankSim {
   size_t op = 0;
   std::vector<TimeNs> launch, end;
   std::vector<uint8_t> state;  // 0 new, 1 host issued, 2 arrived
-  TimeNs ready[kStreams] = {kBaseTime, kBaseTime, kBaseTime, kBaseTime, kBaseTime};
+  TimeNs ready[kStreams] = {kBaseTime, kBaseTime, kBaseTime, kBaseTime, kBaseTime, kBaseTime};
   TimeNs t_py = kBaseTime, t_deq = kBaseTime;
   TimeNs last_dev_end = kBaseTime;
   std::vector<std::pair<uint64_t, int64_t>> seq;  // group uid -> next sequence
@@ -838,26 +838,36 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
   size_t na = b.ops.size();
   BuildTask(r, it.b, b);
   size_t n = b.ops.size();
-  auto segments = [&](size_t from, size_t to) {
-    std::vector<std::pair<size_t, size_t>> segs;
-    size_t s = from;
-    for (size_t i = from; i < to; ++i) {
-      bool comm = b.ops[i].cat == Category::kCollective || b.ops[i].cat == Category::kP2P;
-      if (comm || i + 1 == to) {
-        segs.emplace_back(s, i + 1);
-        s = i + 1;
-      }
-    }
-    return segs;
-  };
-  auto sa = segments(0, na), sb = segments(na, n);
+  // The backward task communicates on its own HCCL stream, so the two
+  // tasks' all-to-alls do not queue behind each other.
+  for (size_t i = na; i < n; ++i)
+    if (b.ops[i].stream == kSComm) b.ops[i].stream = kSComm2;
+  // Issue order from a list schedule over the two chains with the ops'
+  // estimated durations: always issue next the op that could start first,
+  // so one task computes while the other's collective is in flight.
   std::vector<int32_t> order;
   order.reserve(n);
-  for (size_t k = 0; k < std::max(sa.size(), sb.size()); ++k) {
-    if (k < sa.size())
-      for (size_t i = sa[k].first; i < sa[k].second; ++i) order.push_back(int32_t(i));
-    if (k < sb.size())
-      for (size_t i = sb[k].first; i < sb[k].second; ++i) order.push_back(int32_t(i));
+  {
+    TimeNs stream_free[kStreams] = {};
+    TimeNs chain_ready[2] = {0, 0};
+    size_t cur[2] = {0, na}, lim[2] = {na, n};
+    while (cur[0] < lim[0] || cur[1] < lim[1]) {
+      TimeNs est[2];
+      for (int c = 0; c < 2; ++c) {
+        if (cur[c] >= lim[c]) {
+          est[c] = std::numeric_limits<TimeNs>::max();
+          continue;
+        }
+        const Op& o = b.ops[cur[c]];
+        est[c] = std::max(chain_ready[c], stream_free[o.stream]);
+      }
+      int c = est[1] < est[0] ? 1 : 0;
+      const Op& o = b.ops[cur[c]];
+      TimeNs end = est[c] + std::max<TimeNs>(o.dur, 0);
+      stream_free[o.stream] = end;
+      chain_ready[c] = end;
+      order.push_back(int32_t(cur[c]++));
+    }
   }
   std::vector<int32_t> where(n);
   for (size_t k = 0; k < n; ++k) where[order[k]] = int32_t(k);
@@ -1126,6 +1136,7 @@ void EngineImpl::InitRankOutput(RankSim& r) {
   k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 2 (pp send)", 2);
   k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 3 (pp recv)", 3);
   k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCopy, "stream 4 (copy/swap)", 4);
+  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 5 (hccl, overlapped task)", 5);
   static const std::pair<CounterKind, const char*> counters[] = {
       {CounterKind::kMemAllocated, "memory.allocated"}, {CounterKind::kMemWeights, "memory.weights"},
       {CounterKind::kMemGradients, "memory.gradients"}, {CounterKind::kMemOptimizer, "memory.optimizer"},
@@ -1265,9 +1276,10 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
 void EngineImpl::FinishRankOutput(RankSim& r) {
   std::sort(r.mem_events.begin(), r.mem_events.end());
   Rank& k = *r.out;
-  // tracks: 7 = allocated, 8.. = weights, gradients, optimizer, activations, recompute
+  // tracks: 8 = allocated, 9.. = weights, gradients, optimizer, activations, recompute
+  constexpr size_t kAllocTrack = 2 + kStreams;
   auto track_of = [&](uint8_t cat) -> Track* {
-    for (size_t t = 7; t < k.tracks.size(); ++t)
+    for (size_t t = kAllocTrack; t < k.tracks.size(); ++t)
       if (uint8_t(k.tracks[t].counter) == cat) return &k.tracks[t];
     return nullptr;
   };
@@ -1288,7 +1300,7 @@ void EngineImpl::FinishRankOutput(RankSim& r) {
       }
     };
     put(t, value[cat]);
-    if (last_at_ts) put(&k.tracks[7], total);
+    if (last_at_ts) put(&k.tracks[kAllocTrack], total);
   }
   r.mem_events.clear();
 }
