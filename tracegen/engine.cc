@@ -73,6 +73,8 @@ struct Op {
   int32_t dep = -1, dep2 = -1;
   int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
   bool after_all = false; // starts after every earlier device op (gradients ready)
+  int64_t wait_prefetch = -1;  // waits for the prefetched swap-in of this ActKey
+  int64_t prefetch_key = -1;   // this op is a prefetched swap-in of that ActKey
   // communication
   CollectiveKind ckind = CollectiveKind::kNone;
   CommClass cclass = CommClass::kOther;
@@ -173,6 +175,8 @@ struct RankSim {
     int64_t kept = 0, swapped = 0, extra = 0;
   };
   std::unordered_map<uint64_t, Act> acts;
+  std::vector<std::pair<int, int32_t>> swap_ins;  // layer -> swap-in op of this block
+  std::unordered_map<uint64_t, TimeNs> prefetch_end;  // ActKey -> swap-in end (or pending)
   static uint64_t ActKey(int mb, int layer) { return (uint64_t(uint32_t(mb)) << 32) | uint32_t(layer); }
 
   int64_t NextSeq(uint64_t group) {
@@ -205,6 +209,7 @@ class EngineImpl {
   void BuildItem(RankSim& r, const PipeItem& it, Block& b);
   void BuildTask(RankSim& r, const PipeTask& t, Block& b);
   void BuildOptimizer(RankSim& r, Block& b);
+  void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b);
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph);
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb);
   int32_t Add(Block& b, int32_t& chain, Op op, bool depend = true);
@@ -676,22 +681,12 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   const std::string& rc = cfg.memory().recompute();
   RankSim::Act rec = r.acts[RankSim::ActKey(mb, layer)];
   int32_t first_bwd = static_cast<int32_t>(b.ops.size());
+  // Swap-in was issued (prefetched) at the start of the backward task.
   int32_t swap_in = -1;
-  if (rec.swapped > 0) {
-    Op si;
-    si.name = kSwapIn;
-    si.stream = kSCopy;
-    si.cat = Category::kCopy;
-    si.phase = Phase::kBackward;
-    si.flags = kFlagSwapIn | kFlagHostToDevice;
-    si.mb = mb;
-    si.layer = layer;
-    si.bytes = uint64_t(rec.swapped);
-    si.dur = TransferNsHost(double(rec.swapped));
-    b.ops.push_back(si);
-    swap_in = static_cast<int32_t>(b.ops.size() - 1);
-    b.mem.push_back({swap_in, false, uint8_t(CounterKind::kMemActivations), rec.swapped});
-  }
+  for (auto [l, idx] : r.swap_ins)
+    if (l == layer) swap_in = idx;
+  int64_t prefetched = -1;
+  if (r.prefetch_end.count(RankSim::ActKey(mb, layer))) prefetched = int64_t(RankSim::ActKey(mb, layer));
   int32_t recompute_first = -1;
   if (rc == "full") {
     // Full recompute re-runs the layer's forward (communication included).
@@ -751,6 +746,7 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
       selective_done = true;
     }
     if (first && swap_in >= 0) o.dep2 = swap_in;
+    if (first && prefetched >= 0) o.wait_prefetch = prefetched;
     first = false;
     int32_t pre = chain;
     int32_t idx = Add(b, chain, o);
@@ -775,6 +771,7 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   }
   (void)first_bwd;
   r.acts.erase(RankSim::ActKey(mb, layer));
+  if (prefetched >= 0) r.prefetch_end.erase(uint64_t(prefetched));
 }
 
 void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) {
@@ -814,6 +811,30 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) {
     }
     if (t.down >= 0) Add(b, chain, p2p(true, t.down, ms + 1, false));
   } else {
+    // Prefetch every swapped-out activation of this slice on the copy
+    // stream, last layer first, so the copies overlap the backward compute.
+    r.swap_ins.clear();
+    if (cfg.memory().swap()) {
+      for (int l = first + count - 1; l >= first; --l) {
+        auto it = r.acts.find(RankSim::ActKey(t.mb, l));
+        if (it == r.acts.end() || it->second.swapped <= 0) continue;
+        if (r.prefetch_end.count(RankSim::ActKey(t.mb, l))) continue;  // prefetched earlier
+        Op si;
+        si.name = kSwapIn;
+        si.stream = kSCopy;
+        si.cat = Category::kCopy;
+        si.phase = Phase::kBackward;
+        si.flags = kFlagSwapIn | kFlagHostToDevice;
+        si.mb = t.mb;
+        si.layer = l;
+        si.bytes = uint64_t(it->second.swapped);
+        si.dur = TransferNsHost(double(it->second.swapped));
+        b.ops.push_back(si);
+        int32_t idx = static_cast<int32_t>(b.ops.size() - 1);
+        b.mem.push_back({idx, false, uint8_t(CounterKind::kMemActivations), it->second.swapped});
+        r.swap_ins.emplace_back(l, idx);
+      }
+    }
     if (t.down >= 0) Add(b, chain, p2p(false, t.down, ms, true));
     if (last_slice) {
       double V = shape.vocab;
@@ -881,6 +902,37 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
   }
   b.ops = std::move(ops);
   for (auto& m : b.mem) m.op = where[m.op];
+}
+
+// Swap-ins for the backward task(s) of the next item are issued during this
+// item, so the host-link copies overlap compute instead of delaying the
+// backward.
+void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) {
+  for (const PipeTask* t : {&next.a, next.fused ? &next.b : nullptr}) {
+    if (!t || !t->backward) continue;
+    const int ms = t->model_stage;
+    const int first = shape.stage_first_layer[ms], count = shape.stage_layers[ms];
+    for (int l = first + count - 1; l >= first; --l) {
+      uint64_t key = RankSim::ActKey(t->mb, l);
+      auto it = r.acts.find(key);
+      if (it == r.acts.end() || it->second.swapped <= 0 || r.prefetch_end.count(key)) continue;
+      Op si;
+      si.name = kSwapIn;
+      si.stream = kSCopy;
+      si.cat = Category::kCopy;
+      si.phase = Phase::kBackward;
+      si.flags = kFlagSwapIn | kFlagHostToDevice;
+      si.mb = t->mb;
+      si.layer = l;
+      si.bytes = uint64_t(it->second.swapped);
+      si.dur = TransferNsHost(double(it->second.swapped));
+      si.prefetch_key = int64_t(key);
+      b.ops.push_back(si);
+      b.mem.push_back({int32_t(b.ops.size() - 1), false, uint8_t(CounterKind::kMemActivations),
+                       it->second.swapped});
+      r.prefetch_end[key] = kBaseTime;  // pending: filled in when the copy runs
+    }
+  }
 }
 
 void EngineImpl::BuildPrologue(RankSim& r, Block& b) {
@@ -1016,6 +1068,7 @@ bool EngineImpl::NextBlock(RankSim& r) {
         const auto& items = schedules[r.stage];
         if (r.item < items.size()) {
           BuildItem(r, items[r.item++], b);
+          if (cfg.memory().swap() && r.item < items.size()) PrefetchSwapIns(r, items[r.item], b);
         } else {
           BuildOptimizer(r, b);
           r.phase = 2;
@@ -1091,6 +1144,7 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
     if (op.dep >= 0) ready = std::max(ready, r.end[op.dep]);
     if (op.dep2 >= 0) ready = std::max(ready, r.end[op.dep2]);
     if (op.after_all) ready = std::max(ready, r.last_dev_end);
+    if (op.wait_prefetch >= 0) ready = std::max(ready, r.prefetch_end[uint64_t(op.wait_prefetch)]);
     TimeNs finish;
     if (op.cat == Category::kCollective) {
       CrossEntry& e = cross_[op.xkey];
@@ -1114,6 +1168,7 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
       finish = ready + op.dur;
     }
     r.end[i] = finish;
+    if (op.prefetch_key >= 0) r.prefetch_end[uint64_t(op.prefetch_key)] = finish;
     r.ready[op.stream] = finish;
     r.last_dev_end = std::max(r.last_dev_end, finish);
     if (r.out) Emit(r, op, i, ready, finish);
