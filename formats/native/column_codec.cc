@@ -1,0 +1,124 @@
+#include "formats/native/column_codec.h"
+
+#include <limits>
+
+namespace moetrace::native {
+namespace {
+
+// Whole bytes needed for `range` (0 for 0).
+inline uint32_t WidthOf(uint64_t range) {
+  return range == 0 ? 0 : static_cast<uint32_t>((64 - __builtin_clzll(range) + 7) / 8);
+}
+
+// Smallest and largest of a stream of int64, as a frame of reference.
+struct MinMax {
+  int64_t lo = std::numeric_limits<int64_t>::max();
+  int64_t hi = std::numeric_limits<int64_t>::min();
+  void Add(int64_t x) {
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  uint32_t width() const {
+    return WidthOf(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
+  }
+};
+
+}  // namespace
+
+bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
+                           const int64_t* dur, Column* col) {
+  size_t changes = 0;
+  for (size_t i = 1; i < n; ++i) changes += v[i] != v[i - 1];
+  if (changes == 0) {
+    if (default_value && v[0] == *default_value) return false;
+    col->Clear();
+    col->set_encoding(CONSTANT);
+    col->set_constant(v[0]);
+    return true;
+  }
+
+  // Frame of reference of each transform (separate loops vectorize).
+  MinMax plain, delta, gap;
+  for (size_t i = 0; i < n; ++i) plain.Add(v[i]);
+  // DELTA and GAP frame the steps between rows (n >= 2 here); `first` is
+  // then chosen so that row 0's step is the frame's minimum (offset 0).
+  for (size_t i = 1; i < n; ++i) delta.Add(WrapSub(v[i], v[i - 1]));
+  ColumnEncoding best = PACKED;
+  MinMax frame = plain;
+  if (delta.width() < frame.width()) best = DELTA, frame = delta;
+  if (dur != nullptr) {
+    for (size_t i = 1; i < n; ++i) {
+      gap.Add(WrapSub(v[i], static_cast<int64_t>(static_cast<uint64_t>(v[i - 1]) +
+                                                  static_cast<uint64_t>(dur[i - 1]))));
+    }
+    if (gap.width() < frame.width()) best = GAP, frame = gap;
+  }
+  const uint32_t w = frame.width();
+  const size_t packed_size = n * w;
+
+  // Runs: worth sizing exactly only when there are few of them.
+  size_t rle_size = std::numeric_limits<size_t>::max();
+  const size_t runs = changes + 1;
+  if (runs * 2 < packed_size) {
+    rle_size = 0;
+    int64_t prev_run = 0;
+    for (size_t i = 0; i < n;) {
+      size_t j = i + 1;
+      while (j < n && v[j] == v[i]) ++j;
+      rle_size += VarintSize(ZigZag(WrapSub(v[i], prev_run))) + VarintSize(j - i);
+      prev_run = v[i];
+      i = j;
+    }
+  }
+
+  const size_t need = std::min(rle_size, packed_size) + 8;
+  if (capacity_ < need) {
+    capacity_ = std::max(need, 8 * n + 8);
+    buffer_.reset(new uint8_t[capacity_]);
+  }
+  uint8_t* const begin = buffer_.get();
+  col->Clear();
+  if (rle_size < packed_size) {
+    uint8_t* out = begin;
+    int64_t prev_run = 0;
+    for (size_t i = 0; i < n;) {
+      size_t j = i + 1;
+      while (j < n && v[j] == v[i]) ++j;
+      out = PutVarint(out, ZigZag(WrapSub(v[i], prev_run)));
+      out = PutVarint(out, j - i);
+      prev_run = v[i];
+      i = j;
+    }
+    col->set_encoding(RLE);
+    col->set_data(begin, static_cast<size_t>(out - begin));
+    return true;
+  }
+  // u[i] = transformed value - frame.lo, stored in w bytes (8-byte stores
+  // into a buffer with 8 bytes of slack, each overwriting the last's spill).
+  const uint64_t lo = static_cast<uint64_t>(frame.lo);
+  auto put = [begin, w](size_t i, uint64_t u) { std::memcpy(begin + i * w, &u, 8); };
+  if (w > 0) {
+    if (best == PACKED) {
+      for (size_t i = 0; i < n; ++i) put(i, static_cast<uint64_t>(v[i]) - lo);
+    } else if (best == DELTA) {
+      put(0, 0);
+      for (size_t i = 1; i < n; ++i) {
+        put(i, static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[i - 1]) - lo);
+      }
+    } else {
+      put(0, 0);
+      for (size_t i = 1; i < n; ++i) {
+        put(i, static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[i - 1]) -
+                   static_cast<uint64_t>(dur[i - 1]) - lo);
+      }
+    }
+  }
+  col->set_encoding(best);
+  col->set_constant(frame.lo);
+  col->set_width(w);
+  if (best != PACKED) col->set_first(WrapSub(v[0], frame.lo));
+  col->set_data(begin, packed_size);
+  return true;
+}
+
+}  // namespace moetrace::native

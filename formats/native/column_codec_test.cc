@@ -1,0 +1,125 @@
+#include "formats/native/column_codec.h"
+
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace moetrace::native {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// Encodes and decodes `v`; returns the chosen column.
+Column RoundTrip(const std::vector<int64_t>& v, const std::vector<int64_t>* dur = nullptr) {
+  ColumnEncoder enc;
+  Column col;
+  EXPECT_TRUE(enc.Encode(v.data(), v.size(), std::nullopt, dur ? dur->data() : nullptr, &col));
+  std::vector<int64_t> back;
+  EXPECT_EQ(DecodeColumn(col, v.size(), dur ? dur->data() : nullptr, kMin, kMax, back), nullptr);
+  EXPECT_EQ(back, v);
+  return col;
+}
+
+TEST(ColumnCodec, DefaultConstantIsOmittedOtherConstantIsFree) {
+  ColumnEncoder enc;
+  Column col;
+  std::vector<int64_t> minus_one(1000, -1);
+  EXPECT_FALSE(enc.Encode(minus_one.data(), minus_one.size(), -1, nullptr, &col));
+  std::vector<int64_t> sevens(1000, 7);
+  ASSERT_TRUE(enc.Encode(sevens.data(), sevens.size(), -1, nullptr, &col));
+  EXPECT_EQ(col.encoding(), CONSTANT);
+  EXPECT_EQ(col.constant(), 7);
+  EXPECT_TRUE(col.data().empty());
+}
+
+TEST(ColumnCodec, PicksTheNarrowestTransform) {
+  // Arithmetic sequence: DELTA of width 0.
+  std::vector<int64_t> seq;
+  for (int i = 0; i < 5000; ++i) seq.push_back(1'000'000'000'000 + 3 * i);
+  Column c = RoundTrip(seq);
+  EXPECT_EQ(c.encoding(), DELTA);
+  EXPECT_EQ(c.width(), 0u);
+  EXPECT_EQ(c.constant(), 3);
+  // Small ids around a large base: PACKED of width 1.
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5000; ++i) ids.push_back(5'000'000 + (i * 7919) % 200);
+  c = RoundTrip(ids);
+  EXPECT_EQ(c.encoding(), PACKED);
+  EXPECT_EQ(c.width(), 1u);
+  EXPECT_EQ(c.data().size(), 5000u);
+  // Back-to-back ops with long durations: GAP of width 1.
+  std::vector<int64_t> ts, dur;
+  int64_t t = 1'700'000'000'000'000'000;
+  for (int i = 0; i < 5000; ++i) {
+    ts.push_back(t);
+    dur.push_back(10'000 + (i * 104729) % 90'000);
+    t += dur.back() + i % 100;
+  }
+  c = RoundTrip(ts, &dur);
+  EXPECT_EQ(c.encoding(), GAP);
+  EXPECT_EQ(c.width(), 1u);
+  // Long runs: RLE.
+  std::vector<int64_t> layers;
+  for (int i = 0; i < 5000; ++i) layers.push_back(i / 500 - 3);
+  c = RoundTrip(layers);
+  EXPECT_EQ(c.encoding(), RLE);
+  EXPECT_LT(c.data().size(), 40u);
+}
+
+TEST(ColumnCodec, ExtremesWrapAround) {
+  RoundTrip({kMin, kMax, 0, -1, kMax, kMin, 1});
+  std::vector<int64_t> ts = {kMax, kMin, 0, kMax};
+  std::vector<int64_t> dur = {kMax, -1, kMin, 5};
+  RoundTrip(ts, &dur);
+  // Every width 1..8 and a tail shorter than 8 bytes.
+  for (int w = 1; w <= 8; ++w) {
+    for (size_t n : {1u, 2u, 3u, 511u, 512u, 513u, 1500u}) {
+      std::vector<int64_t> v;
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t range = w == 8 ? ~0ull : (1ull << (8 * w)) - 1;
+        v.push_back(static_cast<int64_t>(i % 2 ? range : (i * 0x9E3779B97F4A7C15ull) & range));
+      }
+      v[0] = 0;
+      if (n > 1) v[1] = static_cast<int64_t>(w == 8 ? ~0ull : (1ull << (8 * w)) - 1);
+      Column c = RoundTrip(v);
+      if (n > 2 && c.encoding() == PACKED) {
+        EXPECT_EQ(c.width(), static_cast<uint32_t>(w)) << n;
+      }
+    }
+  }
+}
+
+TEST(ColumnCodec, RejectsMalformedColumns) {
+  std::vector<int32_t> out;
+  Column c;
+  c.set_encoding(PACKED);
+  c.set_width(2);
+  c.set_data(std::string(5, '\0'));
+  EXPECT_STREQ(DecodeColumn(c, 3, nullptr, kMin, kMax, out),
+               "packed column data is not row count x width bytes");
+  c.set_width(9);
+  EXPECT_STREQ(DecodeColumn(c, 3, nullptr, kMin, kMax, out), "packed width above 8 bytes");
+  c.set_encoding(GAP);
+  c.set_width(0);
+  c.clear_data();
+  EXPECT_STREQ(DecodeColumn(c, 3, nullptr, kMin, kMax, out),
+               "GAP encoding on a column other than ts");
+  c.set_encoding(PACKED);
+  c.set_width(1);
+  c.set_constant(100);
+  c.set_data(std::string("\x01\x02\x03", 3));
+  EXPECT_STREQ(DecodeColumn(c, 3, nullptr, 0, 102, out), "value out of range");
+  c.set_encoding(RLE);
+  c.set_data(std::string("\x02\x05", 2));  // one run of 5 for a block of 3
+  EXPECT_STREQ(DecodeColumn(c, 3, nullptr, kMin, kMax, out),
+               "RLE run length 0 or past the block's row count");
+  c.set_data(std::string("\x02\x80", 2));
+  EXPECT_STREQ(DecodeColumn(c, 3, nullptr, kMin, kMax, out), "RLE column ends inside a run length");
+  c.set_encoding(static_cast<ColumnEncoding>(77));
+  EXPECT_STREQ(DecodeColumn(c, 3, nullptr, kMin, kMax, out), "unknown column encoding");
+}
+
+}  // namespace
+}  // namespace moetrace::native

@@ -1,0 +1,34 @@
+// Reader of the native .mtrace format (FORMAT.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "formats/trace_io.h"
+
+namespace moetrace {
+
+// Limits on what a file may make the reader allocate. The defaults admit
+// any real trace; the fuzzer lowers them.
+struct NativeReadOptions {
+  // Largest decompressed record (rank header, block, footer).
+  uint64_t max_record_bytes = 1ull << 30;
+  // Largest rank: events + comm records + comm vector elements + samples.
+  uint64_t max_rank_rows = 1ull << 32;
+};
+
+// Opens an .mtrace file: reads and validates the trailer, the footer index
+// and the metadata. ReadRank(i) then decodes rank i with pread (safe to call
+// concurrently for different ranks; memory bounded by one rank). Every
+// problem throws InputError "PATH: byte N: what was expected".
+std::unique_ptr<TraceSource> OpenNative(const std::string& path, NativeReadOptions opts = {});
+
+// The same over an in-memory copy of a file; `name` is used in messages.
+std::unique_ptr<TraceSource> OpenNativeBuffer(std::string data, const std::string& name,
+                                              NativeReadOptions opts = {});
+
+// True when `path` is a regular file starting with the .mtrace magic.
+bool LooksLikeNative(const std::string& path);
+
+}  // namespace moetrace

@@ -1,0 +1,311 @@
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "formats/native/native_test_util.h"
+#include "formats/sample_trace.h"
+
+namespace moetrace {
+namespace {
+
+using testing_native::Decode;
+using testing_native::Encode;
+using testing_native::ReadFileBytes;
+using testing_native::TempPath;
+using testing_native::WriteTrace;
+
+constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int32_t kI32Min = std::numeric_limits<int32_t>::min();
+constexpr int32_t kI32Max = std::numeric_limits<int32_t>::max();
+
+// Compares rank by rank first so a failure says where the difference is.
+void ExpectSameTrace(const Trace& want, const Trace& got) {
+  EXPECT_TRUE(want.metadata == got.metadata);
+  ASSERT_EQ(want.ranks.size(), got.ranks.size());
+  for (size_t r = 0; r < want.ranks.size(); ++r) {
+    const Rank& a = want.ranks[r];
+    const Rank& b = got.ranks[r];
+    EXPECT_EQ(a.rank, b.rank);
+    EXPECT_TRUE(a.strings == b.strings) << "rank " << r;
+    ASSERT_EQ(a.tracks.size(), b.tracks.size()) << "rank " << r;
+    for (size_t i = 0; i < a.tracks.size(); ++i) {
+      EXPECT_TRUE(a.tracks[i].events == b.tracks[i].events) << "rank " << r << " track " << i;
+      EXPECT_TRUE(a.tracks[i].comms == b.tracks[i].comms) << "rank " << r << " track " << i;
+      EXPECT_TRUE(a.tracks[i] == b.tracks[i]) << "rank " << r << " track " << i;
+    }
+    EXPECT_TRUE(a.routing == b.routing) << "rank " << r;
+    EXPECT_TRUE(a.import_stats == b.import_stats) << "rank " << r;
+    EXPECT_TRUE(a == b) << "rank " << r;
+  }
+  EXPECT_TRUE(want == got);
+}
+
+TEST(NativeRoundTrip, SampleTraceThroughAFile) {
+  Trace t = MakeSampleTrace(4, 64, 7);
+  std::string path = TempPath("sample.mtrace");
+  WriteTrace(t, path);
+  EXPECT_TRUE(LooksLikeNative(path));
+  auto src = OpenNative(path);
+  EXPECT_EQ(src->rank_count(), 4u);
+  EXPECT_EQ(src->metadata().source, "sample");
+  ExpectSameTrace(t, ReadAll(*src));
+  std::remove(path.c_str());
+}
+
+TEST(NativeRoundTrip, EveryZstdLevelAndBlockSize) {
+  Trace t = MakeSampleTrace(2, 50, 3);
+  for (int level : {-5, 1, 3, 9}) {
+    for (uint32_t rows : {1u, 7u, 64u, 65536u}) {
+      ExpectSameTrace(t, Decode(Encode(t, {level, rows})));
+    }
+  }
+}
+
+TEST(NativeRoundTrip, EmptyTrace) {
+  Trace t;
+  std::string bytes = Encode(t);
+  Trace back = Decode(bytes);
+  EXPECT_TRUE(back == t);
+  EXPECT_EQ(back.ranks.size(), 0u);
+}
+
+TEST(NativeRoundTrip, RankWithoutTracksAndTrackWithoutEvents) {
+  Trace t;
+  t.metadata.source = "";
+  Rank& empty = t.ranks.emplace_back();
+  empty.rank = 5;
+  Rank& r = t.ranks.emplace_back();
+  r.rank = -3;
+  r.device_id = kNone;
+  r.pid = kI64Min;
+  r.host = "";
+  r.AddTrack(TrackKind::kHostThread, TrackRole::kHostOther, "");
+  r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "no samples").counter =
+      CounterKind::kMemComm;
+  r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceOther, "comms only", kI64Max)
+      .comms.push_back(CommRecord{});
+  r.import_stats = {{"", 0}, {"read.x", kI64Min}};
+  ExpectSameTrace(t, Decode(Encode(t)));
+}
+
+// One track with many events: several blocks, unsorted times, every field
+// at its extremes, and every column encoding exercised.
+TEST(NativeRoundTrip, ManyEventsExtremeValuesSeveralBlocks) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& tr = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "s0", 0);
+  StringId names[3] = {r.strings.Intern("a"), r.strings.Intern("bb"), r.strings.Intern("")};
+  tr.comms.resize(3);
+  tr.comms[1].group_ranks = {kI32Min, 0, kI32Max};
+  tr.comms[2].send_splits = {0, std::numeric_limits<uint64_t>::max()};
+  tr.comms[2].recv_splits = {1};
+  const size_t n = 150'000;  // 3 blocks
+  uint64_t x = 12345;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    Event e;
+    switch (i % 5) {
+      case 0: e.ts = static_cast<int64_t>(i) * 1000; break;                  // sorted
+      case 1: e.ts = static_cast<int64_t>(i) * 1000 - 5'000'000; break;      // backwards
+      case 2: e.ts = i % 2 ? kI64Max : kI64Min; break;                        // extremes
+      case 3: e.ts = static_cast<int64_t>(x); break;                          // random
+      default: e.ts = -static_cast<int64_t>(i); break;
+    }
+    e.dur = i % 7 == 0 ? kI64Max : i % 11 == 0 ? -5 : static_cast<int64_t>(x % 100000);
+    e.name = names[i % 3];
+    e.category = static_cast<Category>(i % kCategoryCount);
+    e.phase = static_cast<Phase>((i / 1000) % 5);
+    e.flags = static_cast<uint16_t>(i % 13 == 0 ? 0xffff : 0);
+    e.correlation = i % 17 == 0 ? kI64Min : static_cast<int64_t>(i);
+    e.step = i < 70000 ? kI32Min : kI32Max;
+    e.micro_batch = static_cast<int32_t>(i / 9000);
+    e.layer = static_cast<int32_t>(x >> 40) - (1 << 23);
+    e.comm = static_cast<int32_t>(i % 4) - 1;
+    e.flops = i % 3 == 0 ? std::numeric_limits<uint64_t>::max() : x;
+    e.bytes = i % 2 ? 0 : (1ull << 63);
+    tr.events.Append(e);
+  }
+  Trace back = Decode(Encode(t));
+  ExpectSameTrace(t, back);
+}
+
+TEST(NativeRoundTrip, CommRecordsAndRoutingEveryShape) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  r.rank = 1;
+  Track& s = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "hccl", 1);
+  static constexpr char kGroup[] = "group \xe2\x9c\x93 with unicode and \0 nul";
+  StringId g = r.strings.Intern(std::string_view(kGroup, sizeof kGroup - 1));
+  for (int i = 0; i < 200; ++i) {
+    CommRecord c;
+    c.kind = static_cast<CollectiveKind>(i % 12);
+    c.comm_class = static_cast<CommClass>(i % kCommClassCount);
+    c.group = i % 2 ? g : 0;
+    c.sequence = i % 50 == 0 ? kI64Max : i;
+    c.group_size = i % 9;
+    c.peer = i % 3 == 0 ? kNone : i;
+    c.bytes = static_cast<uint64_t>(i) << 40;
+    for (int k = 0; k < i % 5; ++k) c.group_ranks.push_back(k * i);
+    if (i % 4 == 0) {
+      for (int k = 0; k < 8; ++k) {
+        c.send_splits.push_back(static_cast<uint64_t>(k + i));
+        c.recv_splits.push_back(static_cast<uint64_t>(i - k) * 3);
+      }
+    }
+    Event e;
+    e.ts = i * 100;
+    e.dur = 50;
+    e.category = Category::kCollective;
+    e.comm = static_cast<int32_t>(s.comms.size());
+    s.comms.push_back(std::move(c));
+    s.events.Append(e);
+  }
+  RoutingRecord plain;
+  plain.tokens_per_expert = {1, 2, 3};
+  RoutingRecord placed;
+  placed.ts = kI64Min;
+  placed.step = 3;
+  placed.micro_batch = kI32Max;
+  placed.layer = 60;
+  placed.ep_size = 8;
+  placed.tokens_per_expert = {kI64Max, 0, -1};
+  placed.expert_to_ep_rank = {7, 0, kI32Min};
+  r.routing = {plain, placed, RoutingRecord{}};
+  ExpectSameTrace(t, Decode(Encode(t)));
+  ExpectSameTrace(t, Decode(Encode(t, {1, 7})));
+}
+
+TEST(NativeRoundTrip, CounterValuesKeepTheirBits) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& ints = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "ints");
+  ints.counter = CounterKind::kMemReserved;
+  for (int i = 0; i < 1000; ++i) {
+    ints.sample_ts.push_back(1'000'000 + i * 37);
+    ints.sample_value.push_back(static_cast<double>(int64_t{1} << 40) + i * 4096.0);
+  }
+  Track& odd = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "odd");
+  const double specials[] = {-0.0, 0.5, std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(),
+                             std::numeric_limits<double>::denorm_min(), 1e300,
+                             9223372036854775808.0, -9223372036854775808.0};
+  for (double d : specials) {
+    odd.sample_ts.push_back(kI64Min);
+    odd.sample_value.push_back(d);
+  }
+  Track& zeros = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "zeros");
+  zeros.sample_ts = {0, 0};
+  zeros.sample_value = {0.0, 0.0};
+  Trace back = Decode(Encode(t, {1, 3}));
+  ExpectSameTrace(t, back);
+  const auto& got = back.ranks[0].tracks[1].sample_value;
+  ASSERT_EQ(got.size(), std::size(specials));
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&got[i], &specials[i], sizeof(double)), 0) << i;
+  }
+  EXPECT_TRUE(std::signbit(got[0]));
+}
+
+TEST(NativeRoundTrip, MetadataEveryField) {
+  Trace t;
+  Metadata& m = t.metadata;
+  m.source = "kineto";
+  m.origin = "/path/with spaces/trace.json";
+  m.producer = "moetrace 0.1";
+  m.layout = {1024, 8, 4, 8, 2, 16, 1, 16};
+  m.device = "Ascend 910B";
+  m.device_peak_flops = -0.0;
+  m.device_memory_bytes = std::numeric_limits<uint64_t>::max();
+  m.model_flops_per_step = 1.25e18;
+  m.tokens_per_step = kI64Min;
+  m.config_json = std::string("{\"a\": \"\0\"}", 11);
+  m.ground_truth = {{0, kNone, "breakdown.comm_exposed_ns", 1.5}, {kI32Max, kI32Min, "", -0.0}};
+  m.reference = {{3, 4, "overlap_analysis.free_us", 9481.67}};
+  m.attributes = {{"", ""}, {"k", "v"}, {"k", "again"}};
+  Trace back = Decode(Encode(t));
+  EXPECT_TRUE(back == t);
+  EXPECT_TRUE(std::signbit(back.metadata.device_peak_flops));
+  EXPECT_TRUE(std::signbit(back.metadata.ground_truth[1].value));
+  EXPECT_EQ(back.metadata.config_json.size(), 11u);
+}
+
+TEST(NativeDeterminism, RewritingGivesIdenticalBytes) {
+  Trace t = MakeSampleTrace(3, 40, 11);
+  std::string a = Encode(t);
+  EXPECT_EQ(a, Encode(t));
+  // .mtrace -> .mtrace through the streaming interfaces.
+  std::string in = TempPath("det_in.mtrace"), out = TempPath("det_out.mtrace");
+  WriteTrace(t, in);
+  {
+    auto src = OpenNative(in);
+    auto sink = CreateNativeSink(out);
+    Copy(*src, *sink);
+  }
+  EXPECT_EQ(ReadFileBytes(in), a);
+  EXPECT_EQ(ReadFileBytes(out), a);
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+  // Other options give other bytes but the same trace.
+  std::string b = Encode(t, {9, 100});
+  EXPECT_NE(a, b);
+  EXPECT_EQ(Encode(Decode(b), {9, 100}), b);
+}
+
+TEST(NativeReader, ConcurrentReadRankMatchesSerial) {
+  Trace t = MakeSampleTrace(6, 30, 5);
+  std::string path = TempPath("concurrent.mtrace");
+  WriteTrace(t, path);
+  auto src = OpenNative(path);
+  std::vector<Rank> got(src->rank_count());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) {
+    threads.emplace_back([&, i] { got[i] = src->ReadRank(i); });
+  }
+  for (auto& th : threads) th.join();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == t.ranks[i]) << i;
+  std::remove(path.c_str());
+}
+
+TEST(NativeWriter, RejectsBrokenRanksAndLeavesNothing) {
+  std::string path = TempPath("broken.mtrace");
+  Rank r;
+  Track& tr = r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "t");
+  Event e;
+  e.name = 99;  // not in the string table
+  tr.events.Append(e);
+  {
+    auto sink = CreateNativeSink(path);
+    EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
+  }
+  EXPECT_FALSE(LooksLikeNative(path));
+  EXPECT_TRUE(ReadFileBytes(path).empty());
+  tr.events.name[0] = 0;
+  tr.events.comm[0] = 0;  // no comm record 0
+  auto sink = CreateNativeSink(path);
+  EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
+  tr.events.comm[0] = kNone;
+  tr.events.flags.pop_back();  // unequal columns
+  EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
+}
+
+TEST(NativeReader, LooksLikeNativeChecksTheMagic) {
+  std::string path = TempPath("looks.mtrace");
+  WriteTrace(MakeSampleTrace(1, 2), path);
+  EXPECT_TRUE(LooksLikeNative(path));
+  std::string text = TempPath("looks.json");
+  {
+    std::ofstream(text) << "{\"traceEvents\": []}";
+  }
+  EXPECT_FALSE(LooksLikeNative(text));
+  EXPECT_FALSE(LooksLikeNative(::testing::TempDir()));
+  EXPECT_FALSE(LooksLikeNative(TempPath("missing")));
+  std::remove(path.c_str());
+  std::remove(text.c_str());
+}
+
+}  // namespace
+}  // namespace moetrace

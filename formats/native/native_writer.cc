@@ -1,0 +1,352 @@
+#include "formats/native/native_writer.h"
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+#include "formats/atomic_file.h"
+#include "formats/errors.h"
+#include "formats/native/column_codec.h"
+#include "formats/native/native_format.h"
+#include "formats/native/native_metadata.h"
+#include "formats/proto/mtrace.pb.h"
+
+namespace moetrace {
+namespace {
+
+using native::Block;
+using native::BlockIndex;
+using native::Column;
+
+// Takes a C string so that the checks in per-event loops never allocate.
+void Require(bool ok, const char* what) {
+  if (!ok) throw std::invalid_argument(std::string("native writer: ") + what);
+}
+
+inline int64_t SaturatedEnd(int64_t ts, int64_t dur) {
+  int64_t end;
+  if (__builtin_add_overflow(ts, dur, &end)) {
+    return dur > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return end;
+}
+
+class NativeSink : public TraceSink {
+ public:
+  NativeSink(const std::string& path, NativeWriteOptions opts)
+      : file_(path), opts_(opts), cctx_(ZSTD_createCCtx()) {
+    if (cctx_ == nullptr) throw std::bad_alloc();
+    opts_.max_block_rows = std::clamp<uint32_t>(opts_.max_block_rows, 1, native::kMaxBlockRows);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, opts_.zstd_level);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_contentSizeFlag, 1);
+    ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 0);
+    uint8_t header[native::kFileHeaderSize] = {};
+    std::memcpy(header, native::kMagic, sizeof native::kMagic);
+    native::PutU32(header + 8, native::kVersion);
+    file_.Write(header, sizeof header);
+    scratch_.resize(opts_.max_block_rows);
+  }
+  ~NativeSink() override { ZSTD_freeCCtx(cctx_); }
+
+  void AddRank(const Rank& rank) override;
+  void Finish(const Metadata& metadata) override;
+
+ private:
+  // Writes one record holding `msg`; returns its offset and total size.
+  std::pair<uint64_t, uint32_t> WriteRecord(native::RecordKind kind,
+                                            const google::protobuf::MessageLite& msg);
+  void WriteEventBlocks(const Rank& rank, const Track& t, uint32_t track,
+                        native::RankIndex* index);
+  void WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track, native::RankIndex* index);
+  void WriteSampleBlocks(const Track& t, uint32_t track, native::RankIndex* index);
+  // Adds column `field` of `n` int64 values unless all equal `dflt`.
+  // dflt == nullopt: always stored.
+  void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
+                 const int64_t* dur = nullptr);
+  // Copies rows [start, start + n) of `col` into scratch_ as int64 and
+  // returns it, with the smallest and largest value (one fused pass).
+  template <typename T>
+  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo = nullptr,
+                       int64_t* hi = nullptr) {
+    int64_t mn = std::numeric_limits<int64_t>::max(), mx = std::numeric_limits<int64_t>::min();
+    const T* src = col.data() + start;
+    int64_t* dst = scratch_.data();
+    for (size_t i = 0; i < n; ++i) {
+      int64_t x = static_cast<int64_t>(src[i]);
+      dst[i] = x;
+      mn = std::min(mn, x);
+      mx = std::max(mx, x);
+    }
+    if (lo != nullptr) *lo = mn;
+    if (hi != nullptr) *hi = mx;
+    return dst;
+  }
+  void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
+                      int64_t max_ts, native::RankIndex* index);
+
+  AtomicFile file_;
+  NativeWriteOptions opts_;
+  ZSTD_CCtx* cctx_;
+  native::ColumnEncoder encoder_;
+  bool finished_ = false;
+  native::Footer footer_;
+  Block block_;  // reused: keeps its column buffers between blocks
+  int used_columns_ = 0;
+  std::vector<int64_t> scratch_;
+  std::vector<int64_t> values_;  // flattened comm vectors
+  std::string serialized_;
+  std::string compressed_;
+};
+
+std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
+                                                      const google::protobuf::MessageLite& msg) {
+  serialized_.clear();
+  if (!msg.SerializeToString(&serialized_)) {
+    throw std::runtime_error("native writer: cannot serialize a protobuf message");
+  }
+  Require(serialized_.size() <= native::kMaxRecordRawSize, "a record exceeds 1 GiB");
+  compressed_.resize(ZSTD_compressBound(serialized_.size()));
+  size_t n = ZSTD_compress2(cctx_, compressed_.data(), compressed_.size(), serialized_.data(),
+                            serialized_.size());
+  if (ZSTD_isError(n)) {
+    throw std::runtime_error(std::string("native writer: zstd: ") + ZSTD_getErrorName(n));
+  }
+  uint8_t header[native::kRecordHeaderSize] = {};
+  native::PutU32(header, static_cast<uint32_t>(n));
+  native::PutU32(header + 4, static_cast<uint32_t>(serialized_.size()));
+  native::PutU32(header + 8, static_cast<uint32_t>(crc32(
+                                 0, reinterpret_cast<const Bytef*>(compressed_.data()), n)));
+  header[12] = kind;
+  uint64_t offset = file_.offset();
+  file_.Write(header, sizeof header);
+  file_.Write(compressed_.data(), n);
+  return {offset, static_cast<uint32_t>(native::kRecordHeaderSize + n)};
+}
+
+void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
+                           const int64_t* dur) {
+  // Reuse the block's Column objects (and their data buffers) across blocks.
+  Column* col = used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
+                                                      : block_.add_columns();
+  if (!encoder_.Encode(v, n, dflt, dur, col)) return;
+  col->set_field(field);
+  ++used_columns_;
+}
+
+void NativeSink::AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count,
+                                int64_t min_ts, int64_t max_ts, native::RankIndex* index) {
+  // Drop the unused, recycled Column objects at the tail.
+  while (block_.columns_size() > used_columns_) block_.mutable_columns()->RemoveLast();
+  block_.set_kind(kind);
+  block_.set_count(count);
+  auto [offset, size] = WriteRecord(native::kRecordBlock, block_);
+  BlockIndex* b = index->add_blocks();
+  b->set_offset(offset);
+  b->set_size(size);
+  b->set_track(track);
+  b->set_kind(kind);
+  b->set_count(count);
+  b->set_min_ts(min_ts);
+  b->set_max_ts(max_ts);
+}
+
+void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t track,
+                                  native::RankIndex* index) {
+  const EventTable& e = t.events;
+  const size_t total = e.size();
+  Require(e.dur.size() == total && e.name.size() == total && e.category.size() == total &&
+              e.phase.size() == total && e.flags.size() == total &&
+              e.correlation.size() == total && e.step.size() == total &&
+              e.micro_batch.size() == total && e.layer.size() == total &&
+              e.comm.size() == total && e.flops.size() == total && e.bytes.size() == total,
+          "EventTable columns of unequal length");
+  const int64_t strings = static_cast<int64_t>(rank.strings.size());
+  const int64_t comms = static_cast<int64_t>(t.comms.size());
+  for (size_t start = 0; start < total; start += opts_.max_block_rows) {
+    const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
+    used_columns_ = 0;
+    block_.set_values_are_integers(false);
+    const int64_t* ts = e.ts.data() + start;
+    const int64_t* dur = e.dur.data() + start;
+    int64_t min_ts = ts[0], max_end = SaturatedEnd(ts[0], dur[0]);
+    for (size_t i = 1; i < n; ++i) {
+      min_ts = std::min(min_ts, ts[i]);
+      max_end = std::max(max_end, SaturatedEnd(ts[i], dur[i]));
+    }
+    AddColumn(native::EV_DUR, dur, n, 0);
+    AddColumn(native::EV_TS, ts, n, 0, dur);
+    int64_t lo, hi;
+    const int64_t* v = Widen(e.name, start, n, &lo, &hi);
+    Require(hi < strings, "event name id not in the string table");
+    AddColumn(native::EV_NAME, v, n, 0);
+    v = Widen(e.category, start, n, &lo, &hi);
+    Require(hi < kCategoryCount, "event category out of range");
+    AddColumn(native::EV_CATEGORY, v, n, 0);
+    v = Widen(e.phase, start, n, &lo, &hi);
+    Require(hi <= static_cast<int64_t>(Phase::kOptimizer), "event phase out of range");
+    AddColumn(native::EV_PHASE, v, n, 0);
+    AddColumn(native::EV_FLAGS, Widen(e.flags, start, n), n, 0);
+    AddColumn(native::EV_CORRELATION, e.correlation.data() + start, n, -1);
+    AddColumn(native::EV_STEP, Widen(e.step, start, n), n, kNone);
+    AddColumn(native::EV_MICRO_BATCH, Widen(e.micro_batch, start, n), n, kNone);
+    AddColumn(native::EV_LAYER, Widen(e.layer, start, n), n, kNone);
+    v = Widen(e.comm, start, n, &lo, &hi);
+    Require(lo >= -1 && hi < comms, "event comm index not -1 nor a comm record");
+    AddColumn(native::EV_COMM, v, n, kNone);
+    // uint64 and int64 may alias: the bits are stored as they are.
+    AddColumn(native::EV_FLOPS, reinterpret_cast<const int64_t*>(e.flops.data() + start), n, 0);
+    AddColumn(native::EV_BYTES, reinterpret_cast<const int64_t*>(e.bytes.data() + start), n, 0);
+    AddBlockRecord(track, native::EVENTS, static_cast<uint32_t>(n), min_ts, max_end, index);
+  }
+}
+
+void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track,
+                                 native::RankIndex* index) {
+  const size_t total = t.comms.size();
+  const int64_t strings = static_cast<int64_t>(rank.strings.size());
+  for (size_t start = 0; start < total; start += opts_.max_block_rows) {
+    const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
+    const CommRecord* c = t.comms.data() + start;
+    used_columns_ = 0;
+    block_.set_values_are_integers(false);
+    auto scalar = [&](uint32_t field, int64_t dflt, auto get) {
+      for (size_t i = 0; i < n; ++i) scratch_[i] = get(c[i]);
+      AddColumn(field, scratch_.data(), n, dflt);
+    };
+    scalar(native::CM_KIND, 0, [](const CommRecord& r) { return int64_t(r.kind); });
+    scalar(native::CM_CLASS, 0, [](const CommRecord& r) { return int64_t(r.comm_class); });
+    for (size_t i = 0; i < n; ++i) {
+      Require(c[i].group < strings, "comm group id not in the string table");
+      Require(int(c[i].kind) <= int(CollectiveKind::kOther) &&
+                  int(c[i].comm_class) < kCommClassCount,
+              "comm kind or class out of range");
+    }
+    scalar(native::CM_GROUP, 0, [](const CommRecord& r) { return int64_t(r.group); });
+    scalar(native::CM_SEQUENCE, -1, [](const CommRecord& r) { return r.sequence; });
+    scalar(native::CM_GROUP_SIZE, 0, [](const CommRecord& r) { return int64_t(r.group_size); });
+    scalar(native::CM_PEER, kNone, [](const CommRecord& r) { return int64_t(r.peer); });
+    scalar(native::CM_BYTES, 0, [](const CommRecord& r) { return int64_t(r.bytes); });
+    auto vec = [&](uint32_t len_field, uint32_t values_field, auto get) {
+      values_.clear();
+      for (size_t i = 0; i < n; ++i) {
+        const auto& v = get(c[i]);
+        scratch_[i] = static_cast<int64_t>(v.size());
+        for (auto x : v) values_.push_back(static_cast<int64_t>(x));
+      }
+      AddColumn(len_field, scratch_.data(), n, 0);
+      if (!values_.empty()) AddColumn(values_field, values_.data(), values_.size(), std::nullopt);
+    };
+    vec(native::CM_GROUP_RANKS_LEN, native::CM_GROUP_RANKS,
+        [](const CommRecord& r) -> const auto& { return r.group_ranks; });
+    vec(native::CM_SEND_SPLITS_LEN, native::CM_SEND_SPLITS,
+        [](const CommRecord& r) -> const auto& { return r.send_splits; });
+    vec(native::CM_RECV_SPLITS_LEN, native::CM_RECV_SPLITS,
+        [](const CommRecord& r) -> const auto& { return r.recv_splits; });
+    AddBlockRecord(track, native::COMMS, static_cast<uint32_t>(n), 0, 0, index);
+  }
+}
+
+void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankIndex* index) {
+  const size_t total = t.sample_ts.size();
+  Require(t.sample_value.size() == total, "sample_ts and sample_value of unequal length");
+  for (size_t start = 0; start < total; start += opts_.max_block_rows) {
+    const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
+    used_columns_ = 0;
+    const int64_t* ts = t.sample_ts.data() + start;
+    AddColumn(native::SM_TS, ts, n, 0);
+    // Memory counters are whole bytes: store them as integers when that is
+    // exact (it compresses far better than IEEE bits), else as bits.
+    const double* d = t.sample_value.data() + start;
+    bool integers = true;
+    for (size_t i = 0; i < n && integers; ++i) {
+      integers = d[i] >= -9223372036854775808.0 && d[i] < 9223372036854775808.0 &&
+                 static_cast<double>(static_cast<int64_t>(d[i])) == d[i] &&
+                 !(d[i] == 0 && std::signbit(d[i]));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      scratch_[i] = integers ? static_cast<int64_t>(d[i])
+                             : static_cast<int64_t>(native::DoubleBits(d[i]));
+    }
+    AddColumn(native::SM_VALUE, scratch_.data(), n, 0);
+    block_.set_values_are_integers(integers);
+    int64_t min_ts = *std::min_element(ts, ts + n), max_ts = *std::max_element(ts, ts + n);
+    AddBlockRecord(track, native::SAMPLES, static_cast<uint32_t>(n), min_ts, max_ts, index);
+  }
+}
+
+void NativeSink::AddRank(const Rank& rank) {
+  Require(!finished_, "AddRank after Finish");
+  native::RankHeader h;
+  h.set_rank(rank.rank);
+  h.set_device_id(rank.device_id);
+  h.set_pid(rank.pid);
+  h.set_host(rank.host);
+  const auto& strings = rank.strings.all();
+  for (size_t i = 1; i < strings.size(); ++i) h.add_strings(std::string(strings[i]));
+  for (const Track& t : rank.tracks) {
+    Require(t.name < rank.strings.size(), "track name id not in the string table");
+    native::TrackDescriptor* d = h.add_tracks();
+    d->set_kind(static_cast<uint32_t>(t.kind));
+    d->set_role(static_cast<uint32_t>(t.role));
+    d->set_counter(static_cast<uint32_t>(t.counter));
+    d->set_name(t.name);
+    d->set_native_id(t.native_id);
+    d->set_event_count(t.events.size());
+    d->set_comm_count(t.comms.size());
+    d->set_sample_count(t.sample_ts.size());
+  }
+  for (const RoutingRecord& r : rank.routing) {
+    native::RoutingRecord* p = h.add_routing();
+    p->set_ts(r.ts);
+    p->set_step(r.step);
+    p->set_micro_batch(r.micro_batch);
+    p->set_layer(r.layer);
+    p->set_ep_size(r.ep_size);
+    p->mutable_tokens_per_expert()->Add(r.tokens_per_expert.begin(), r.tokens_per_expert.end());
+    p->mutable_expert_to_ep_rank()->Add(r.expert_to_ep_rank.begin(), r.expert_to_ep_rank.end());
+  }
+  for (const auto& [k, v] : rank.import_stats) {
+    native::ImportStat* s = h.add_import_stats();
+    s->set_key(k);
+    s->set_value(v);
+  }
+  native::RankIndex* index = footer_.add_ranks();
+  index->set_rank(rank.rank);
+  auto [offset, size] = WriteRecord(native::kRecordRankHeader, h);
+  index->set_header_offset(offset);
+  index->set_header_size(size);
+  for (size_t i = 0; i < rank.tracks.size(); ++i) {
+    const Track& t = rank.tracks[i];
+    const uint32_t track = static_cast<uint32_t>(i);
+    WriteEventBlocks(rank, t, track, index);
+    WriteCommBlocks(rank, t, track, index);
+    WriteSampleBlocks(t, track, index);
+  }
+}
+
+void NativeSink::Finish(const Metadata& metadata) {
+  Require(!finished_, "Finish called twice");
+  finished_ = true;
+  native::MetadataToProto(metadata, footer_.mutable_metadata());
+  auto [offset, size] = WriteRecord(native::kRecordFooter, footer_);
+  uint8_t trailer[native::kTrailerSize];
+  native::PutU64(trailer, offset);
+  native::PutU32(trailer + 8, size);
+  native::PutU32(trailer + 12, native::kVersion);
+  std::memcpy(trailer + 16, native::kEndMagic, sizeof native::kEndMagic);
+  file_.Write(trailer, sizeof trailer);
+  file_.Commit();
+}
+
+}  // namespace
+
+std::unique_ptr<TraceSink> CreateNativeSink(const std::string& path, NativeWriteOptions opts) {
+  return std::make_unique<NativeSink>(path, opts);
+}
+
+}  // namespace moetrace
