@@ -69,6 +69,10 @@ struct Op {
   bool host_sync = false;  // host blocks until `dep` ends before issuing this op
   int32_t mb = kNone, layer = kNone;
   TimeNs dur = 0;
+  // Rank-independent duration estimate used to order the ops of a fused
+  // F&B item: every member of a group must issue its collectives in the
+  // same order, so the order may not depend on this rank's routing.
+  TimeNs est_dur = -1;
   uint64_t flops = 0, bytes = 0;
   int32_t dep = -1, dep2 = -1;
   int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
@@ -578,6 +582,14 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
       for (int e = 0; e < E; ++e)
         if (g.placement[e] == pos) recv_tokens += g.counts[size_t(i) * E + e];
     TimeNs a2a_dur = g.a2a_dur;
+    // Rank- and group-independent estimate for issue ordering (see est_dur).
+    TimeNs a2a_est = 0;
+    {
+      const double n = members.size();
+      const bool spans = shape.SpansNodes(members);
+      a2a_est = TimeNs((n - 1) * (spans ? hw.alpha_inter_ns() : hw.alpha_intra_ns())) +
+                TransferNs(double(shape.TokensMoe()) * shape.top_k * 2.0 * shape.hidden * (n - 1) / n, spans);
+    }
     if (ph != Phase::kRecompute && --g.uses_left == 0 && !pass2_cache_)
       routing_cache_.erase(Key(shape.EpGroupId(r.rank), r.step, mb, layer));
     b.a2a.push_back(std::move(info));
@@ -603,6 +615,7 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     Op disp = Collective(r, kAllToAllVDispatch, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
                          members, 0, ph, mb, layer, bw);
     disp.dur = a2a_dur;
+    disp.est_dur = a2a_est;
     disp.bytes = 0;
     for (auto v : b.a2a[a2a_idx].send) disp.bytes += v;
     disp.a2a = a2a_idx;
@@ -619,13 +632,26 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
     gg1.dep = dispatch;
+    // Balanced-routing estimate (same on every rank) for issue ordering.
+    const double balanced = double(shape.TokensMoe()) * shape.top_k;
+    const double btpe = balanced / std::max(1.0, local_experts);
+    gg1.est_dur = Compute(kGroupedMatmulGateUp, kGrouped, 2 * balanced * h * 2 * Fe / shard,
+                          (local_experts * 2 * h * Fe / shard + balanced * h) * 2, ph, mb, layer,
+                          bw, btpe).dur;
     Add(b, chain, gg1);
-    Add(b, chain, Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw));
-    Add(b, chain, Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
-                          (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe));
+    Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);
+    sw.est_dur = Compute(kSwiGluExperts, kVector, 0, balanced * Fe / shard * 6, ph, mb, layer, bw).dur;
+    Add(b, chain, sw);
+    Op gg2 = Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
+                     (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
+    gg2.est_dur = Compute(kGroupedMatmulDown, kGrouped, 2 * balanced * Fe * h / shard,
+                          (local_experts * Fe * h / shard + balanced * h) * 2, ph, mb, layer, bw,
+                          btpe).dur;
+    Add(b, chain, gg2);
     Op comb = Collective(r, kAllToAllVCombine, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
                          members, 0, ph, mb, layer, bw);
     comb.dur = a2a_dur;
+    comb.est_dur = a2a_est;
     comb.a2a = a2a_idx;
     for (auto v : b.a2a[a2a_idx].recv) comb.bytes += v;
     Add(b, chain, comb);
@@ -716,6 +742,8 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
       o.bytes = uint64_t(o.bytes * 1.5);
       TimeNs base = o.dur - TimeNs(hw.kernel_overhead_ns());
       o.dur = TimeNs(std::ceil(base * mult + hw.kernel_overhead_ns()));
+      if (o.est_dur >= 0)
+        o.est_dur = TimeNs(std::ceil((o.est_dur - hw.kernel_overhead_ns()) * mult + hw.kernel_overhead_ns()));
       if (o.name == kFlashAttentionScore) {
         // backward efficiency differs from forward
         bool opt = cfg.compute().optimized_kernels();
@@ -880,13 +908,17 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
           continue;
         }
         const Op& o = b.ops[cur[c]];
-        est[c] = std::max(chain_ready[c], stream_free[o.stream]);
+        est[c] = o.cat == Category::kCopy ? chain_ready[c]
+                                          : std::max(chain_ready[c], stream_free[o.stream]);
       }
       int c = est[1] < est[0] ? 1 : 0;
       const Op& o = b.ops[cur[c]];
-      TimeNs end = est[c] + std::max<TimeNs>(o.dur, 0);
-      stream_free[o.stream] = end;
-      chain_ready[c] = end;
+      // Copies (swap) depend on this rank's routing and do not gate the chain.
+      if (o.cat != Category::kCopy) {
+        TimeNs end = est[c] + std::max<TimeNs>(o.est_dur >= 0 ? o.est_dur : o.dur, 0);
+        stream_free[o.stream] = end;
+        chain_ready[c] = end;
+      }
       order.push_back(int32_t(cur[c]++));
     }
   }

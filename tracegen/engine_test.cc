@@ -267,6 +267,20 @@ TEST(Engine, AdaptivePipeMasksExpertCommunication) {
   EXPECT_LT(eb, ea / 2);
 }
 
+TEST(Engine, FusedScheduleIssuesCollectivesInTheSameOrderOnEveryMember) {
+  // Skewed routing makes grouped-GEMM times differ per rank; the F&B issue
+  // order must not (a mismatch would deadlock or pair the wrong ops).
+  for (const char* extend : {"parallel.tp_extend_ep=true", "parallel.tp_extend_ep=false"}) {
+    Trace t = Simulate("tiny-moe", {"parallel.tp=2", "parallel.dp=4", "parallel.ep=2", extend,
+                                    "parallel.sp=true", "parallel.vpp=2", "model.num_layers=8",
+                                    "parallel.global_batch_size=32", "schedule.kind=adaptive",
+                                    "routing.skew=1.5", "steps=1"});
+    ExpectPartition(t);
+  }
+  ExpectPartition(Simulate("tiny-moe", {"schedule.kind=dualpipe", "routing.skew=1.5",
+                                        "parallel.global_batch_size=64", "steps=1"}));
+}
+
 TEST(Engine, HierarchicalAllToAllIsFasterAcrossNodes) {
   // EP 16 spans two 8-NPU nodes; top-4 of 16 experts: copies to the same
   // remote node are sent once.
