@@ -21,6 +21,13 @@ double Label(const Trace& t, int rank, int step, const std::string& key) {
   return -1;
 }
 
+double SumLabel(const Trace& t, const std::string& key) {
+  double v = 0;
+  for (const auto& l : t.metadata.ground_truth)
+    if (l.step == -1 && l.key == key) v += l.value;
+  return v;
+}
+
 Trace Simulate(const std::string& preset, std::vector<std::string> sets, std::vector<int32_t> ranks = {}) {
   RunConfig c = BuildConfig({preset, "", sets, 0});
   MemorySink sink;
@@ -209,6 +216,16 @@ TEST(Engine, SyncBeforeDispatchIsHostBoundSync) {
   EXPECT_GT(syncs, 1);
 }
 
+TEST(Engine, SlowDispatchIsHostBoundDispatch) {
+  // Small ops, no task queue, cross-NUMA host: the device waits for launches.
+  Trace fast = Simulate("tiny-moe", {"steps=1"});
+  Trace slow = Simulate("tiny-moe", {"steps=1", "host.task_queue=false", "host.numa_affinity=false"});
+  double f = SumLabel(fast, "breakdown.host_bound_dispatch_ns");
+  double s = SumLabel(slow, "breakdown.host_bound_dispatch_ns");
+  EXPECT_GT(s, f);
+  EXPECT_GT(s, 0.02 * SumLabel(slow, "breakdown.span_ns"));
+}
+
 TEST(Engine, RecomputeAndSwapAreTagged) {
   Trace t = Simulate("tiny-moe", {"memory.swap=true", "memory.recompute=full", "steps=1"});
   int recompute = 0, out = 0, in = 0;
@@ -245,13 +262,6 @@ TEST(Engine, RoutingRecordsAndEdpb) {
     for (size_t i = 0; i < tr.events.size(); ++i)
       if (e.ranks[0].strings.Get(tr.events.name[i]) == "ExpertMigration") migrated = true;
   EXPECT_TRUE(migrated);
-}
-
-double SumLabel(const Trace& t, const std::string& key) {
-  double v = 0;
-  for (const auto& l : t.metadata.ground_truth)
-    if (l.step == -1 && l.key == key) v += l.value;
-  return v;
 }
 
 TEST(Engine, AdaptivePipeMasksExpertCommunication) {
