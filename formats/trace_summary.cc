@@ -113,7 +113,8 @@ TraceSummary Summarize(const TraceSource& source,
 std::string SummaryToText(const TraceSummary& s) {
   std::string out;
   auto line = [&](std::string_view k, const std::string& v) {
-    fmt::format_to(std::back_inserter(out), "  {:<22}{}\n", k, v);
+    // Keys longer than the column still get a separating space.
+    fmt::format_to(std::back_inserter(out), "  {:<24} {}\n", k, v);
   };
   fmt::format_to(std::back_inserter(out), "{}\n", s.path);
   line("format", s.format);
@@ -127,8 +128,13 @@ std::string SummaryToText(const TraceSummary& s) {
   line("ranks", ranks);
   const WorldLayout& l = s.metadata.layout;
   if (l.world_size > 0) {
-    line("layout", fmt::format("world {} = DP {} x TP {} x PP {} (VPP {}), EP {}", l.world_size,
-                               l.dp, l.tp, l.pp, l.vpp, l.ep));
+    std::string layout = fmt::format("world size {}", l.world_size);
+    const std::pair<const char*, int32_t> parts[] = {
+        {"DP", l.dp}, {"TP", l.tp}, {"PP", l.pp}, {"VPP", l.vpp}, {"EP", l.ep}, {"CP", l.cp}};
+    for (const auto& [name, size] : parts) {
+      if (size > 0) layout += fmt::format(", {} {}", name, size);
+    }
+    line("layout", layout);
   }
   line("tracks", fmt::format("{} host threads, {} device streams, {} counters",
                              s.tracks_by_kind[0], s.tracks_by_kind[1], s.tracks_by_kind[2]));
@@ -147,6 +153,17 @@ std::string SummaryToText(const TraceSummary& s) {
   if (!s.import_stats.empty()) {
     out += "  import (read / skipped by kind):\n";
     for (const auto& [k, v] : s.import_stats) line(fmt::format("  {}", k), fmt::format("{}", v));
+  }
+  if (!s.metadata.attributes.empty()) {
+    out += "  attributes:\n";
+    size_t shown = 0;
+    for (const auto& [k, v] : s.metadata.attributes) {
+      if (++shown > 20) {
+        line("  ...", fmt::format("{} more (see --json)", s.metadata.attributes.size() - 20));
+        break;
+      }
+      line(fmt::format("  {}", k), v.size() > 80 ? v.substr(0, 77) + "..." : v);
+    }
   }
   if (!s.metadata.config_json.empty()) {
     line("configuration", fmt::format("{} bytes of RunConfig JSON (see --json)",

@@ -316,7 +316,7 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
     for (const auto& s : ignored) list += (list.empty() ? "" : ", ") + s;
     md.attributes.emplace_back("ascend.ignored", list);
   }
-  md.layout.world_size = static_cast<int32_t>(ranks.size());
+  // world_size stays 0 (unknown): a folder may hold a sample of the ranks.
   // Reference figures, available before any rank is read.
   for (const RankInput& r : ranks) {
     if (r.output_dir.empty()) continue;

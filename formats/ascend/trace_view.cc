@@ -58,7 +58,18 @@ FlowCat FlowCatOf(std::string_view cat) {
   return kOtherFlow;
 }
 
+enum class Cat : uint8_t { kOther, kCpuOp, kEnqueue, kDequeue, kPython };
+
+Cat CatOf(std::string_view c) {
+  if (c == "cpu_op") return Cat::kCpuOp;
+  if (c == "enqueue") return Cat::kEnqueue;
+  if (c == "dequeue") return Cat::kDequeue;
+  if (c == "python_function" || c == "user_annotation") return Cat::kPython;
+  return Cat::kOther;
+}
+
 struct XRow {
+  Cat cat_code = Cat::kOther;
   int64_t pid = 0;
   int64_t tid = 0;
   int64_t ts = 0;
@@ -89,21 +100,69 @@ struct FlowKeyHash {
 };
 
 // Counts by key, kept in first-seen order, flushed into Rank::import_stats.
+// Keys are built in a reused buffer: no allocation per counted event.
 class Stats {
  public:
-  void Add(const std::string& key, int64_t n = 1) {
-    auto [it, inserted] = index_.try_emplace(key, values_.size());
-    if (inserted) values_.emplace_back(key, 0);
+  void Add(std::string_view prefix, std::string_view suffix = {}, int64_t n = 1) {
+    key_.assign(prefix);
+    key_.append(suffix);
+    auto it = index_.find(key_);
+    if (it == index_.end()) {
+      it = index_.emplace(key_, values_.size()).first;
+      values_.emplace_back(key_, 0);
+    }
     values_[it->second].second += n;
+  }
+  void Add(std::string_view key, int64_t n) { Add(key, {}, n); }
+  void Add3(std::string_view a, std::string_view b, std::string_view c) {
+    std::string mid(b);
+    mid.append(c);
+    Add(a, mid);
   }
   void FlushInto(Rank* rank) {
     for (auto& [k, v] : values_) rank->AddStat(k, v);
   }
 
  private:
-  std::unordered_map<std::string, size_t> index_;
+  std::string key_;
+  std::map<std::string, size_t, std::less<>> index_;
   std::vector<std::pair<std::string, int64_t>> values_;
 };
+
+// The key of a field as written in the file, without unescaping (and its
+// copy) when it holds no backslash — every key this importer looks at.
+std::string_view FieldKey(simdjson::ondemand::field& field) {
+  const char* raw = field.key().raw();
+  const char* p = raw;
+  while (*p != '"' && *p != '\\') ++p;  // the padded input always has the closing quote
+  if (*p == '"') return std::string_view(raw, static_cast<size_t>(p - raw));
+  return field.unescaped_key();
+}
+
+enum class Key : uint8_t { kOther, kPh, kName, kCat, kPid, kTid, kTs, kDur, kId, kBp, kArgs };
+
+Key KeyOf(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      if (k == "ph") return Key::kPh;
+      if (k == "ts") return Key::kTs;
+      if (k == "id") return Key::kId;
+      if (k == "bp") return Key::kBp;
+      return Key::kOther;
+    case 3:
+      if (k == "pid") return Key::kPid;
+      if (k == "tid") return Key::kTid;
+      if (k == "cat") return Key::kCat;
+      if (k == "dur") return Key::kDur;
+      return Key::kOther;
+    case 4:
+      if (k == "name") return Key::kName;
+      if (k == "args") return Key::kArgs;
+      return Key::kOther;
+    default:
+      return Key::kOther;
+  }
+}
 
 // Parses the text of a JSON string or number holding an integer id; ids that
 // are not numbers (string tids such as "stream 7") map to stable negatives.
@@ -220,11 +279,18 @@ void SortAndNest(TrackBuild& t, std::vector<XRow>& x) {
   }
 }
 
+// Walks up the nesting at most this far: real nesting is a few dozen deep,
+// and a hostile file must not make flow binding quadratic.
+constexpr int kMaxNestingWalk = 1024;
+
 // Deepest position enclosing `t`, or -1.
 int32_t Enclosing(const TrackBuild& tr, int64_t t) {
   auto it = std::upper_bound(tr.ts.begin(), tr.ts.end(), t);
   int32_t i = static_cast<int32_t>(it - tr.ts.begin()) - 1;
-  while (i >= 0 && tr.end[i] < t) i = tr.parent[i];
+  for (int k = 0; i >= 0 && tr.end[i] < t; ++k) {
+    if (k == kMaxNestingWalk) return -1;
+    i = tr.parent[i];
+  }
   return i;
 }
 
@@ -313,6 +379,9 @@ namespace {
 void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank) {
   std::vector<XRow> x;
   std::vector<FlowRow> flows;
+  // Real files hold about one complete event per 150-250 bytes.
+  x.reserve(json.size() / 256);
+  flows.reserve(json.size() / 1024);
   std::unordered_map<int64_t, std::string> process_names;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
   Stats stats;
@@ -327,39 +396,36 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       std::string_view ph, name, cat, arg_name, task_type, ts_text, dur_text, id_text;
       std::string_view pid_text, tid_text;
       bool bp_e = false, has_ts = false, has_dur = false, has_id = false;
-      for (auto field : ev) {
-        std::string_view key = field.unescaped_key();
+      for (auto field_result : ev) {
+        simdjson::ondemand::field field;
+        if (auto err = std::move(field_result).get(field)) throw simdjson::simdjson_error(err);
+        Key key = KeyOf(FieldKey(field));
+        if (key == Key::kOther) continue;  // skipped unread by the iterator
         simdjson::ondemand::value v = field.value();
-        if (key == "ph") {
-          ph = v.get_string();
-        } else if (key == "name") {
-          name = v.get_string();
-        } else if (key == "cat") {
-          cat = v.get_string();
-        } else if (key == "pid") {
-          pid_text = ValueText(v);
-        } else if (key == "tid") {
-          tid_text = ValueText(v);
-        } else if (key == "ts") {
-          ts_text = ValueText(v);
-          has_ts = true;
-        } else if (key == "dur") {
-          dur_text = ValueText(v);
-          has_dur = true;
-        } else if (key == "id") {
-          id_text = ValueText(v);
-          has_id = true;
-        } else if (key == "bp") {
-          bp_e = v.get_string().value() == "e";
-        } else if (key == "args" && v.type() == json_type::object) {
-          for (auto a : v.get_object()) {
-            std::string_view akey = a.unescaped_key();
-            if (akey == "name" || akey == "Task Type") {
-              simdjson::ondemand::value av = a.value();
-              if (av.type() != json_type::string) continue;
-              (akey == "name" ? arg_name : task_type) = av.get_string();
+        switch (key) {
+          case Key::kPh: ph = v.get_string(); break;
+          case Key::kName: name = v.get_string(); break;
+          case Key::kCat: cat = v.get_string(); break;
+          case Key::kPid: pid_text = ValueText(v); break;
+          case Key::kTid: tid_text = ValueText(v); break;
+          case Key::kTs: ts_text = ValueText(v); has_ts = true; break;
+          case Key::kDur: dur_text = ValueText(v); has_dur = true; break;
+          case Key::kId: id_text = ValueText(v); has_id = true; break;
+          case Key::kBp: bp_e = v.get_string().value() == "e"; break;
+          case Key::kArgs:
+            if (v.type() != json_type::object) break;
+            for (auto a_result : v.get_object()) {
+              simdjson::ondemand::field a;
+              if (auto err = std::move(a_result).get(a)) throw simdjson::simdjson_error(err);
+              std::string_view akey = FieldKey(a);
+              if (akey == "name" || akey == "Task Type") {
+                simdjson::ondemand::value av = a.value();
+                if (av.type() != json_type::string) continue;
+                (akey == "name" ? arg_name : task_type) = av.get_string();
+              }
             }
-          }
+            break;
+          case Key::kOther: break;
         }
       }
       auto fail = [&](std::string_view what) {
@@ -405,6 +471,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         r.dur = (r.dur_ps + 500) / 1000;
         r.name = name;
         r.cat = cat;
+        r.cat_code = CatOf(cat);
         r.task_type = task_type;
         if (x.size() >= UINT32_MAX) fail("too many events");
         x.push_back(r);
@@ -430,15 +497,16 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         flows.push_back(f);
         return;
       }
-      stats.Add(std::string("skipped.ph_") + p);
+      stats.Add("skipped.ph_", std::string_view(&p, 1));
     });
 
     // ---- Classify processes and build tracks. ----
+    std::unordered_map<int64_t, Proc> proc_by_pid;
+    for (const auto& [pid, pname] : process_names) proc_by_pid[pid] = ProcFromName(pname);
     auto proc_of = [&](const XRow& r) {
-      auto it = process_names.find(r.pid);
-      if (it != process_names.end()) return ProcFromName(it->second);
-      if (r.cat == "cpu_op" || r.cat == "enqueue" || r.cat == "dequeue" ||
-          r.cat == "python_function" || r.cat == "user_annotation") {
+      auto it = proc_by_pid.find(r.pid);
+      if (it != proc_by_pid.end()) return it->second;
+      if (r.cat_code != Cat::kOther) {
         return Proc::kPython;
       }
       return Proc::kUnknown;
@@ -466,7 +534,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         case Proc::kPython:
         case Proc::kCann: {
           if (proc[i] == Proc::kPython) {
-            stats.Add("read.python." + std::string(r.cat.empty() ? "other" : r.cat));
+            stats.Add("read.python.", r.cat.empty() ? std::string_view("other") : r.cat);
             if (python_pid < 0) python_pid = r.pid;
           } else {
             stats.Add("read.cann.api");
@@ -502,8 +570,8 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           continue;
         case Proc::kOther: {
           auto it = process_names.find(r.pid);
-          stats.Add("skipped.process." + (it == process_names.end() ? std::string("unknown")
-                                                                    : it->second));
+          stats.Add("skipped.process.", it == process_names.end() ? std::string_view("unknown")
+                                                                 : std::string_view(it->second));
           continue;
         }
         case Proc::kUnknown:
@@ -521,7 +589,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       auto& pr = pairs.try_emplace(FlowKey{flows[i].id, flows[i].cat}, -1, -1).first->second;
       int32_t& slot = flows[i].start ? pr.first : pr.second;
       if (slot >= 0) {
-        stats.Add(std::string("skipped.flow.") + kFlowNames[flows[i].cat] + ".duplicate_end");
+        stats.Add3("skipped.flow.", kFlowNames[flows[i].cat], ".duplicate_end");
         continue;
       }
       slot = static_cast<int32_t>(i);
@@ -535,15 +603,17 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
                        : (hit != host_track.end() ? &tracks[hit->second] : nullptr);
         if (!tr) continue;
         int32_t pos = f.bind_enclosing ? Enclosing(*tr, f.ts) : NextStarting(*tr, f.ts);
-        while (pos >= 0 && !wanted(tr->rows[pos])) pos = tr->parent[pos];
+        for (int k = 0; pos >= 0 && !wanted(tr->rows[pos]); ++k) {
+          pos = k < kMaxNestingWalk ? tr->parent[pos] : -1;
+        }
         if (pos >= 0) return tr->rows[pos];
       }
       return -1;
     };
     auto is_device = [&](uint32_t r) { return proc[r] == Proc::kHardware || proc[r] == Proc::kComm; };
     auto is_cann = [&](uint32_t r) { return proc[r] == Proc::kCann; };
-    auto is_cat = [&](std::string_view c) {
-      return [&, c](uint32_t r) { return proc[r] == Proc::kPython && x[r].cat == c; };
+    auto is_cat = [&](Cat c) {
+      return [&, c](uint32_t r) { return proc[r] == Proc::kPython && x[r].cat_code == c; };
     };
     auto is_python = [&](uint32_t r) { return proc[r] == Proc::kPython; };
 
@@ -552,12 +622,12 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     std::vector<uint8_t> joined(x.size(), 0);      // host row joined to a launch group
     std::vector<std::pair<int64_t, int64_t>> npu_links;  // async_npu (source op, task)
     for (auto& [key, pr] : pairs) {
-      std::string flow_name = kFlowNames[key.cat];
+      std::string_view flow_name = kFlowNames[key.cat];
       if (pr.first < 0 || pr.second < 0) {
-        stats.Add("skipped.flow." + flow_name + ".unmatched_end");
+        stats.Add3("skipped.flow.", flow_name, ".unmatched_end");
         continue;
       }
-      stats.Add("read.flow." + flow_name);
+      stats.Add("read.flow.", flow_name);
       const FlowRow& s = flows[pr.first];
       const FlowRow& f = flows[pr.second];
       int64_t a = -1, b = -1;
@@ -568,8 +638,8 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           if (a >= 0 && b >= 0) issuing[a] = 1;
           break;
         case kTaskQueue:
-          a = bind(s, is_cat("enqueue"));
-          b = bind(f, is_cat("dequeue"));
+          a = bind(s, is_cat(Cat::kEnqueue));
+          b = bind(f, is_cat(Cat::kDequeue));
           if (a >= 0 && b >= 0) joined[a] = joined[b] = 1;
           break;
         case kAsyncNpu:
@@ -592,10 +662,10 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           continue;
       }
       if (a < 0 || b < 0) {
-        stats.Add("skipped.flow." + flow_name + ".unbound");
+        stats.Add3("skipped.flow.", flow_name, ".unbound");
         continue;
       }
-      stats.Add("linked.flow." + flow_name);
+      stats.Add("linked.flow.", flow_name);
       uf.Union(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
     }
     // A launch made from the dispatch thread belongs to the Dequeue around it.
@@ -604,8 +674,10 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       joined[i] = 1;
       const TrackBuild& tr = tracks[track_of[i]];
       int32_t pos = Enclosing(tr, x[i].ts);
-      while (pos >= 0 && !(proc[tr.rows[pos]] == Proc::kPython && x[tr.rows[pos]].cat == "dequeue")) {
-        pos = tr.parent[pos];
+      for (int k = 0;
+           pos >= 0 && !(proc[tr.rows[pos]] == Proc::kPython && x[tr.rows[pos]].cat_code == Cat::kDequeue);
+           ++k) {
+        pos = k < kMaxNestingWalk ? tr.parent[pos] : -1;
       }
       if (pos >= 0) uf.Union(static_cast<uint32_t>(i), tr.rows[pos]);
     }
@@ -624,7 +696,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
                       k < 256;
            ++pos, ++k) {
         uint32_t r = tr.rows[pos];
-        if (proc[r] == Proc::kPython && x[r].cat == "enqueue") {
+        if (proc[r] == Proc::kPython && x[r].cat_code == Cat::kEnqueue) {
           uf.Union(r, static_cast<uint32_t>(task));
           joined[r] = 1;
           root_has_launch[uf.Find(r)] = 1;
@@ -691,7 +763,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       bool has_dequeue = false;
       int comm = 0, copy = 0, compute = 0;
       for (uint32_t r : tb.rows) {
-        if (proc[r] == Proc::kPython && x[r].cat == "dequeue") has_dequeue = true;
+        if (proc[r] == Proc::kPython && x[r].cat_code == Cat::kDequeue) has_dequeue = true;
       }
       std::string tname;
       auto tn = thread_names.find({tb.pid, tb.tid});
@@ -722,7 +794,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           e.correlation = corr[root];
           if (e.correlation >= 0) e.step = step_at(first_launch[root]);
         } else if (proc[r] == Proc::kPython) {
-          if (row.cat == "enqueue" || row.cat == "dequeue") {
+          if (row.cat_code == Cat::kEnqueue || row.cat_code == Cat::kDequeue) {
             e.category = Category::kLaunch;
             e.correlation = corr[root];
             if (first_launch[root] != INT64_MAX) e.step = step_at(first_launch[root]);
@@ -763,7 +835,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     }
     for (int c = 0; c < kCategoryCount; ++c) {
       if (cat_counts[c]) {
-        stats.Add("imported." + std::string(CategoryName(static_cast<Category>(c))), cat_counts[c]);
+        stats.Add("imported.", CategoryName(static_cast<Category>(c)), cat_counts[c]);
       }
     }
   });
@@ -831,20 +903,29 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
     ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
       event_index = count++;
       std::string_view ph, name, arg_name, ts_text, dur_text, pid_text;
-      for (auto field : ev) {
-        std::string_view key = field.unescaped_key();
+      for (auto field_result : ev) {
+        simdjson::ondemand::field field;
+        if (auto err = std::move(field_result).get(field)) throw simdjson::simdjson_error(err);
+        Key key = KeyOf(FieldKey(field));
+        if (key == Key::kOther) continue;
         simdjson::ondemand::value v = field.value();
-        if (key == "ph") ph = v.get_string();
-        else if (key == "name") name = v.get_string();
-        else if (key == "pid") pid_text = ValueText(v);
-        else if (key == "ts") ts_text = ValueText(v);
-        else if (key == "dur") dur_text = ValueText(v);
-        else if (key == "args" && v.type() == json_type::object) {
-          for (auto a : v.get_object()) {
-            std::string_view akey = a.unescaped_key();
-            simdjson::ondemand::value av = a.value();
-            if (akey == "name" && av.type() == json_type::string) arg_name = av.get_string();
-          }
+        switch (key) {
+          case Key::kPh: ph = v.get_string(); break;
+          case Key::kName: name = v.get_string(); break;
+          case Key::kPid: pid_text = ValueText(v); break;
+          case Key::kTs: ts_text = ValueText(v); break;
+          case Key::kDur: dur_text = ValueText(v); break;
+          case Key::kArgs:
+            if (v.type() != json_type::object) break;
+            for (auto a_result : v.get_object()) {
+              simdjson::ondemand::field a;
+              if (auto err = std::move(a_result).get(a)) throw simdjson::simdjson_error(err);
+              if (FieldKey(a) != "name") continue;
+              simdjson::ondemand::value av = a.value();
+              if (av.type() == json_type::string) arg_name = av.get_string();
+            }
+            break;
+          default: break;
         }
       }
       if (ph == "M" && name == "process_name") {

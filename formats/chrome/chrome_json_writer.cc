@@ -1,12 +1,16 @@
 #include "formats/chrome/chrome_json_writer.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
 
 #include "formats/atomic_file.h"
 #include "formats/chrome/json_text.h"
+#include "formats/errors.h"
 #include "formats/export/launch_flows.h"
 #include "formats/export/track_labels.h"
 
@@ -15,6 +19,11 @@ namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
 constexpr int64_t kFirstSyntheticTid = 1'000'000'000;
+// Blank space before "traceEvents", filled in by Finish() with the
+// distributedInfo of a one-rank file: Kineto readers look for it before the
+// events, but the rank count is only known at the end. Whitespace is valid
+// JSON, so an unfilled slot costs nothing but these bytes.
+constexpr size_t kHeaderSlot = 64;
 
 // Kineto's "cat" for an event; args.category keeps ours.
 std::string_view KinetoCategory(const Track& track, Category c, uint16_t flags) {
@@ -40,7 +49,9 @@ std::string_view KinetoCategory(const Track& track, Category c, uint16_t flags) 
 class ChromeJsonSink final : public TraceSink {
  public:
   explicit ChromeJsonSink(const std::string& path) : file_(path) {
-    out_ = "{\"traceEvents\":[";
+    out_.assign(1 + kHeaderSlot, ' ');
+    out_[0] = '{';
+    out_.append("\"traceEvents\":[");
   }
 
   void AddRank(const Rank& rank) override;
@@ -110,6 +121,7 @@ class ChromeJsonSink final : public TraceSink {
   void WriteFlow(char ph, int32_t pid, int64_t tid, TimeNs ts, uint64_t id);
   void WriteCounters(const Rank& rank, size_t t);
   void WriteOtherData(const Metadata& m);
+  void WriteHeaderSlot(const std::string& text);
 
   AtomicFile file_;
   std::string out_;
@@ -131,14 +143,15 @@ void ChromeJsonSink::AddRank(const Rank& rank) {
   name_begin_.assign(rank.strings.size(), 0);
   name_end_.assign(rank.strings.size(), 0);
 
-  // tids: native ids, unless missing or already taken within the rank.
+  // tids: native ids, unless missing or already taken within the rank. tid 0
+  // is avoided too: trace processors reserve it for the idle (swapper) thread.
   std::vector<int64_t> tids(rank.tracks.size(), -1);
   std::vector<int64_t> used;
   int64_t next_synthetic = kFirstSyntheticTid;
   for (size_t t = 0; t < rank.tracks.size(); ++t) {
     if (rank.tracks[t].kind == TrackKind::kCounter) continue;
     int64_t tid = TrackDisplayId(rank, t);
-    if (std::find(used.begin(), used.end(), tid) != used.end()) {
+    if (tid == 0 || std::find(used.begin(), used.end(), tid) != used.end()) {
       while (std::find(used.begin(), used.end(), next_synthetic) != used.end()) ++next_synthetic;
       tid = next_synthetic++;
     }
@@ -380,18 +393,29 @@ void ChromeJsonSink::Finish(const Metadata& metadata) {
   if (finished_) throw std::logic_error("ChromeJsonSink: Finish called twice");
   finished_ = true;
   out_ += "\n],\n\"displayTimeUnit\":\"ns\"";
-  // Kineto files name their rank here; only meaningful for a one-rank file.
-  if (ranks_written_ == 1) {
-    out_ += ",\n\"distributedInfo\":{\"rank\":";
-    AppendInt(last_rank_id_, &out_);
-    out_ += ",\"world_size\":";
-    AppendInt(metadata.layout.world_size > 0 ? metadata.layout.world_size : 1, &out_);
-    out_ += '}';
-  }
   WriteOtherData(metadata);
   out_ += "}\n";
   Flush();
+  // Kineto files name their rank in distributedInfo; only meaningful for a
+  // one-rank file.
+  if (ranks_written_ == 1) {
+    std::string info = "\"distributedInfo\":{\"rank\":";
+    AppendInt(last_rank_id_, &info);
+    info += ",\"world_size\":";
+    AppendInt(metadata.layout.world_size > 0 ? metadata.layout.world_size : 1, &info);
+    info += "},";
+    WriteHeaderSlot(info);  // at most 11 + 11 + 34 bytes: always fits
+  }
   file_.Commit();
+}
+
+void ChromeJsonSink::WriteHeaderSlot(const std::string& text) {
+  std::FILE* f = file_.file();
+  if (text.size() > kHeaderSlot || std::fflush(f) != 0 || std::fseek(f, 1, SEEK_SET) != 0 ||
+      std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
+      std::fseek(f, 0, SEEK_END) != 0) {
+    ThrowInputError(file_.path(), "", std::string("write failed: ") + std::strerror(errno));
+  }
 }
 
 }  // namespace

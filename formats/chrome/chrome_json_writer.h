@@ -3,7 +3,9 @@
 //
 // {"traceEvents":[...], "displayTimeUnit":"ns", "otherData":{...}}:
 // - pid = rank id; tid = the track's native id (thread / stream id), or its
-//   index when it has none or another track of the rank already uses it;
+//   index when it has none; a synthetic id (from 1e9) when that is 0 or already
+//   used by another track of the rank (device ops keep their stream in
+//   args.stream);
 // - "X" complete events (µs with 3 decimals, exact), "i" for zero-length ones,
 //   "C" counters, "M" process/thread names and sort order;
 // - "cat" follows Kineto's vocabulary (kernel, gpu_memcpy, gpu_memset,
@@ -12,7 +14,10 @@
 //   phase, step, layer, micro_batch, correlation, flops, bytes and the
 //   communication record;
 // - "s"/"f" flow events ("ac2g", "bp":"e") from the last launch of each
-//   correlation to its device op.
+//   correlation to its device op;
+// - MoE routing records as "i" events (cat "moe_routing") on a "MoE routing"
+//   thread, token counts in args;
+// - a one-rank file starts with Kineto's "distributedInfo" (rank, world_size).
 // AddRank writes the rank's events straight to the output file; the metadata
 // goes to otherData at Finish.
 #pragma once

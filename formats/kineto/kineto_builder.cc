@@ -144,8 +144,26 @@ uint32_t KinetoBuilder::DeviceTrack(int64_t device, int64_t stream) {
   return it->second;
 }
 
+void KinetoBuilder::SawDeviceOp(bool has_correlation) {
+  if (!has_correlation) {
+    ++device_ops_without_correlation_;
+    if (flow_mode_ == FlowMode::kUnneeded && flows_dropped_ > 0) {
+      ++skipped_[kSkipFlowsDroppedEarly];
+    }
+    flow_mode_ = FlowMode::kNeeded;
+  } else if (flow_mode_ == FlowMode::kUndecided) {
+    flow_mode_ = FlowMode::kUnneeded;
+    flows_.clear();
+    flows_.shrink_to_fit();
+  }
+}
+
 void KinetoBuilder::AddTo(uint32_t track, const Event& ev) {
-  rank_->tracks[track].events.Append(ev);
+  EventTable& t = rank_->tracks[track].events;
+  // Grow by a quarter, not double: the columns are most of the importer's
+  // memory, and doubling would leave up to as much again unused.
+  if (t.ts.size() == t.ts.capacity()) t.Reserve(t.ts.size() + t.ts.size() / 4 + 64);
+  t.Append(ev);
 }
 
 void KinetoBuilder::Add(const KinetoEvent& e) {
@@ -165,7 +183,14 @@ void KinetoBuilder::Add(const KinetoEvent& e) {
       bool legacy = false;
       if (e.has_cat && Lookup(e.cat, &legacy) == Cat::kLaunchFlow && e.has_flow_id &&
           e.has_ts && e.ph != 't') {
-        flows_.push_back(Flow{e.flow_id, e.ts, e.pid, e.tid, e.ph == 's'});
+        if (flow_mode_ == FlowMode::kUnneeded) {
+          ++flows_dropped_;
+          return;
+        }
+        auto [it, fresh] =
+            flow_key_index_.try_emplace(Key{e.pid, e.tid}, uint32_t(flow_keys_.size()));
+        if (fresh) flow_keys_.push_back(Key{e.pid, e.tid});
+        flows_.push_back(Flow{e.flow_id, e.ts, it->second, e.ph == 's'});
       }
       return;
     }
@@ -321,7 +346,7 @@ void KinetoBuilder::AddComplete(const KinetoEvent& e) {
         ev.category = Category::kCompute;
         ++info_[t].n_compute;
       }
-      if (ev.correlation < 0) ++device_ops_without_correlation_;
+      SawDeviceOp(ev.correlation >= 0);
       AddTo(t, ev);
       return;
     }
@@ -332,7 +357,7 @@ void KinetoBuilder::AddComplete(const KinetoEvent& e) {
       ev.flags = cat == Cat::kMemset ? uint16_t(kFlagMemset) : MemcpyFlagsFromName(e.name);
       if (e.bytes > 0) ev.bytes = uint64_t(e.bytes);
       ++info_[t].n_copy;
-      if (ev.correlation < 0) ++device_ops_without_correlation_;
+      SawDeviceOp(ev.correlation >= 0);
       AddTo(t, ev);
       return;
     }
@@ -406,8 +431,8 @@ void KinetoBuilder::LinkFlows() {
     for (size_t k = i; k < j; ++k) {
       const Flow& f = flows_[k];
       if (f.start || !s) continue;
-      auto hs = host_.find(Key{s->pid, s->tid});
-      auto ds = dev_.find(Key{f.pid, f.tid});
+      auto hs = host_.find(flow_keys_[s->key]);
+      auto ds = dev_.find(flow_keys_[f.key]);
       if (hs == host_.end() || ds == dev_.end()) continue;
       int64_t hi = FindEvent(hs->second, s->ts, false);
       int64_t di = FindEvent(ds->second, f.ts, true);
@@ -428,22 +453,37 @@ void KinetoBuilder::LinkFlows() {
   }
 }
 
-void KinetoBuilder::LinkLaunches() {
-  std::unordered_set<int64_t> device_corr;
-  for (const Track& tr : rank_->tracks) {
+// Sorted correlations of device ops: a flat vector is a third of the
+// memory of a hash set, and this runs over millions of events.
+static std::vector<int64_t> DeviceCorrelations(const Rank& rank) {
+  std::vector<int64_t> out;
+  for (const Track& tr : rank.tracks) {
     if (tr.kind != TrackKind::kDeviceStream) continue;
     for (size_t i = 0; i < tr.events.size(); ++i) {
       if (tr.events.correlation[i] >= 0 && IsDeviceOp(tr.events.category[i])) {
-        device_corr.insert(tr.events.correlation[i]);
+        out.push_back(tr.events.correlation[i]);
       }
     }
   }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void KinetoBuilder::LinkLaunches() {
+  bool any = false;
+  for (const Track& tr : rank_->tracks) {
+    for (uint16_t f : tr.events.flags) any |= (f & kTmpRuntimeCall) != 0;
+  }
+  if (!any) return;
+  const std::vector<int64_t> device_corr = DeviceCorrelations(*rank_);
   for (Track& tr : rank_->tracks) {
     EventTable& t = tr.events;
     for (size_t i = 0; i < t.size(); ++i) {
       if (!(t.flags[i] & kTmpRuntimeCall)) continue;
       t.flags[i] &= uint16_t(~kTmpRuntimeCall);
-      if (t.correlation[i] >= 0 && device_corr.count(t.correlation[i])) {
+      if (t.correlation[i] >= 0 &&
+          std::binary_search(device_corr.begin(), device_corr.end(), t.correlation[i])) {
         t.category[i] = Category::kLaunch;
         ++launches_by_correlation_;
       }
@@ -462,7 +502,7 @@ void KinetoBuilder::StampSteps() {
   }
   std::sort(windows.begin(), windows.end(),
             [](const Window& a, const Window& b) { return a.ts < b.ts; });
-  std::unordered_map<int64_t, int32_t> step_by_corr;
+  std::vector<std::pair<int64_t, int32_t>> step_by_corr;  // sorted below
   if (!windows.empty()) {
     for (Track& tr : rank_->tracks) {
       if (tr.kind != TrackKind::kHostThread) continue;
@@ -474,34 +514,48 @@ void KinetoBuilder::StampSteps() {
         if (t.ts[i] >= windows[w].ts && t.ts[i] < windows[w].end) {
           t.step[i] = windows[w].step;
           if (t.category[i] == Category::kLaunch && t.correlation[i] >= 0) {
-            step_by_corr[t.correlation[i]] = t.step[i];
+            step_by_corr.emplace_back(t.correlation[i], t.step[i]);
           }
         }
       }
     }
   }
   if (step_by_corr.empty()) return;
+  std::stable_sort(step_by_corr.begin(), step_by_corr.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   for (Track& tr : rank_->tracks) {
     if (tr.kind != TrackKind::kDeviceStream) continue;
     EventTable& t = tr.events;
     for (size_t i = 0; i < t.size(); ++i) {
       if (t.correlation[i] < 0) continue;
-      auto it = step_by_corr.find(t.correlation[i]);
-      if (it != step_by_corr.end()) t.step[i] = it->second;
+      auto it = std::lower_bound(
+          step_by_corr.begin(), step_by_corr.end(), t.correlation[i],
+          [](const std::pair<int64_t, int32_t>& p, int64_t c) { return p.first < c; });
+      if (it != step_by_corr.end() && it->first == t.correlation[i]) t.step[i] = it->second;
     }
   }
 }
 
 void KinetoBuilder::BuildCommRecords() {
   if (comm_refs_.empty()) return;
-  // Launch call of each correlation: host track and start time.
+  // Launch call (host track, start) of the correlations of comm kernels.
   std::unordered_map<int64_t, std::pair<uint32_t, int64_t>> launch;
-  for (uint32_t ti = 0; ti < rank_->tracks.size(); ++ti) {
+  for (const Track& tr : rank_->tracks) {
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      Category c = tr.events.category[i];
+      if ((c == Category::kCollective || c == Category::kP2P) && tr.events.correlation[i] >= 0) {
+        launch.emplace(tr.events.correlation[i], std::make_pair(UINT32_MAX, int64_t(0)));
+      }
+    }
+  }
+  for (uint32_t ti = 0; ti < rank_->tracks.size() && !launch.empty(); ++ti) {
     const Track& tr = rank_->tracks[ti];
     if (tr.kind != TrackKind::kHostThread) continue;
     for (size_t i = 0; i < tr.events.size(); ++i) {
-      if (tr.events.category[i] == Category::kLaunch && tr.events.correlation[i] >= 0) {
-        launch.emplace(tr.events.correlation[i], std::make_pair(ti, tr.events.ts[i]));
+      if (tr.events.category[i] != Category::kLaunch) continue;
+      auto it = launch.find(tr.events.correlation[i]);
+      if (it != launch.end() && it->second.first == UINT32_MAX) {
+        it->second = std::make_pair(ti, tr.events.ts[i]);
       }
     }
   }
@@ -529,7 +583,7 @@ void KinetoBuilder::BuildCommRecords() {
       }
       if (t.correlation[i] >= 0) {
         auto l = launch.find(t.correlation[i]);
-        if (l != launch.end()) {
+        if (l != launch.end() && l->second.first != UINT32_MAX) {
           // Host ops enclosing the launch on its thread, innermost last.
           uint32_t lt = l->second.first;
           int64_t lts = l->second.second;
@@ -685,7 +739,7 @@ void KinetoBuilder::FlushStats() {
   static const char* const kSkipNames[kSkipCount] = {
       "skipped.metadata", "skipped.trace_span", "skipped.overhead", "skipped.flow",
       "skipped.global_instant", "skipped.unknown_category", "skipped.no_category",
-      "skipped.unknown_phase", "skipped.no_timestamp"};
+      "skipped.unknown_phase", "skipped.no_timestamp", "skipped.flow_before_uncorrelated_op"};
   for (int i = 0; i < kSkipCount; ++i) {
     if (skipped_[i]) s.emplace_back(kSkipNames[i], skipped_[i]);
   }

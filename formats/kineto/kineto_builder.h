@@ -79,8 +79,9 @@ class KinetoBuilder {
     bool has_step = false;
     int64_t n_comm = 0, n_compute = 0, n_copy = 0;
   };
-  struct Flow {
-    int64_t id, ts, pid, tid;
+  struct Flow {  // 24 bytes: CUDA traces hold one flow end per launch and per op
+    int64_t id, ts;
+    uint32_t key;  // index into flow_keys_ ((pid, tid) of the end)
     bool start;
   };
   struct CommCtx {  // a host op that carries or names a collective
@@ -102,7 +103,7 @@ class KinetoBuilder {
   enum Skip {
     kSkipMetadata, kSkipTraceSpan, kSkipOverhead, kSkipFlow, kSkipGlobalInstant,
     kSkipUnknownCategory, kSkipNoCategory, kSkipUnknownPhase, kSkipNoTimestamp,
-    kSkipCount
+    kSkipFlowsDroppedEarly, kSkipCount
   };
 
   uint32_t HostTrack(int64_t pid, int64_t tid);
@@ -130,6 +131,8 @@ class KinetoBuilder {
   std::unordered_map<std::string, int64_t> synthetic_ids_;
   std::unordered_map<Key, MemTracks, KeyHash> mem_;
   std::vector<Flow> flows_;
+  std::vector<Key> flow_keys_;
+  std::unordered_map<Key, uint32_t, KeyHash> flow_key_index_;
   std::vector<CommCtx> comm_ctx_;
   std::vector<CommRef> comm_refs_;
   std::vector<KinetoCommArgs> comm_args_;
@@ -138,6 +141,12 @@ class KinetoBuilder {
   size_t last_read_ = 0;
   int64_t skipped_[kSkipCount] = {};
   int64_t device_ops_without_correlation_ = 0;
+  // Flows are kept only while they may be needed: until the first device op
+  // shows it carries a correlation (CUDA, ROCm: every flow repeats one), or
+  // from the first device op without one (torch_npu: flows are the only link).
+  enum class FlowMode { kUndecided, kNeeded, kUnneeded } flow_mode_ = FlowMode::kUndecided;
+  int64_t flows_dropped_ = 0;
+  void SawDeviceOp(bool has_correlation);
   int64_t ts_non_integer_ = 0, ts_strings_ = 0, negative_durations_ = 0;
   int64_t flows_linked_ = 0, launches_by_correlation_ = 0, comm_from_kernel_args_ = 0,
           comm_from_external_id_ = 0, comm_from_host_context_ = 0, comm_from_name_only_ = 0;

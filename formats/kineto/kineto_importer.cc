@@ -66,8 +66,9 @@ class KinetoSource : public TraceSource {
   size_t rank_count() const override { return files_.size(); }
   Rank ReadRank(size_t index) const override {
     const RankFile& f = files_.at(index);
-    PaddedBuffer buf = ReadTraceFile(f.path);
-    return ReadKinetoRank(buf, f.path, f.rank, f.rule);
+    TraceInput in(f.path);
+    return ReadKinetoRank(in.buffer(), f.path, f.rank, f.rule, nullptr,
+                          [&in] { return in.Refill(); });
   }
 
  private:

@@ -455,3 +455,25 @@ TEST(KinetoImporter, RankFromFileName) {
 
 }  // namespace
 }  // namespace moetrace
+
+namespace moetrace {
+namespace {
+
+// Quotes, backslashes and brackets inside strings must not confuse the
+// structural scanner that cuts traceEvents into events.
+TEST(KinetoImporter, TrickyStrings) {
+  Rank r = ImportKinetoJson(R"J({"meta": {"s": "}]\"[{", "t": ["\\", "\\\""]},
+    "traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a\"}],{[\\", "pid": 1, "tid": 1, "ts": 1, "dur": 1,
+     "args": {"Input type": ["]}", "\\\\\""], "Call stack": "f(x) {\n}"}},
+    {"ph": "X", "cat": "cpu_op", "name": "caf\u00e9 \ud83d\ude00", "pid": 1, "tid": 1, "ts": 2, "dur": 1}
+  ]})J");
+  ASSERT_EQ(r.tracks.size(), 1u);
+  const EventTable& t = r.tracks[0].events;
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(r.strings.Get(t.name[0]), "a\"}],{[\\");
+  EXPECT_EQ(r.strings.Get(t.name[1]), "caf\xC3\xA9 \xF0\x9F\x98\x80");
+}
+
+}  // namespace
+}  // namespace moetrace

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <cctype>
+#include <functional>
 #include <string>
 
 #include "formats/errors.h"
@@ -488,13 +489,48 @@ int32_t RankFromFileName(std::string_view name) {
 }
 
 Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
-                    std::string_view rank_rule, KinetoHeader* header_out) {
+                    std::string_view rank_rule, KinetoHeader* header_out,
+                    const std::function<bool()>& refill) {
   Rank rank;
   KinetoBuilder builder(&rank);
   EventReader reader(buf, file, &builder);
   KinetoHeader h;
-  const char* begin = buf.data() ? buf.data() : "";
-  JsonScanner sc(begin, begin + buf.size());
+  // The buffer may grow (and move) when `refill` appends to it, so the
+  // position is kept as an offset and scanners are rebuilt from it.
+  size_t off = 0;
+  bool eof = !refill;
+  auto more = [&]() -> bool {  // true when bytes were appended
+    if (eof) return false;
+    size_t before = buf.size();
+    if (!refill()) eof = true;
+    return buf.size() > before;
+  };
+  auto scanner = [&]() {
+    const char* b = buf.data() ? buf.data() : "";
+    JsonScanner s(b, b + buf.size());
+    s.set_pos(b + off);
+    return s;
+  };
+  // Keeps at least `kAhead` bytes readable past `off` while the input lasts,
+  // so keys and punctuation never straddle the end of what was read.
+  constexpr size_t kAhead = size_t(1) << 20;
+  auto want = [&]() {
+    while (!eof && buf.size() - off < kAhead) more();
+  };
+  // Skips the value at the current position, reading more when it is cut.
+  auto skip_value = [&](JsonScanner& sc) -> const char* {
+    for (;;) {
+      const char* v = sc.SkipValue();
+      // A scalar that runs to the end of the buffer may continue past it.
+      if (eof || (v && sc.pos() < sc.end())) return v;
+      off = v ? size_t(v - buf.data()) : sc.offset();
+      more();
+      sc = scanner();
+    }
+  };
+
+  want();
+  JsonScanner sc = scanner();
   sc.SkipBom();
   if (!sc.Consume('{')) {
     sc.SkipWhitespace();
@@ -503,6 +539,9 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
   }
   bool done = sc.Consume('}');
   while (!done) {
+    off = sc.offset();
+    want();
+    sc = scanner();
     sc.SkipWhitespace();
     const char* key_at = sc.pos();
     std::string_view key;
@@ -510,21 +549,30 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
       reader.Fail(key_at, sc.at_end() ? "unexpected end of file in the top-level object"
                                       : "expected a key string in the top-level object");
     }
-    if (!sc.Consume(':')) reader.Fail(sc.pos(), "expected ':' after key " + Quote(key));
+    std::string key_copy(key);  // the buffer may move below
+    if (!sc.Consume(':')) reader.Fail(sc.pos(), "expected ':' after key " + Quote(key_copy));
     sc.SkipWhitespace();
-    if (key == "traceEvents") {
+    if (key_copy == "traceEvents") {
       if (!sc.Consume('[')) reader.Fail(sc.pos(), "expected an array ('[') for \"traceEvents\"");
       h.has_trace_events = true;
       if (!sc.Consume(']')) {
         for (;;) {
+          off = sc.offset();
+          if (buf.size() - off < kAhead) {
+            want();
+            sc = scanner();
+          }
           sc.SkipWhitespace();
           const char* ev = sc.pos();
           if (sc.at_end()) reader.Fail(ev, "unexpected end of file in \"traceEvents\"");
           if (*ev != '{') reader.Fail(ev, "expected an event object ('{') in \"traceEvents\"");
-          if (!sc.SkipValue()) {
-            reader.Fail(ev, "unterminated event object in \"traceEvents\" (truncated file?)");
+          ev = skip_value(sc);
+          if (!ev) {
+            reader.Fail(sc.pos(),
+                        "unterminated event object in \"traceEvents\" (truncated file?)");
           }
           reader.ParseEvent(ev, sc.pos());
+          buf.ReleaseBefore(size_t(ev - buf.data()));  // parsed bytes are not read again
           if (sc.Consume(',')) continue;
           if (sc.Consume(']')) break;
           sc.SkipWhitespace();
@@ -533,11 +581,11 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
         }
       }
     } else {
-      const char* v = sc.SkipValue();
+      const char* v = skip_value(sc);
       if (!v || v == sc.pos()) {
-        reader.Fail(sc.pos(), "expected a value for key " + Quote(key));
+        reader.Fail(sc.pos(), "expected a value for key " + Quote(key_copy));
       }
-      ParseHeaderValue(key, std::string_view(v, size_t(sc.pos() - v)), &h);
+      ParseHeaderValue(key_copy, std::string_view(v, size_t(sc.pos() - v)), &h);
     }
     if (sc.Consume(',')) continue;
     if (sc.Consume('}')) break;
@@ -545,6 +593,11 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
     reader.Fail(sc.pos(), sc.at_end() ? "unexpected end of file in the top-level object"
                                       : "expected ',' or '}' in the top-level object");
   }
+  off = sc.offset();
+  while (!eof) {  // anything left must be whitespace
+    more();
+  }
+  sc = scanner();
   sc.SkipWhitespace();
   if (!sc.at_end()) reader.Fail(sc.pos(), "unexpected content after the top-level object");
   if (!h.has_trace_events) {

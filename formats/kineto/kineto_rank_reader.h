@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -31,10 +32,13 @@ KinetoHeader SniffKinetoHeader(std::string_view prefix);
 // The rank number in a file name ("rank-3", "rank3", "rank_3"); -1 if none.
 int32_t RankFromFileName(std::string_view file_name);
 
-// Parses the whole document in `buf` into a Rank. `rank_hint` is used (with
-// `rank_rule`) when the file has no distributedInfo.rank. Throws InputError
-// naming `file`, the byte offset and what was expected.
+// Parses the document in `buf` into a Rank. `refill`, when given, appends
+// more of the document to `buf` (false at the end): a gzip stream is parsed
+// while it is inflated. `rank_hint` is used (with `rank_rule`) when the file
+// has no distributedInfo.rank. Throws InputError naming `file`, the byte
+// offset and what was expected.
 Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
-                    std::string_view rank_rule, KinetoHeader* header = nullptr);
+                    std::string_view rank_rule, KinetoHeader* header = nullptr,
+                    const std::function<bool()>& refill = {});
 
 }  // namespace moetrace

@@ -62,60 +62,76 @@ size_t GzipSizeHint(FILE* f, int64_t compressed) {
   return size_t(std::min<uint64_t>(std::max<uint64_t>(isize, kChunk), cap));
 }
 
-// Inflates `f` into `out`, stopping after `limit` bytes. Returns false on a
-// truncated or corrupt stream, with `what` and the compressed offset set.
-bool Inflate(FILE* f, PaddedBuffer& out, size_t limit, std::string* what,
-             uint64_t* offset) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) {
-    *what = "cannot initialise zlib";
-    *offset = 0;
-    return false;
+}  // namespace
+
+// Inflates a gzip file chunk by chunk (concatenated members are one stream,
+// as gunzip reads them).
+class GzipInflater {
+ public:
+  explicit GzipInflater(FILE* f) : f_(f), in_(new unsigned char[kChunk]) {
+    ok_ = inflateInit2(&zs_, 15 + 32) == Z_OK;
+    if (!ok_) what_ = "cannot initialise zlib";
   }
-  std::unique_ptr<unsigned char[]> in(new unsigned char[kChunk]);
-  uint64_t consumed = 0;
-  bool ended = false;  // last inflate() returned Z_STREAM_END
-  bool ok = true;
-  while (out.size() < limit) {
-    if (zs.avail_in == 0) {
-      size_t n = fread(in.get(), 1, kChunk, f);
-      if (n == 0) {
-        if (!ended) {
-          *what = ferror(f) ? "read error in gzip stream"
-                            : "truncated gzip stream (unexpected end of file)";
-          ok = false;
+  ~GzipInflater() { inflateEnd(&zs_); }
+
+  // Appends up to `max_out` bytes to `out`. Returns false at the end of the
+  // stream or on an error (then error() is set).
+  bool Step(PaddedBuffer& out, size_t max_out) {
+    if (!ok_ || done_) return false;
+    size_t produced = 0;
+    while (produced < max_out) {
+      if (zs_.avail_in == 0) {
+        size_t n = fread(in_.get(), 1, kChunk, f_);
+        if (n == 0) {
+          if (!ended_) {
+            what_ = ferror(f_) ? "read error in gzip stream"
+                               : "truncated gzip stream (unexpected end of file)";
+            ok_ = false;
+          }
+          done_ = true;
+          break;
         }
+        zs_.next_in = in_.get();
+        zs_.avail_in = unsigned(n);
+      }
+      if (ended_) {
+        inflateReset(&zs_);
+        ended_ = false;
+      }
+      size_t want = std::min(kChunk, max_out - produced);
+      char* dst = out.Grow(want);
+      zs_.next_out = reinterpret_cast<unsigned char*>(dst);
+      zs_.avail_out = unsigned(want);
+      unsigned before_in = zs_.avail_in;
+      int rc = inflate(&zs_, Z_NO_FLUSH);
+      consumed_ += before_in - zs_.avail_in;
+      out.Commit(want - zs_.avail_out);
+      produced += want - zs_.avail_out;
+      if (rc == Z_STREAM_END) {
+        ended_ = true;
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        what_ = std::string("corrupt gzip stream: ") + (zs_.msg ? zs_.msg : "inflate failed");
+        ok_ = false;
+        done_ = true;
         break;
       }
-      zs.next_in = in.get();
-      zs.avail_in = unsigned(n);
     }
-    if (ended) {
-      // Concatenated gzip members are one stream (as gunzip reads them).
-      inflateReset(&zs);
-      ended = false;
-    }
-    size_t want = std::min(kChunk, limit - out.size());
-    char* dst = out.Grow(want);
-    zs.next_out = reinterpret_cast<unsigned char*>(dst);
-    zs.avail_out = unsigned(want);
-    unsigned before_in = zs.avail_in;
-    int rc = inflate(&zs, Z_NO_FLUSH);
-    consumed += before_in - zs.avail_in;
-    out.Commit(want - zs.avail_out);
-    if (rc == Z_STREAM_END) {
-      ended = true;
-    } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      *what = std::string("corrupt gzip stream: ") + (zs.msg ? zs.msg : "inflate failed");
-      ok = false;
-      break;
-    }
+    return ok_ && (!done_ || produced > 0);
   }
-  *offset = consumed;
-  inflateEnd(&zs);
-  return ok;
-}
+  bool failed() const { return !ok_; }
+  const std::string& error() const { return what_; }
+  uint64_t consumed() const { return consumed_; }
 
+ private:
+  FILE* f_;
+  std::unique_ptr<unsigned char[]> in_;
+  z_stream zs_{};
+  bool ok_ = true, done_ = false, ended_ = false;
+  uint64_t consumed_ = 0;
+  std::string what_;
+};
+
+namespace {
 }  // namespace
 
 namespace {
@@ -132,7 +148,8 @@ PaddedBuffer::~PaddedBuffer() { Release(mapped_, data_, map_size_); }
 
 PaddedBuffer::PaddedBuffer(PaddedBuffer&& o) noexcept
     : mapped_(o.mapped_), map_size_(o.map_size_), data_(o.data_), size_(o.size_),
-      capacity_(o.capacity_) {
+      capacity_(o.capacity_), released_(o.released_) {
+  o.released_ = 0;
   o.data_ = nullptr;
   o.mapped_ = false;
   o.size_ = o.capacity_ = o.map_size_ = 0;
@@ -146,6 +163,8 @@ PaddedBuffer& PaddedBuffer::operator=(PaddedBuffer&& o) noexcept {
     data_ = o.data_;
     size_ = o.size_;
     capacity_ = o.capacity_;
+    released_ = o.released_;
+    o.released_ = 0;
     o.data_ = nullptr;
     o.mapped_ = false;
     o.size_ = o.capacity_ = o.map_size_ = 0;
@@ -160,8 +179,9 @@ PaddedBuffer PaddedBuffer::MapFile(int fd, size_t size) {
   // Bytes past the end of file up to the page end read as zeros; past the
   // last page they would fault, so the padding must fit in that tail.
   if (size == 0 || tail == 0 || page - tail < kPadding) return b;
-  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) return b;
+  madvise(p, size, MADV_SEQUENTIAL);  // read ahead; pages are dropped as they are parsed
   b.mapped_ = true;
   b.map_size_ = size;
   b.data_ = static_cast<char*>(p);
@@ -204,37 +224,69 @@ void PaddedBuffer::Finish() {
   memset(data_ + size_, 0, kPadding);
 }
 
+void PaddedBuffer::ReleaseBefore(size_t offset) const {
+  constexpr size_t kStep = size_t(8) << 20;  // madvise in large steps only
+  if (!data_ || offset > size_ || offset < released_ + kStep) return;
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  uintptr_t begin = (reinterpret_cast<uintptr_t>(data_ + released_) + page - 1) & ~(page - 1);
+  uintptr_t end = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);
+  if (end <= begin) return;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  released_ = offset;
+}
+
 bool IsGzipPath(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
-PaddedBuffer ReadTraceFile(const std::string& path) {
+TraceInput::TraceInput(const std::string& path) : path_(path) {
   FilePtr f = OpenOrThrow(path);
-  PaddedBuffer out;
   int64_t size = FileSize(f.get());
   if (HasGzipMagic(f.get())) {
-    out.Grow(GzipSizeHint(f.get(), size));
-    std::string what;
-    uint64_t offset = 0;
-    if (!Inflate(f.get(), out, SIZE_MAX, &what, &offset)) {
-      ThrowInputError(path, "compressed byte " + std::to_string(offset), what);
-    }
-  } else {
-    if (size > 0) {
-      PaddedBuffer mapped = PaddedBuffer::MapFile(fileno(f.get()), size_t(size));
-      if (mapped.data()) return mapped;
-      out.Grow(size_t(size));
-    }
-    for (;;) {
-      char* dst = out.Grow(kChunk);
-      size_t n = fread(dst, 1, kChunk, f.get());
-      out.Commit(n);
-      if (n < kChunk) break;
-    }
-    if (ferror(f.get())) ThrowInputError(path, "", "read error");
+    // Reserve the announced size: untouched pages cost nothing, and the
+    // buffer then never moves while it is parsed and released.
+    buf_.Grow(GzipSizeHint(f.get(), size));
+    file_ = f.release();
+    gz_ = std::make_unique<GzipInflater>(file_);
+    if (!Refill()) buf_.Finish();
+    return;
   }
-  out.Finish();
-  return out;
+  if (size > 0) {
+    buf_ = PaddedBuffer::MapFile(fileno(f.get()), size_t(size));
+    if (buf_.data()) return;
+    buf_.Grow(size_t(size));
+  }
+  for (;;) {
+    char* dst = buf_.Grow(kChunk);
+    size_t n = fread(dst, 1, kChunk, f.get());
+    buf_.Commit(n);
+    if (n < kChunk) break;
+  }
+  if (ferror(f.get())) ThrowInputError(path, "", "read error");
+  buf_.Finish();
+}
+
+TraceInput::~TraceInput() {
+  gz_.reset();
+  if (file_) fclose(file_);
+}
+
+bool TraceInput::Refill() {
+  if (!gz_) return false;
+  constexpr size_t kStep = size_t(4) << 20;
+  bool more = gz_->Step(buf_, kStep);
+  if (gz_->failed()) {
+    ThrowInputError(path_, "compressed byte " + std::to_string(gz_->consumed()), gz_->error());
+  }
+  buf_.Finish();
+  return more;
+}
+
+PaddedBuffer ReadTraceFile(const std::string& path) {
+  TraceInput in(path);
+  while (in.Refill()) {
+  }
+  return std::move(in.buffer());
 }
 
 std::string ReadTracePrefix(const std::string& path, size_t limit) {
@@ -242,9 +294,9 @@ std::string ReadTracePrefix(const std::string& path, size_t limit) {
   if (!f) return {};
   PaddedBuffer out;
   if (HasGzipMagic(f.get())) {
-    std::string what;
-    uint64_t offset = 0;
-    Inflate(f.get(), out, limit, &what, &offset);
+    GzipInflater gz(f.get());
+    while (out.size() < limit && gz.Step(out, limit - out.size())) {
+    }
   } else {
     char* dst = out.Grow(limit);
     out.Commit(fread(dst, 1, limit, f.get()));

@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -35,6 +37,11 @@ class PaddedBuffer {
   // Zeroes the padding after the data.
   void Finish();
 
+  // Tells the kernel the bytes before `p` will not be read again, so their
+  // pages leave the resident set: a large trace is never resident whole.
+  // Later reads of that range would see zeros (or re-read the file).
+  void ReleaseBefore(size_t offset) const;
+
   // Maps `size` bytes of the open file `fd` read-only when the zero tail of
   // its last page can serve as the padding; an empty buffer otherwise.
   static PaddedBuffer MapFile(int fd, size_t size);
@@ -45,9 +52,34 @@ class PaddedBuffer {
   char* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;  // excluding padding
+  mutable size_t released_ = 0;  // offset up to which pages were given back
 };
 
 bool IsGzipPath(const std::string& path);
+
+class GzipInflater;
+
+// A trace file being read: plain files whole (mmapped when possible), gzip
+// inflated a few MB at a time by Refill(), so the parser can release what it
+// has read and a large .json.gz is never resident whole.
+class TraceInput {
+ public:
+  explicit TraceInput(const std::string& path);  // throws InputError
+  ~TraceInput();
+  TraceInput(const TraceInput&) = delete;
+  TraceInput& operator=(const TraceInput&) = delete;
+
+  PaddedBuffer& buffer() { return buf_; }
+  // Appends more decompressed bytes (padding kept); false at the end of the
+  // input. Throws InputError on a truncated or corrupt gzip stream.
+  bool Refill();
+
+ private:
+  std::string path_;
+  PaddedBuffer buf_;
+  FILE* file_ = nullptr;
+  std::unique_ptr<GzipInflater> gz_;
+};
 
 // Reads all of `path`, inflating it when it starts with the gzip magic.
 // Throws InputError naming the file (truncated or corrupt gzip, I/O error).

@@ -13,7 +13,7 @@
 
 #include "formats/errors.h"
 #include "formats/sample_trace.h"
-#include "proto/perfetto_trace.pb.h"
+#include "formats/proto/perfetto_trace.pb.h"
 
 namespace moetrace {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "proto/perfetto_trace.pb.h"
+#include "formats/proto/perfetto_trace.pb.h"
 
 namespace moetrace {
 namespace {
