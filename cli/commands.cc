@@ -18,9 +18,12 @@ void Register(CLI::App* sub, std::function<int()> run) {
 }
 
 void AddCommands(CLI::App& app) {
-  AddAnalyzeCommand(app);
+  // In the order of the workflow: generate, inspect, analyse.
+  AddPresetsCommand(app);
+  AddGenerateCommand(app);
   AddConvertCommand(app);
   AddInfoCommand(app);
+  AddAnalyzeCommand(app);
 }
 
 int RunSelected(CLI::App& app) {

@@ -23,5 +23,7 @@ int RunSelected(CLI::App& app);
 void AddInfoCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
 void AddAnalyzeCommand(CLI::App& app);
+void AddGenerateCommand(CLI::App& app);
+void AddPresetsCommand(CLI::App& app);
 
 }  // namespace moetrace::cli
