@@ -9,6 +9,7 @@ ninja -C build moetrace
 mkdir -p out
 bin=build/cli/moetrace
 set -x
-$bin info sample-traces/sample.mtrace
-$bin convert sample-traces/sample.mtrace -o out/sample.pftrace
-$bin convert sample-traces/sample.mtrace -o out/sample.json
+$bin generate --preset tiny-moe -o out/tiny-moe.mtrace
+$bin info out/tiny-moe.mtrace
+$bin analyze out/tiny-moe.mtrace --json out/tiny-moe.analysis.json
+$bin convert out/tiny-moe.mtrace -o out/tiny-moe.pftrace
