@@ -191,7 +191,7 @@ void BM_NativeWrite(benchmark::State& state) {
       static_cast<double>(FileSize(path)) / static_cast<double>(Data().events);
   std::remove(path.c_str());
 }
-BENCHMARK(BM_NativeWrite)->Arg(1)->Arg(3)->Arg(-1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NativeWrite)->Arg(1)->Arg(3)->Arg(-1)->Unit(benchmark::kMillisecond);
 
 void BM_NativeReadDecode(benchmark::State& state) {
   const int level = static_cast<int>(state.range(0));
@@ -206,7 +206,7 @@ void BM_NativeReadDecode(benchmark::State& state) {
       static_cast<double>(FileSize(path)) / static_cast<double>(Data().events);
   std::remove(path.c_str());
 }
-BENCHMARK(BM_NativeReadDecode)->Arg(1)->Arg(3)->Arg(-1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_NativeReadDecode)->Arg(1)->Arg(3)->Arg(-1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace moetrace

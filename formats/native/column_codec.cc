@@ -27,9 +27,17 @@ struct MinMax {
 
 bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
                            const int64_t* dur, Column* col) {
-  size_t changes = 0;
-  for (size_t i = 1; i < n; ++i) changes += v[i] != v[i - 1];
-  if (changes == 0) {
+  // Constant columns (the most common kind) are found by a scan that stops
+  // at the first difference; the others get one fused pass for all stats.
+  const int64_t v0 = v[0];
+  size_t first_change = 1;
+  for (; first_change + 8 <= n; first_change += 8) {  // 8 at a time, branch-free
+    uint64_t diff = 0;
+    for (size_t j = 0; j < 8; ++j) diff |= static_cast<uint64_t>(v[first_change + j] ^ v0);
+    if (diff != 0) break;
+  }
+  while (first_change < n && v[first_change] == v0) ++first_change;
+  if (first_change == n) {
     if (default_value && v[0] == *default_value) return false;
     col->Clear();
     col->set_encoding(CONSTANT);
@@ -37,22 +45,33 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
     return true;
   }
 
-  // Frame of reference of each transform (separate loops vectorize).
+  // Frames of reference of the plain values, of the steps between rows
+  // (DELTA) and of the gaps after the previous row's end (GAP), plus the
+  // number of runs, in one pass. DELTA and GAP frame the steps from row 1
+  // on; `first` is then chosen so that row 0's step is the frame's minimum.
   MinMax plain, delta, gap;
-  for (size_t i = 0; i < n; ++i) plain.Add(v[i]);
-  // DELTA and GAP frame the steps between rows (n >= 2 here); `first` is
-  // then chosen so that row 0's step is the frame's minimum (offset 0).
-  for (size_t i = 1; i < n; ++i) delta.Add(WrapSub(v[i], v[i - 1]));
+  size_t changes = 0;
+  plain.Add(v[0]);
+  if (dur != nullptr) {
+    for (size_t i = 1; i < n; ++i) {
+      const int64_t x = v[i], step = WrapSub(x, v[i - 1]);
+      plain.Add(x);
+      delta.Add(step);
+      changes += step != 0;
+      gap.Add(WrapSub(step, dur[i - 1]));
+    }
+  } else {
+    for (size_t i = 1; i < n; ++i) {
+      const int64_t x = v[i], step = WrapSub(x, v[i - 1]);
+      plain.Add(x);
+      delta.Add(step);
+      changes += step != 0;
+    }
+  }
   ColumnEncoding best = PACKED;
   MinMax frame = plain;
   if (delta.width() < frame.width()) best = DELTA, frame = delta;
-  if (dur != nullptr) {
-    for (size_t i = 1; i < n; ++i) {
-      gap.Add(WrapSub(v[i], static_cast<int64_t>(static_cast<uint64_t>(v[i - 1]) +
-                                                  static_cast<uint64_t>(dur[i - 1]))));
-    }
-    if (gap.width() < frame.width()) best = GAP, frame = gap;
-  }
+  if (dur != nullptr && gap.width() < frame.width()) best = GAP, frame = gap;
   const uint32_t w = frame.width();
   const size_t packed_size = n * w;
 

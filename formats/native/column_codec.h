@@ -56,6 +56,12 @@ inline int64_t WrapAdd(int64_t a, uint64_t b) {
 // The caller checked (first + m) * w <= size. M is size_t, or
 // std::integral_constant for whole chunks: a constant trip count lets the
 // compiler vectorize these loops at -O2.
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC's -O2 only vectorizes loops its "very cheap" model accepts; these
+// widening copies are worth it (clang vectorizes them at -O2 anyway).
+#pragma GCC push_options
+#pragma GCC optimize("tree-loop-vectorize")
+#endif
 template <typename M>
 inline void Unpack(const uint8_t* data, size_t size, size_t first, M m, uint32_t w,
                    uint64_t* u) {
@@ -104,6 +110,9 @@ inline void Unpack(const uint8_t* data, size_t size, size_t first, M m, uint32_t
     }
   }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 // Appends the `n` values of a column to `out`, each converted to T after
 // checking it lies in [lo, hi]. `dur` must point at the decoded durations

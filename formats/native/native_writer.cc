@@ -36,6 +36,24 @@ inline int64_t SaturatedEnd(int64_t ts, int64_t dur) {
   return end;
 }
 
+// True when p[0..n) are all equal. Checked on the narrow source type, 16
+// rows per step without branches, before anything is widened: most columns
+// of a block are constant.
+template <typename T>
+bool IsConstant(const T* p, size_t n) {
+  const T v0 = p[0];
+  size_t i = 1;
+  for (; i + 16 <= n; i += 16) {
+    bool diff = false;
+    for (size_t j = 0; j < 16; ++j) diff |= p[i + j] != v0;
+    if (diff) return false;
+  }
+  for (; i < n; ++i) {
+    if (p[i] != v0) return false;
+  }
+  return true;
+}
+
 class NativeSink : public TraceSink {
  public:
   NativeSink(const std::string& path, NativeWriteOptions opts)
@@ -65,14 +83,49 @@ class NativeSink : public TraceSink {
   void WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track, native::RankIndex* index);
   void WriteSampleBlocks(const Track& t, uint32_t track, native::RankIndex* index);
   // Adds column `field` of `n` int64 values unless all equal `dflt`.
+  // Adds column `field` from rows [start, start + n) of a typed vector;
+  // every value must lie in [lo, hi] (else `what` is thrown).
+  template <typename T>
+  void AddTyped(uint32_t field, const std::vector<T>& col, size_t start, size_t n, int64_t dflt,
+                int64_t lo = std::numeric_limits<int64_t>::min(),
+                int64_t hi = std::numeric_limits<int64_t>::max(), const char* what = "") {
+    const T* p = col.data() + start;
+    if (IsConstant(p, n)) {
+      const int64_t v = static_cast<int64_t>(p[0]);
+      Require(v >= lo && v <= hi, what);
+      if (v == dflt) return;
+      Column* c = NextColumn();
+      c->Clear();
+      c->set_field(field);
+      c->set_encoding(native::CONSTANT);
+      c->set_constant(v);
+      ++used_columns_;
+      return;
+    }
+    int64_t mn, mx;
+    const int64_t* v = Widen(col, start, n, &mn, &mx);
+    Require(mn >= lo && mx <= hi, what);
+    AddColumn(field, v, n, dflt);
+  }
+  Column* NextColumn() {
+    return used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
+                                                 : block_.add_columns();
+  }
   // dflt == nullopt: always stored.
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                  const int64_t* dur = nullptr);
-  // Copies rows [start, start + n) of `col` into scratch_ as int64 and
-  // returns it, with the smallest and largest value (one fused pass).
+  // Copies rows [start, start + n) of `col` into scratch_ as int64.
   template <typename T>
-  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo = nullptr,
-                       int64_t* hi = nullptr) {
+  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n) {
+    const T* src = col.data() + start;
+    int64_t* dst = scratch_.data();
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<int64_t>(src[i]);
+    return dst;
+  }
+  // The same, also giving the smallest and largest value (one fused pass).
+  template <typename T>
+  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo,
+                       int64_t* hi) {
     int64_t mn = std::numeric_limits<int64_t>::max(), mx = std::numeric_limits<int64_t>::min();
     const T* src = col.data() + start;
     int64_t* dst = scratch_.data();
@@ -82,8 +135,8 @@ class NativeSink : public TraceSink {
       mn = std::min(mn, x);
       mx = std::max(mx, x);
     }
-    if (lo != nullptr) *lo = mn;
-    if (hi != nullptr) *hi = mx;
+    *lo = mn;
+    *hi = mx;
     return dst;
   }
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
@@ -131,8 +184,7 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
 void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                            const int64_t* dur) {
   // Reuse the block's Column objects (and their data buffers) across blocks.
-  Column* col = used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
-                                                      : block_.add_columns();
+  Column* col = NextColumn();
   if (!encoder_.Encode(v, n, dflt, dur, col)) return;
   col->set_field(field);
   ++used_columns_;
@@ -178,29 +230,28 @@ void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t tra
       min_ts = std::min(min_ts, ts[i]);
       max_end = std::max(max_end, SaturatedEnd(ts[i], dur[i]));
     }
-    AddColumn(native::EV_DUR, dur, n, 0);
-    AddColumn(native::EV_TS, ts, n, 0, dur);
-    int64_t lo, hi;
-    const int64_t* v = Widen(e.name, start, n, &lo, &hi);
-    Require(hi < strings, "event name id not in the string table");
-    AddColumn(native::EV_NAME, v, n, 0);
-    v = Widen(e.category, start, n, &lo, &hi);
-    Require(hi < kCategoryCount, "event category out of range");
-    AddColumn(native::EV_CATEGORY, v, n, 0);
-    v = Widen(e.phase, start, n, &lo, &hi);
-    Require(hi <= static_cast<int64_t>(Phase::kOptimizer), "event phase out of range");
-    AddColumn(native::EV_PHASE, v, n, 0);
-    AddColumn(native::EV_FLAGS, Widen(e.flags, start, n), n, 0);
-    AddColumn(native::EV_CORRELATION, e.correlation.data() + start, n, -1);
-    AddColumn(native::EV_STEP, Widen(e.step, start, n), n, kNone);
-    AddColumn(native::EV_MICRO_BATCH, Widen(e.micro_batch, start, n), n, kNone);
-    AddColumn(native::EV_LAYER, Widen(e.layer, start, n), n, kNone);
-    v = Widen(e.comm, start, n, &lo, &hi);
-    Require(lo >= -1 && hi < comms, "event comm index not -1 nor a comm record");
-    AddColumn(native::EV_COMM, v, n, kNone);
-    // uint64 and int64 may alias: the bits are stored as they are.
-    AddColumn(native::EV_FLOPS, reinterpret_cast<const int64_t*>(e.flops.data() + start), n, 0);
-    AddColumn(native::EV_BYTES, reinterpret_cast<const int64_t*>(e.bytes.data() + start), n, 0);
+    AddTyped(native::EV_DUR, e.dur, start, n, 0);
+    if (IsConstant(ts, n)) {
+      AddTyped(native::EV_TS, e.ts, start, n, 0);
+    } else {
+      AddColumn(native::EV_TS, ts, n, 0, dur);
+    }
+    AddTyped(native::EV_NAME, e.name, start, n, 0, 0, strings - 1,
+             "event name id not in the string table");
+    AddTyped(native::EV_CATEGORY, e.category, start, n, 0, 0, kCategoryCount - 1,
+             "event category out of range");
+    AddTyped(native::EV_PHASE, e.phase, start, n, 0, 0, static_cast<int64_t>(Phase::kOptimizer),
+             "event phase out of range");
+    AddTyped(native::EV_FLAGS, e.flags, start, n, 0);
+    AddTyped(native::EV_CORRELATION, e.correlation, start, n, -1);
+    AddTyped(native::EV_STEP, e.step, start, n, kNone);
+    AddTyped(native::EV_MICRO_BATCH, e.micro_batch, start, n, kNone);
+    AddTyped(native::EV_LAYER, e.layer, start, n, kNone);
+    AddTyped(native::EV_COMM, e.comm, start, n, kNone, -1, comms - 1,
+             "event comm index not -1 nor a comm record");
+    // uint64 values are stored as the int64 of the same bits.
+    AddTyped(native::EV_FLOPS, e.flops, start, n, 0);
+    AddTyped(native::EV_BYTES, e.bytes, start, n, 0);
     AddBlockRecord(track, native::EVENTS, static_cast<uint32_t>(n), min_ts, max_end, index);
   }
 }
