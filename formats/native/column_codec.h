@@ -116,7 +116,8 @@ inline void Unpack(const uint8_t* data, size_t size, size_t first, M m, uint32_t
 
 // Appends the `n` values of a column to `out`, each converted to T after
 // checking it lies in [lo, hi]. `dur` must point at the decoded durations
-// of the same rows for GAP (may be null otherwise). Appending (into
+// of the same rows for GAP (may be null otherwise). For 8-byte T the range
+// must be the whole int64 range: no check is made. Appending (into
 // reserved capacity) writes each value once; resizing first would write
 // every row twice. Returns nullptr on success or a description of what is
 // wrong (the data is untrusted); `out` may then hold part of the rows.
@@ -163,6 +164,7 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
   constexpr size_t kChunk = 512;
   uint64_t u[kChunk];
   T o[kChunk];
+  constexpr bool kCheck = sizeof(T) < 8;  // 8-byte fields take any int64
   bool bad = false;
   const uint64_t ubase = static_cast<uint64_t>(base);
   int64_t prev = col.first();  // DELTA: previous value; GAP: previous end
@@ -171,20 +173,20 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
     if (encoding == PACKED) {
       for (size_t j = 0; j < m; ++j) {
         int64_t v = static_cast<int64_t>(ubase + u[j]);
-        bad |= (v < lo) | (v > hi);
+        if constexpr (kCheck) bad |= (v < lo) | (v > hi);
         o[j] = static_cast<T>(v);
       }
     } else if (encoding == DELTA) {
       for (size_t j = 0; j < m; ++j) {
         prev = WrapAdd(prev, ubase + u[j]);
-        bad |= (prev < lo) | (prev > hi);
+        if constexpr (kCheck) bad |= (prev < lo) | (prev > hi);
         o[j] = static_cast<T>(prev);
       }
     } else {
       const int64_t* d = dur + at;
       for (size_t j = 0; j < m; ++j) {
         int64_t ts = WrapAdd(prev, ubase + u[j]);
-        bad |= (ts < lo) | (ts > hi);
+        if constexpr (kCheck) bad |= (ts < lo) | (ts > hi);
         o[j] = static_cast<T>(ts);
         prev = WrapAdd(ts, static_cast<uint64_t>(d[j]));
       }

@@ -36,7 +36,8 @@ class ByteSource {
 class FileBytes : public ByteSource {
  public:
   explicit FileBytes(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not hang; it is then rejected below.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) ThrowInputError(path, "", std::string("cannot open: ") + std::strerror(errno));
     struct stat st;
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -570,7 +571,7 @@ std::unique_ptr<TraceSource> OpenNativeBuffer(std::string data, const std::strin
 }
 
 bool LooksLikeNative(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st;
   char magic[sizeof native::kMagic];

@@ -3,8 +3,11 @@
 #include <limits>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
+#include "formats/errors.h"
 #include "formats/native/native_test_util.h"
 #include "formats/sample_trace.h"
 
@@ -305,6 +308,22 @@ TEST(NativeReader, LooksLikeNativeChecksTheMagic) {
   EXPECT_FALSE(LooksLikeNative(TempPath("missing")));
   std::remove(path.c_str());
   std::remove(text.c_str());
+}
+
+}  // namespace
+}  // namespace moetrace
+
+namespace moetrace {
+namespace {
+
+TEST(NativeReader, RejectsDirectoriesFifosAndMissingFiles) {
+  EXPECT_THROW(OpenNative(::testing::TempDir()), InputError);
+  EXPECT_THROW(OpenNative(testing_native::TempPath("does_not_exist.mtrace")), InputError);
+  std::string fifo = testing_native::TempPath("fifo.mtrace");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(LooksLikeNative(fifo));  // returns instead of blocking
+  EXPECT_THROW(OpenNative(fifo), InputError);
+  std::remove(fifo.c_str());
 }
 
 }  // namespace
