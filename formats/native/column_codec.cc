@@ -5,6 +5,9 @@
 namespace moetrace::native {
 namespace {
 
+// Rows on which the transform of a column is chosen.
+constexpr size_t kSample = 1024;
+
 // Whole bytes needed for `range` (0 for 0).
 inline uint32_t WidthOf(uint64_t range) {
   return range == 0 ? 0 : static_cast<uint32_t>((64 - __builtin_clzll(range) + 7) / 8);
@@ -45,33 +48,46 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
     return true;
   }
 
-  // Frames of reference of the plain values, of the steps between rows
-  // (DELTA) and of the gaps after the previous row's end (GAP), plus the
-  // number of runs, in one pass. DELTA and GAP frame the steps from row 1
-  // on; `first` is then chosen so that row 0's step is the frame's minimum.
+  // The transform is chosen on a sample: frames of reference of the plain
+  // values, of the steps between rows (DELTA) and of the gaps after the
+  // previous row's end (GAP) over the first kSample rows. DELTA and GAP
+  // frame the steps from row 1 on; `first` is then chosen so that row 0's
+  // step is the frame's minimum (offset 0).
+  const size_t m = std::min(n, kSample);
   MinMax plain, delta, gap;
-  size_t changes = 0;
   plain.Add(v[0]);
-  if (dur != nullptr) {
+  for (size_t i = 1; i < m; ++i) {
+    const int64_t step = WrapSub(v[i], v[i - 1]);
+    plain.Add(v[i]);
+    delta.Add(step);
+    if (dur != nullptr) gap.Add(WrapSub(step, dur[i - 1]));
+  }
+  ColumnEncoding best = PACKED;
+  uint32_t best_width = plain.width();
+  if (m > 1 && delta.width() < best_width) best = DELTA, best_width = delta.width();
+  if (dur != nullptr && m > 1 && gap.width() < best_width) best = GAP;
+  // The exact frame of the chosen transform over all rows, and the runs.
+  MinMax frame;
+  size_t changes = 0;
+  if (best == PACKED) {
+    frame.Add(v[0]);
     for (size_t i = 1; i < n; ++i) {
-      const int64_t x = v[i], step = WrapSub(x, v[i - 1]);
-      plain.Add(x);
-      delta.Add(step);
+      frame.Add(v[i]);
+      changes += v[i] != v[i - 1];
+    }
+  } else if (best == DELTA) {
+    for (size_t i = 1; i < n; ++i) {
+      const int64_t step = WrapSub(v[i], v[i - 1]);
+      frame.Add(step);
       changes += step != 0;
-      gap.Add(WrapSub(step, dur[i - 1]));
     }
   } else {
     for (size_t i = 1; i < n; ++i) {
-      const int64_t x = v[i], step = WrapSub(x, v[i - 1]);
-      plain.Add(x);
-      delta.Add(step);
+      const int64_t step = WrapSub(v[i], v[i - 1]);
+      frame.Add(WrapSub(step, dur[i - 1]));
       changes += step != 0;
     }
   }
-  ColumnEncoding best = PACKED;
-  MinMax frame = plain;
-  if (delta.width() < frame.width()) best = DELTA, frame = delta;
-  if (dur != nullptr && gap.width() < frame.width()) best = GAP, frame = gap;
   const uint32_t w = frame.width();
   const size_t packed_size = n * w;
 

@@ -57,8 +57,9 @@ inline int64_t WrapAdd(int64_t a, uint64_t b) {
 // std::integral_constant for whole chunks: a constant trip count lets the
 // compiler vectorize these loops at -O2.
 #if defined(__GNUC__) && !defined(__clang__)
-// GCC's -O2 only vectorizes loops its "very cheap" model accepts; these
-// widening copies are worth it (clang vectorizes them at -O2 anyway).
+// GCC's -O2 only vectorizes loops its "very cheap" model accepts; the
+// widening copies and transforms of the decoder are worth more (clang
+// vectorizes them at -O2 anyway).
 #pragma GCC push_options
 #pragma GCC optimize("tree-loop-vectorize")
 #endif
@@ -110,9 +111,6 @@ inline void Unpack(const uint8_t* data, size_t size, size_t first, M m, uint32_t
     }
   }
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
 
 // Appends the `n` values of a column to `out`, each converted to T after
 // checking it lies in [lo, hi]. `dur` must point at the decoded durations
@@ -198,5 +196,8 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
   if (at < n) chunk(at, n - at);
   return bad ? "value out of range" : nullptr;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 }  // namespace moetrace::native

@@ -283,11 +283,15 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
     scalar(native::CM_PEER, kNone, [](const CommRecord& r) { return int64_t(r.peer); });
     scalar(native::CM_BYTES, 0, [](const CommRecord& r) { return int64_t(r.bytes); });
     auto vec = [&](uint32_t len_field, uint32_t values_field, auto get) {
-      values_.clear();
+      size_t total = 0;
       for (size_t i = 0; i < n; ++i) {
-        const auto& v = get(c[i]);
-        scratch_[i] = static_cast<int64_t>(v.size());
-        for (auto x : v) values_.push_back(static_cast<int64_t>(x));
+        scratch_[i] = static_cast<int64_t>(get(c[i]).size());
+        total += get(c[i]).size();
+      }
+      values_.resize(total);
+      int64_t* out = values_.data();
+      for (size_t i = 0; i < n; ++i) {
+        for (auto x : get(c[i])) *out++ = static_cast<int64_t>(x);
       }
       AddColumn(len_field, scratch_.data(), n, 0);
       if (!values_.empty()) AddColumn(values_field, values_.data(), values_.size(), std::nullopt);
