@@ -52,10 +52,6 @@ inline int64_t WrapAdd(int64_t a, uint64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + b);
 }
 
-// u[j] = the (first + j)-th `w`-byte integer of data[0, size), j < m.
-// The caller checked (first + m) * w <= size. M is size_t, or
-// std::integral_constant for whole chunks: a constant trip count lets the
-// compiler vectorize these loops at -O2.
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC's -O2 only vectorizes loops its "very cheap" model accepts; the
 // widening copies and transforms of the decoder are worth more (clang
@@ -63,6 +59,21 @@ inline int64_t WrapAdd(int64_t a, uint64_t b) {
 #pragma GCC push_options
 #pragma GCC optimize("tree-loop-vectorize")
 #endif
+// Appends n copies of `value` to `out` (reserved by the caller) at memset
+// speed: vector::insert(end, n, value) is a scalar loop at -O2.
+template <typename T>
+inline void AppendFill(std::vector<T>& out, size_t n, T value) {
+  const size_t start = out.size();
+  out.resize(start + n);  // zero-filled: a memset
+  T* p = out.data() + start;
+  if (value == T()) return;
+  for (size_t j = 0; j < n; ++j) p[j] = value;  // vectorized (see the pragma)
+}
+
+// u[j] = the (first + j)-th `w`-byte integer of data[0, size), j < m.
+// The caller checked (first + m) * w <= size. M is size_t, or
+// std::integral_constant for whole chunks: a constant trip count lets the
+// compiler vectorize these loops at -O2.
 template <typename M>
 inline void Unpack(const uint8_t* data, size_t size, size_t first, M m, uint32_t w,
                    uint64_t* u) {
@@ -129,7 +140,7 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
   if (encoding == CONSTANT) {
     if (!data.empty()) return "constant column with data";
     if (base < lo || base > hi) return "value out of range";
-    out.insert(out.end(), n, static_cast<T>(base));
+    AppendFill(out, n, static_cast<T>(base));
     return nullptr;
   }
   if (encoding == RLE) {
@@ -145,7 +156,7 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
       if (len == 0 || len > n - filled) return "RLE run length 0 or past the block's row count";
       value = WrapAdd(value, static_cast<uint64_t>(UnZigZag(u)));
       if (value < lo || value > hi) return "value out of range";
-      out.insert(out.end(), len, static_cast<T>(value));
+      AppendFill(out, len, static_cast<T>(value));
       filled += len;
     }
     if (p != end) return "RLE column data longer than its runs";

@@ -317,7 +317,7 @@ void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Tr
   auto column = [&](int f, auto& out, auto dflt, int64_t lo, int64_t hi,
                     const int64_t* dur = nullptr) {
     if (cols[f] == nullptr) {
-      out.insert(out.end(), n, dflt);
+      native::AppendFill(out, n, dflt);
       return;
     }
     CheckColumn(Decode(*cols[f], n, lo, hi, out, dur), off, "events", kEventFieldNames[f]);
