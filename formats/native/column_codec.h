@@ -177,30 +177,43 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
   bool bad = false;
   const uint64_t ubase = static_cast<uint64_t>(base);
   int64_t prev = col.first();  // DELTA: previous value; GAP: previous end
-  auto chunk = [&](size_t at, auto m) {
-    Unpack(p, data.size(), at, m, w, u);
+  // Transforms m offsets, u(j) giving the j-th, into o[] and appends them.
+  auto transform = [&](size_t at, auto m, auto u) {
     if (encoding == PACKED) {
       for (size_t j = 0; j < m; ++j) {
-        int64_t v = static_cast<int64_t>(ubase + u[j]);
+        int64_t v = static_cast<int64_t>(ubase + u(j));
         if constexpr (kCheck) bad |= (v < lo) | (v > hi);
         o[j] = static_cast<T>(v);
       }
     } else if (encoding == DELTA) {
       for (size_t j = 0; j < m; ++j) {
-        prev = WrapAdd(prev, ubase + u[j]);
+        prev = WrapAdd(prev, ubase + u(j));
         if constexpr (kCheck) bad |= (prev < lo) | (prev > hi);
         o[j] = static_cast<T>(prev);
       }
     } else {
       const int64_t* d = dur + at;
       for (size_t j = 0; j < m; ++j) {
-        int64_t ts = WrapAdd(prev, ubase + u[j]);
+        int64_t ts = WrapAdd(prev, ubase + u(j));
         if constexpr (kCheck) bad |= (ts < lo) | (ts > hi);
         o[j] = static_cast<T>(ts);
         prev = WrapAdd(ts, static_cast<uint64_t>(d[j]));
       }
     }
     out.insert(out.end(), o, o + m);
+  };
+  // Widths 0 and 1 (ids, small steps: the commonest) read the bytes
+  // directly; wider ones go through an unpacked chunk.
+  auto chunk = [&](size_t at, auto m) {
+    if (w == 0) {
+      transform(at, m, [](size_t) { return uint64_t{0}; });
+    } else if (w == 1) {
+      const uint8_t* q = p + at;
+      transform(at, m, [q](size_t j) { return uint64_t{q[j]}; });
+    } else {
+      Unpack(p, data.size(), at, m, w, u);
+      transform(at, m, [&u](size_t j) { return u[j]; });
+    }
   };
   size_t at = 0;
   for (; at + kChunk <= n; at += kChunk) chunk(at, std::integral_constant<size_t, kChunk>());
