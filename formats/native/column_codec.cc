@@ -92,28 +92,17 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   const size_t packed_size = n * w;
 
   // Runs: worth sizing exactly only when there are few of them.
-  size_t rle_size = std::numeric_limits<size_t>::max();
   const size_t runs = changes + 1;
-  if (runs * 2 < packed_size) {
-    rle_size = 0;
-    int64_t prev_run = 0;
-    for (size_t i = 0; i < n;) {
-      size_t j = i + 1;
-      while (j < n && v[j] == v[i]) ++j;
-      rle_size += VarintSize(ZigZag(WrapSub(v[i], prev_run))) + VarintSize(j - i);
-      prev_run = v[i];
-      i = j;
-    }
-  }
-
-  const size_t need = std::min(rle_size, packed_size) + 8;
+  // A run costs at most 20 bytes of varints; 8 bytes of slack for put().
+  const size_t need = std::max(8 * n, 20 * runs) + 8;
   if (capacity_ < need) {
-    capacity_ = std::max(need, 8 * n + 8);
+    capacity_ = need;
     buffer_.reset(new uint8_t[capacity_]);
   }
   uint8_t* const begin = buffer_.get();
   col->Clear();
-  if (rle_size < packed_size) {
+  // Few runs: encode them, and keep the result if shorter than packing.
+  if (runs * 2 < packed_size) {
     uint8_t* out = begin;
     int64_t prev_run = 0;
     for (size_t i = 0; i < n;) {
@@ -124,9 +113,11 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
       prev_run = v[i];
       i = j;
     }
-    col->set_encoding(RLE);
-    col->set_data(begin, static_cast<size_t>(out - begin));
-    return true;
+    if (static_cast<size_t>(out - begin) < packed_size) {
+      col->set_encoding(RLE);
+      col->set_data(begin, static_cast<size_t>(out - begin));
+      return true;
+    }
   }
   // u[i] = transformed value - frame.lo, stored in w bytes (8-byte stores
   // into a buffer with 8 bytes of slack, each overwriting the last's spill).
