@@ -275,24 +275,44 @@ TEST(NativeReader, ConcurrentReadRankMatchesSerial) {
 
 TEST(NativeWriter, RejectsBrokenRanksAndLeavesNothing) {
   std::string path = TempPath("broken.mtrace");
+  Rank good;
+  good.rank = 0;
   Rank r;
+  r.rank = 1;
   Track& tr = r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "t");
   Event e;
   e.name = 99;  // not in the string table
   tr.events.Append(e);
-  {
-    auto sink = CreateNativeSink(path);
-    EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
-  }
-  EXPECT_FALSE(LooksLikeNative(path));
-  EXPECT_TRUE(ReadFileBytes(path).empty());
+  auto expect_rejected = [&](const Rank& bad) {
+    {
+      auto sink = CreateNativeSink(path);
+      sink->AddRank(good);
+      EXPECT_THROW(sink->AddRank(bad), std::invalid_argument);
+      // The half-written rank poisons the sink: it cannot be finished.
+      EXPECT_THROW(sink->Finish(Metadata{}), std::invalid_argument);
+    }
+    EXPECT_FALSE(LooksLikeNative(path));
+    EXPECT_TRUE(ReadFileBytes(path).empty());
+  };
+  expect_rejected(r);
   tr.events.name[0] = 0;
   tr.events.comm[0] = 0;  // no comm record 0
-  auto sink = CreateNativeSink(path);
-  EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
+  expect_rejected(r);
   tr.events.comm[0] = kNone;
   tr.events.flags.pop_back();  // unequal columns
-  EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
+  expect_rejected(r);
+  tr.events.flags.push_back(0);
+  tr.events.category[0] = static_cast<Category>(9);
+  expect_rejected(r);
+  tr.events.category[0] = Category::kCompute;
+  // Fixed, the same rank is written.
+  {
+    auto sink = CreateNativeSink(path);
+    sink->AddRank(r);
+    sink->Finish(Metadata{});
+  }
+  EXPECT_TRUE(OpenNative(path)->ReadRank(0) == r);
+  std::remove(path.c_str());
 }
 
 TEST(NativeReader, LooksLikeNativeChecksTheMagic) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -71,10 +72,19 @@ class NativeSink : public TraceSink {
   }
   ~NativeSink() override { ZSTD_freeCCtx(cctx_); }
 
-  void AddRank(const Rank& rank) override;
+  void AddRank(const Rank& rank) override {
+    Require(!finished_, "AddRank after Finish");
+    Require(!failed_, "AddRank after a failed AddRank");
+    // A rank that fails half-written would leave the index inconsistent:
+    // the sink then refuses to finish, and AtomicFile leaves nothing.
+    failed_ = true;
+    WriteRank(rank);
+    failed_ = false;
+  }
   void Finish(const Metadata& metadata) override;
 
  private:
+  void WriteRank(const Rank& rank);
   // Writes one record holding `msg`; returns its offset and total size.
   std::pair<uint64_t, uint32_t> WriteRecord(native::RecordKind kind,
                                             const google::protobuf::MessageLite& msg);
@@ -82,7 +92,6 @@ class NativeSink : public TraceSink {
                         native::RankIndex* index);
   void WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track, native::RankIndex* index);
   void WriteSampleBlocks(const Track& t, uint32_t track, native::RankIndex* index);
-  // Adds column `field` of `n` int64 values unless all equal `dflt`.
   // Adds column `field` from rows [start, start + n) of a typed vector;
   // every value must lie in [lo, hi] (else `what` is thrown).
   template <typename T>
@@ -111,18 +120,12 @@ class NativeSink : public TraceSink {
     return used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
                                                  : block_.add_columns();
   }
-  // dflt == nullopt: always stored.
+  // Adds column `field` of `n` int64 values unless all equal `dflt`
+  // (dflt == nullopt: always stored).
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                  const int64_t* dur = nullptr);
-  // Copies rows [start, start + n) of `col` into scratch_ as int64.
-  template <typename T>
-  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n) {
-    const T* src = col.data() + start;
-    int64_t* dst = scratch_.data();
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<int64_t>(src[i]);
-    return dst;
-  }
-  // The same, also giving the smallest and largest value (one fused pass).
+  // Copies rows [start, start + n) of `col` into scratch_ as int64, with
+  // the smallest and largest value (one fused pass).
   template <typename T>
   const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo,
                        int64_t* hi) {
@@ -147,6 +150,7 @@ class NativeSink : public TraceSink {
   ZSTD_CCtx* cctx_;
   native::ColumnEncoder encoder_;
   bool finished_ = false;
+  bool failed_ = false;
   native::Footer footer_;
   Block block_;  // reused: keeps its column buffers between blocks
   int used_columns_ = 0;
@@ -334,8 +338,7 @@ void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankI
   }
 }
 
-void NativeSink::AddRank(const Rank& rank) {
-  Require(!finished_, "AddRank after Finish");
+void NativeSink::WriteRank(const Rank& rank) {
   native::RankHeader h;
   h.set_rank(rank.rank);
   h.set_device_id(rank.device_id);
@@ -386,6 +389,7 @@ void NativeSink::AddRank(const Rank& rank) {
 
 void NativeSink::Finish(const Metadata& metadata) {
   Require(!finished_, "Finish called twice");
+  Require(!failed_, "Finish after a failed AddRank");
   finished_ = true;
   native::MetadataToProto(metadata, footer_.mutable_metadata());
   auto [offset, size] = WriteRecord(native::kRecordFooter, footer_);
