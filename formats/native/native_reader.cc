@@ -477,6 +477,11 @@ Rank NativeSource::ReadRank(size_t index) const {
   // Rows per track and kind according to the footer; must match the
   // descriptors, and all together fit the rank budget.
   const size_t ntracks = static_cast<size_t>(h.tracks_size());
+  // A Track costs ~400 bytes empty; its descriptor can be 2 bytes of file.
+  if (ntracks > native::kMaxTracksPerRank) {
+    Fail(hoff, "rank header lists " + std::to_string(ntracks) + " tracks, more than " +
+                   std::to_string(native::kMaxTracksPerRank));
+  }
   std::vector<uint64_t> rows(ntracks * 3, 0);
   uint64_t budget = opts_.max_rank_rows;
   for (const native::BlockIndex& bi : ri.blocks()) {

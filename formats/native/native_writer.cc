@@ -339,6 +339,7 @@ void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankI
 }
 
 void NativeSink::WriteRank(const Rank& rank) {
+  Require(rank.tracks.size() <= native::kMaxTracksPerRank, "more than 2^20 tracks in a rank");
   native::RankHeader h;
   h.set_rank(rank.rank);
   h.set_device_id(rank.device_id);
