@@ -1,0 +1,37 @@
+// Ascend torch_npu profiler output -> TraceSource.
+//
+// Accepted inputs (detected from the directory's content):
+//   - a `*_ascend_pt` directory (holding ASCEND_PROFILER_OUTPUT), or the
+//     ASCEND_PROFILER_OUTPUT directory itself, or its trace_view.json: one rank;
+//   - a parent holding one such directory per rank: the rank id comes from
+//     profiler_info_{rank}.json / profiler_info.json ("rank_id"), else the
+//     file name profiler_info_N.json, else the order of the directory names;
+//   - a directory of loose kernel_details-like CSV files (one rank per file,
+//     in name order), or one such file;
+//   - a cluster analysis folder (cluster_step_trace_time.csv,
+//     cluster_communication.json): ranks without events, carrying the
+//     profiler's figures in Metadata::reference.
+// Per rank: trace_view.json is the timeline when present (kernel_details.csv
+// then only adds expert loads); otherwise kernel_details.csv gives the device
+// tasks. step_trace_time.csv, communication.json and trace_view's Overlap
+// Analysis become Metadata::reference; memory_record.csv / operator_memory.csv
+// become memory counters. Metadata::attributes say which rule and files were used.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "formats/trace_io.h"
+
+namespace moetrace {
+
+// Opens `path`; throws InputError naming the path when it is not Ascend
+// profiler output or a file in it is bad. The metadata (including the
+// reference figures, which needs one light pass over each trace_view.json)
+// is ready on return; ranks are imported on ReadRank.
+std::unique_ptr<TraceSource> OpenAscend(const std::string& path);
+
+// Whether `path` looks like Ascend profiler output (never throws).
+bool LooksLikeAscend(const std::string& path);
+
+}  // namespace moetrace

@@ -1,0 +1,313 @@
+// Rank discovery and the per-rank files, over small hand-written layouts.
+#include "formats/ascend/ascend_importer.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "formats/errors.h"
+
+namespace moetrace {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ErrorOf(auto&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+int64_t Stat(const Rank& r, std::string_view key) {
+  for (const auto& [k, v] : r.import_stats) {
+    if (k == key) return v;
+  }
+  return 0;
+}
+
+std::string Attr(const Metadata& md, std::string_view key) {
+  for (const auto& [k, v] : md.attributes) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+const LabeledValue* FindRef(const Metadata& md, int32_t rank, int32_t step, std::string_view key) {
+  for (const auto& r : md.reference) {
+    if (r.rank == rank && r.step == step && r.key == key) return &r;
+  }
+  return nullptr;
+}
+
+class AscendLayout : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("moetrace_ascend_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void Write(const fs::path& rel, std::string_view text) {
+    fs::path p = root_ / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << text;
+  }
+  // kernel_details.csv with `n` compute rows on stream 3.
+  static std::string Kernels(int n) {
+    std::string s = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Stream ID,Extra\n";
+    for (int i = 0; i < n; ++i) {
+      s += "1,k" + std::to_string(i) + ",Add,AI_VECTOR_CORE," + std::to_string(1000 + 10 * i) +
+           ".5,2.25,3,\"x,y\"\n";
+    }
+    return s;
+  }
+  std::string P(const fs::path& rel = {}) const { return (root_ / rel).string(); }
+
+  fs::path root_;
+};
+
+TEST_F(AscendLayout, RanksFromProfilerInfoContent) {
+  Write("a_ascend_pt/profiler_info_1.json", R"({"config": {"common": 1}, "rank_id": 1})");
+  Write("a_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", Kernels(2));
+  Write("b_ascend_pt/profiler_info_0.json", R"({"start_info": {"rank_id": 0}})");
+  Write("b_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", Kernels(5));
+  Write("notes.txt", "hello");
+  ASSERT_TRUE(LooksLikeAscend(P()));
+  auto src = OpenAscend(P());
+  ASSERT_EQ(src->rank_count(), 2u);
+  EXPECT_EQ(Attr(src->metadata(), "ascend.rank_rule"), "profiler_info");
+  EXPECT_EQ(Attr(src->metadata(), "ascend.ignored"), "notes.txt");
+  EXPECT_EQ(src->metadata().layout.world_size, 2);
+  Rank r0 = src->ReadRank(0);
+  Rank r1 = src->ReadRank(1);
+  EXPECT_EQ(r0.rank, 0);
+  EXPECT_EQ(r0.EventCount(), 5u);  // b_ascend_pt
+  EXPECT_EQ(r1.rank, 1);
+  EXPECT_EQ(r1.EventCount(), 2u);
+  ASSERT_EQ(r1.tracks.size(), 1u);
+  EXPECT_EQ(r1.tracks[0].native_id, 3);
+  EXPECT_EQ(r1.tracks[0].events.ts[1], 1010500);
+  EXPECT_EQ(r1.tracks[0].events.dur[1], 2250);
+  EXPECT_EQ(r1.tracks[0].events.step[1], 1);
+}
+
+TEST_F(AscendLayout, RankFromProfilerInfoFileNameThenDirectoryOrder) {
+  Write("x_ascend_pt/profiler_info_3.json", "{}");
+  Write("x_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", Kernels(1));
+  auto src = OpenAscend(P());
+  ASSERT_EQ(src->rank_count(), 1u);
+  EXPECT_EQ(src->ReadRank(0).rank, 3);
+  // A second rank without profiler_info: every rank falls back to the order.
+  Write("y_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", Kernels(2));
+  src = OpenAscend(P());
+  ASSERT_EQ(src->rank_count(), 2u);
+  EXPECT_EQ(Attr(src->metadata(), "ascend.rank_rule"), "directory_order");
+  EXPECT_EQ(src->ReadRank(0).rank, 0);
+  EXPECT_EQ(src->ReadRank(0).EventCount(), 1u);
+  EXPECT_EQ(src->ReadRank(1).rank, 1);
+  EXPECT_EQ(src->ReadRank(1).EventCount(), 2u);
+}
+
+TEST_F(AscendLayout, DuplicateRankIsAnError) {
+  Write("a_ascend_pt/profiler_info.json", R"({"rank_id": 0})");
+  Write("a_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", Kernels(1));
+  Write("b_ascend_pt/profiler_info.json", R"({"rank_id": "0"})");
+  Write("b_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv", Kernels(1));
+  EXPECT_EQ(ErrorOf([&] { OpenAscend(P()); }),
+            P("b_ascend_pt") + ": rank 0 (from profiler_info) is also claimed by " + P("a_ascend_pt"));
+}
+
+TEST_F(AscendLayout, RankDirectoryOutputDirectoryAndTraceViewFile) {
+  Write("r_ascend_pt/profiler_info_6.json", R"({"rank_id": 6})");
+  Write("r_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json",
+        R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"Ascend Hardware"}},
+            {"ph":"X","name":"k","pid":1,"tid":2,"ts":"5.001","dur":1}])");
+  for (std::string p : {P("r_ascend_pt"), P("r_ascend_pt/ASCEND_PROFILER_OUTPUT"),
+                        P("r_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json")}) {
+    ASSERT_TRUE(LooksLikeAscend(p)) << p;
+    auto src = OpenAscend(p);
+    ASSERT_EQ(src->rank_count(), 1u) << p;
+    Rank r = src->ReadRank(0);
+    EXPECT_EQ(r.rank, 6) << p;
+    ASSERT_EQ(r.EventCount(), 1u);
+    EXPECT_EQ(r.tracks[0].events.ts[0], 5001);
+    EXPECT_EQ(src->metadata().source, "ascend");
+  }
+}
+
+TEST_F(AscendLayout, LooseKernelDetailsFilesAreRanksInNameOrder) {
+  Write("b-kernels.csv", Kernels(3));
+  Write("a-kernels.csv", Kernels(4));
+  Write("other.csv", "Foo,Bar\n1,2\n");
+  ASSERT_TRUE(LooksLikeAscend(P()));
+  auto src = OpenAscend(P());
+  ASSERT_EQ(src->rank_count(), 2u);
+  EXPECT_EQ(Attr(src->metadata(), "ascend.rank_rule"), "directory_order");
+  EXPECT_EQ(src->ReadRank(0).EventCount(), 4u);
+  EXPECT_EQ(src->ReadRank(1).EventCount(), 3u);
+  EXPECT_EQ(src->ReadRank(1).rank, 1);
+}
+
+TEST_F(AscendLayout, NotAscend) {
+  Write("trace.json", R"({"traceEvents": []})");
+  EXPECT_FALSE(LooksLikeAscend(P()));
+  EXPECT_FALSE(LooksLikeAscend(P("trace.json")));
+  EXPECT_FALSE(LooksLikeAscend(P("missing")));
+  EXPECT_EQ(ErrorOf([&] { OpenAscend(P()); }),
+            P() + ": not Ascend profiler output: no ASCEND_PROFILER_OUTPUT, trace_view.json or "
+                  "kernel_details CSV found");
+  EXPECT_EQ(ErrorOf([&] { OpenAscend(P("missing")); }), P("missing") + ": no such file or directory");
+}
+
+TEST_F(AscendLayout, PerRankFilesBecomeReferencesCountersAndRouting) {
+  fs::path out = "r_ascend_pt/ASCEND_PROFILER_OUTPUT";
+  Write(out / "kernel_details.csv",
+        "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Stream ID,Input Shapes\n"
+        // x per group: four groups of tokens, then the weight list.
+        "2,GroupedMatmul_1,GroupedMatmul,AI_CORE,10,5,3,\"\"\"12,7168;30,7168;0,7168;5,7168;4,7168,4096\"\"\"\n"
+        // one x of 2048 tokens, weights [4, 7168, 4096], group_list [4].
+        "2,GroupedMatmul_2,GroupedMatmul,AI_CORE,20,5,3,\"\"\"2048,7168;4,7168,4096;4\"\"\"\n"
+        "3,GroupedMatmul_3,GroupedMatmul,AI_CORE,30,5,3,\"\"\"1024,7168;4,7168,4096;4\"\"\"\n"
+        "3,hcom_alltoallv__9_4,hcom_alltoallv_,HCCL,40,5,N/A,N/A\n"
+        "3,MEMCPY_ASYNC,MEMCPY_ASYNC,AI_CPU,50,1,4,\n");
+  Write(out / "step_trace_time.csv",
+        "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+        "Communication(Not Overlapped and Exclude Receive),Preparing\n"
+        "2,100.5,20,3,23,7.25,130,0,20,1\n3,90,N/A,0,0,10,100,0,0,0\n");
+  Write(out / "memory_record.csv",
+        "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\n"
+        "PTA,20.000,1.5,4,1.5,0,NPU:0\n"
+        "APP,15.000,,100,,0,NPU:0\n"
+        "PTA,10.000,0.5,2,0.5,0,NPU:0\n");
+  Write(out / "operator_memory.csv",
+        "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),"
+        "Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),"
+        "Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),"
+        "Release Total Active(MB),Stream Ptr,Device Type\n"
+        "aten::empty,1024,11,19,19,8,8,1.5,4,1.5,0.5,4,0.5,0,NPU:0\n");
+  Write(out / "communication.json", R"J({"step2": {"collective": {
+      "hcom_alltoallv__9_4@123": {"Communication Time Info": {"Elapse Time(ms)": 0.5, "Wait Time(ms)": 0.25},
+        "Communication Bandwidth Info": {"HCCS": {"Transit Size(MB)": 2, "Transit Time(ms)": 0.1}}},
+      "Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 0.5},
+        "Communication Bandwidth Info": {}}}}})J");
+  auto src = OpenAscend(P("r_ascend_pt"));
+  const Metadata& md = src->metadata();
+  EXPECT_EQ(FindRef(md, 0, 2, "step_trace.computing_us")->value, 100.5);
+  EXPECT_EQ(FindRef(md, 0, 2, "step_trace.communication_not_overlapped_us")->value, 20);
+  EXPECT_EQ(FindRef(md, 0, 2, "step_trace.free_us")->value, 7.25);
+  EXPECT_EQ(FindRef(md, 0, 3, "step_trace.communication_not_overlapped_us"), nullptr);  // N/A
+  EXPECT_EQ(FindRef(md, 0, 3, "step_trace.stage_us")->value, 100);
+  EXPECT_EQ(FindRef(md, 0, -1, "communication.op_count")->value, 1);
+  EXPECT_EQ(FindRef(md, 0, -1, "communication.elapse_time_us")->value, 500);
+  EXPECT_EQ(FindRef(md, 0, -1, "communication.wait_time_us")->value, 250);
+  EXPECT_EQ(FindRef(md, 0, -1, "communication.hccs.transit_size_bytes")->value, 2 * 1048576.0);
+  EXPECT_NEAR(FindRef(md, 0, -1, "communication.hccs.bandwidth_gb_s")->value, 2 * 1048576.0 / 1e9 / 1e-4, 1e-9);
+
+  Rank r = src->ReadRank(0);
+  // Routing: per-group x, then the rank totals.
+  ASSERT_EQ(r.routing.size(), 3u);
+  EXPECT_EQ(r.routing[0].tokens_per_expert, (std::vector<int64_t>{12, 30, 0, 5}));
+  EXPECT_EQ(r.routing[0].step, 2);
+  EXPECT_EQ(r.routing[0].layer, 0);
+  EXPECT_EQ(r.routing[0].ep_size, 0);
+  EXPECT_EQ(r.routing[0].ts, 10000);
+  EXPECT_EQ(r.routing[1].tokens_per_expert, (std::vector<int64_t>{2048}));
+  EXPECT_EQ(r.routing[1].layer, 1);
+  EXPECT_EQ(r.routing[2].layer, 0);  // first of step 3
+  EXPECT_EQ(r.routing[2].step, 3);
+  EXPECT_EQ(Stat(r, "routing.grouped_matmul.per_group"), 1);
+  EXPECT_EQ(Stat(r, "routing.grouped_matmul.rank_total"), 2);
+  // Device tracks: stream 3 (compute), HCCL (comm, no stream id), stream 4 (copy).
+  std::map<int64_t, const Track*> streams;
+  std::vector<const Track*> counters;
+  for (const Track& t : r.tracks) {
+    if (t.kind == TrackKind::kDeviceStream) streams[t.native_id] = &t;
+    if (t.kind == TrackKind::kCounter) counters.push_back(&t);
+  }
+  ASSERT_EQ(streams.size(), 3u);
+  EXPECT_EQ(streams[3]->role, TrackRole::kDeviceCompute);
+  EXPECT_EQ(streams[-1]->role, TrackRole::kDeviceComm);
+  EXPECT_EQ(streams[-1]->comms[0].kind, CollectiveKind::kAllToAllV);
+  EXPECT_EQ(streams[-1]->comms[0].sequence, 4);
+  EXPECT_EQ(streams[4]->role, TrackRole::kDeviceCopy);
+  // Memory: PTA allocated / reserved / active, APP reserved, operator_memory as secondary.
+  std::map<std::string, const Track*> by_name;
+  for (const Track* t : counters) by_name[std::string(r.strings.Get(t->name))] = t;
+  ASSERT_TRUE(by_name.count("PTA allocated"));
+  const Track* alloc = by_name["PTA allocated"];
+  EXPECT_EQ(alloc->counter, CounterKind::kMemAllocated);
+  EXPECT_EQ(alloc->sample_ts, (std::vector<TimeNs>{10000, 20000}));
+  EXPECT_EQ(alloc->sample_value, (std::vector<double>{0.5 * 1048576, 1.5 * 1048576}));
+  EXPECT_EQ(by_name["PTA reserved"]->counter, CounterKind::kMemReserved);
+  EXPECT_EQ(by_name["APP reserved"]->counter, CounterKind::kOther);
+  EXPECT_EQ(by_name["APP reserved"]->sample_value, (std::vector<double>{100 * 1048576.0}));
+  EXPECT_EQ(by_name.count("APP allocated"), 0u);
+  ASSERT_TRUE(by_name.count("operator_memory allocated (secondary)"));
+  const Track* op = by_name["operator_memory allocated (secondary)"];
+  EXPECT_EQ(op->counter, CounterKind::kOther);
+  EXPECT_EQ(op->sample_ts, (std::vector<TimeNs>{11000, 19000}));
+  EXPECT_EQ(op->sample_value, (std::vector<double>{1.5 * 1048576, 0.5 * 1048576}));
+  EXPECT_EQ(Stat(r, "read.memory_record.row"), 3);
+  EXPECT_EQ(Stat(r, "read.operator_memory.row"), 1);
+}
+
+TEST_F(AscendLayout, OperatorMemoryAloneIsTheAllocatedCounter) {
+  Write("ASCEND_PROFILER_OUTPUT/operator_memory.csv",
+        "Name,Size(KB),Allocation Time(us),Release Time(us),Allocation Total Allocated(MB),"
+        "Allocation Total Reserved(MB),Release Total Allocated(MB),Release Total Reserved(MB)\n"
+        "a,1,5,,2,8,,\n");
+  Rank r = OpenAscend(P("ASCEND_PROFILER_OUTPUT"))->ReadRank(0);
+  ASSERT_EQ(r.tracks.size(), 2u);
+  EXPECT_EQ(r.tracks[0].counter, CounterKind::kMemAllocated);
+  EXPECT_EQ(r.tracks[0].sample_value, (std::vector<double>{2 * 1048576.0}));
+  EXPECT_EQ(r.tracks[1].counter, CounterKind::kMemReserved);
+}
+
+TEST_F(AscendLayout, TraceViewIsTheTimelineAndKernelDetailsAddsLoads) {
+  fs::path out = "ASCEND_PROFILER_OUTPUT";
+  Write(out / "trace_view.json",
+        R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"Ascend Hardware"}},
+            {"ph":"X","name":"GroupedMatmul","pid":1,"tid":2,"ts":"10","dur":5}])");
+  Write(out / "kernel_details.csv",
+        "Name,Type,Start Time(us),Duration(us),Input Shapes\n"
+        "GroupedMatmul,GroupedMatmul,10,5,\"\"\"64,128;2,128,256;2\"\"\"\n");
+  Rank r = OpenAscend(P())->ReadRank(0);
+  EXPECT_EQ(r.EventCount(), 1u);
+  EXPECT_EQ(Stat(r, "skipped.kernel_details.row_timeline_from_trace_view"), 1);
+  ASSERT_EQ(r.routing.size(), 1u);
+  EXPECT_EQ(r.routing[0].tokens_per_expert, (std::vector<int64_t>{64}));
+}
+
+TEST_F(AscendLayout, BadCsvNamesFileLineAndColumn) {
+  Write("ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "Name,Type,Start Time(us)\nAdd,Add,10\n");
+  std::string kd = P("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+  auto src = OpenAscend(P());
+  EXPECT_EQ(ErrorOf([&] { src->ReadRank(0); }),
+            kd + ": line 1: missing column 'Duration(us)' in the header");
+  Write("ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+        "Name,Type,Start Time(us),Duration(us)\nAdd,Add,10,1\n\"Mul,2\",Mul,early,1\n");
+  EXPECT_EQ(ErrorOf([&] { src->ReadRank(0); }),
+            kd + ": line 3: column 'Start Time(us)': expected a number, got 'early'");
+  Write("ASCEND_PROFILER_OUTPUT/step_trace_time.csv", "Step,Computing\n1,lots\n");
+  EXPECT_EQ(ErrorOf([&] { OpenAscend(P()); }),
+            P("ASCEND_PROFILER_OUTPUT/step_trace_time.csv") +
+                ": line 2: column 'Computing': expected a number, got 'lots'");
+}
+
+TEST_F(AscendLayout, BadTraceViewIsReportedAtOpen) {
+  Write("ASCEND_PROFILER_OUTPUT/trace_view.json", R"([{"ph":"X","ts":"1","dur":1},)");
+  std::string e = ErrorOf([&] { OpenAscend(P()); });
+  EXPECT_EQ(e.rfind(P("ASCEND_PROFILER_OUTPUT/trace_view.json") + ": byte ", 0), 0u) << e;
+  EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace moetrace

@@ -1,0 +1,67 @@
+// A small RFC-4180 CSV reader for the profiler's CSV files.
+//
+// Fields may be quoted (with commas, doubled quotes and newlines inside);
+// the header row names the columns and callers look columns up by name, so
+// extra or reordered columns are fine. Errors name the file, the line and
+// the column.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace moetrace {
+
+class CsvTable {
+ public:
+  // Parses `text` (the whole file). `file` names it in error messages.
+  // Throws InputError for an unterminated quote or an empty file.
+  static CsvTable Parse(std::string_view text, std::string file);
+  static CsvTable Load(const std::string& path);  // reads the file, then Parse
+
+  const std::string& file() const { return file_; }
+  const std::vector<std::string>& header() const { return header_; }
+  size_t row_count() const { return rows_.size(); }
+  // Line of the file where row `r` starts (header is line 1).
+  int64_t line(size_t r) const { return rows_[r].line; }
+
+  // Column index of `name` or -1.
+  int Find(std::string_view name) const;
+  // Column index of `name`; throws "FILE: line 1: missing column 'NAME'".
+  int Require(std::string_view name) const;
+
+  // Field of row r, column c ("" when the row is short or c < 0), with
+  // surrounding quotes and whitespace trimmed.
+  std::string_view Field(size_t r, int c) const;
+  // Whether the field is empty or "N/A".
+  bool IsAbsent(size_t r, int c) const;
+  // Numeric fields: throw "FILE: line L: column 'NAME': expected a number, got 'X'".
+  int64_t Int(size_t r, int c) const;
+  int64_t Scaled(size_t r, int c, int scale) const;  // decimal * 10^scale
+  int64_t MicrosNs(size_t r, int c) const { return Scaled(r, c, 3); }
+  double Double(size_t r, int c) const;
+  [[noreturn]] void Fail(size_t r, int c, std::string_view what) const;
+
+ private:
+  // All fields live in one buffer (no allocation per field or row).
+  struct Span {
+    uint64_t offset = 0;
+    uint32_t size = 0;
+  };
+  struct Row {
+    int64_t line = 0;
+    uint32_t first = 0;  // index into spans_
+    uint32_t count = 0;
+  };
+  std::string file_;
+  std::vector<std::string> header_;
+  std::string data_;
+  std::vector<Span> spans_;
+  std::vector<Row> rows_;
+};
+
+// Whether `text` starts with a CSV header containing column `name`.
+bool CsvHeaderHas(std::string_view text, std::string_view name);
+
+}  // namespace moetrace

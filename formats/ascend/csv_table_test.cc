@@ -1,0 +1,58 @@
+#include "formats/ascend/csv_table.h"
+
+#include <gtest/gtest.h>
+
+#include "formats/errors.h"
+
+namespace moetrace {
+namespace {
+
+std::string ErrorOf(auto&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CsvTable, QuotedFieldsWithCommasQuotesAndNewlines) {
+  CsvTable t = CsvTable::Parse(
+      "Name,Input Shapes,Start Time(us)\r\n"
+      "Cast,\"\"\"4,1025;2;2\"\"\",\"1736413971558972.912\t\"\r\n"
+      "\n"
+      "\"Multi\nLine\",\"a,\"\"b\"\"\",7\n",
+      "k.csv");
+  ASSERT_EQ(t.row_count(), 2u);
+  EXPECT_EQ(t.line(0), 2);
+  EXPECT_EQ(t.line(1), 4);
+  int shapes = t.Require("Input Shapes");
+  EXPECT_EQ(t.Field(0, shapes), "4,1025;2;2");
+  EXPECT_EQ(t.MicrosNs(0, t.Require("Start Time(us)")), 1736413971558972912);
+  EXPECT_EQ(t.Field(1, 0), "Multi\nLine");
+  EXPECT_EQ(t.Field(1, shapes), "a,\"b\"");
+  EXPECT_EQ(t.Int(1, 2), 7);
+  EXPECT_EQ(t.Find("Missing"), -1);
+  EXPECT_EQ(t.Field(0, 9), "");  // short row
+}
+
+TEST(CsvTable, ErrorsNameFileLineAndColumn) {
+  CsvTable t = CsvTable::Parse("Name,Duration(us)\nA,1.5\nB,fast\n", "kernel_details.csv");
+  EXPECT_EQ(ErrorOf([&] { t.Require("Start Time(us)"); }),
+            "kernel_details.csv: line 1: missing column 'Start Time(us)' in the header");
+  EXPECT_EQ(ErrorOf([&] { t.MicrosNs(1, 1); }),
+            "kernel_details.csv: line 3: column 'Duration(us)': expected a number, got 'fast'");
+  EXPECT_EQ(ErrorOf([] { CsvTable::Parse("", "e.csv"); }),
+            "e.csv: line 1: expected a CSV header, found an empty file");
+  EXPECT_EQ(ErrorOf([] { CsvTable::Parse("A,B\n1,\"open\n", "q.csv"); }),
+            "q.csv: line 2: unterminated quoted field");
+}
+
+TEST(CsvTable, HeaderProbe) {
+  EXPECT_TRUE(CsvHeaderHas("Step Id,Name,Type\n1,a,b", "Name"));
+  EXPECT_FALSE(CsvHeaderHas("Step Id,Op Name,Type\n", "Name"));
+  EXPECT_FALSE(CsvHeaderHas("Step Id,Type\nName", "Name"));
+}
+
+}  // namespace
+}  // namespace moetrace

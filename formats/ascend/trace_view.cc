@@ -1,0 +1,904 @@
+#include "formats/ascend/trace_view.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+#include <unordered_map>
+
+#include "formats/ascend/decimal.h"
+#include "formats/errors.h"
+
+namespace moetrace {
+namespace {
+
+using simdjson::ondemand::json_type;
+
+bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+bool ContainsNoCase(std::string_view s, std::string_view p) {
+  if (p.size() > s.size()) return false;
+  for (size_t i = 0; i + p.size() <= s.size(); ++i) {
+    size_t k = 0;
+    while (k < p.size()) {
+      char a = s[i + k], b = p[k];
+      if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+      if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
+      if (a != b) break;
+      ++k;
+    }
+    if (k == p.size()) return true;
+  }
+  return false;
+}
+
+enum class Proc : uint8_t { kUnknown, kPython, kCann, kHardware, kComm, kOverlap, kOther };
+
+Proc ProcFromName(std::string_view n) {
+  if (n == "Python" || StartsWith(n, "Python ")) return Proc::kPython;
+  if (n == "CANN") return Proc::kCann;
+  if (n == "Ascend Hardware") return Proc::kHardware;
+  if (n == "Communication" || n == "HCCL") return Proc::kComm;
+  if (n == "Overlap Analysis") return Proc::kOverlap;
+  return Proc::kOther;
+}
+
+enum FlowCat : uint8_t { kH2D = 0, kAsyncNpu = 1, kTaskQueue = 2, kFwdBwd = 3, kOtherFlow = 4 };
+constexpr const char* kFlowNames[] = {"HostToDevice", "async_npu", "async_task_queue", "fwdbwd",
+                                      "other"};
+
+FlowCat FlowCatOf(std::string_view cat) {
+  if (cat == "HostToDevice") return kH2D;
+  if (cat == "async_npu") return kAsyncNpu;
+  if (cat == "async_task_queue") return kTaskQueue;
+  if (cat == "fwdbwd") return kFwdBwd;
+  return kOtherFlow;
+}
+
+struct XRow {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t ts = 0;
+  int64_t dur = 0;     // ns, set once the row's track is known
+  int64_t dur_ps = 0;  // as parsed
+  std::string_view name;
+  std::string_view cat;
+  std::string_view task_type;
+};
+
+struct FlowRow {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t ts = 0;
+  uint64_t id = 0;
+  FlowCat cat = kOtherFlow;
+  bool start = true;
+  bool bind_enclosing = false;
+};
+
+struct FlowKey {
+  uint64_t id;
+  uint8_t cat;
+  bool operator==(const FlowKey&) const = default;
+};
+struct FlowKeyHash {
+  size_t operator()(const FlowKey& k) const { return std::hash<uint64_t>()(k.id * 8 + k.cat); }
+};
+
+// Counts by key, kept in first-seen order, flushed into Rank::import_stats.
+class Stats {
+ public:
+  void Add(const std::string& key, int64_t n = 1) {
+    auto [it, inserted] = index_.try_emplace(key, values_.size());
+    if (inserted) values_.emplace_back(key, 0);
+    values_[it->second].second += n;
+  }
+  void FlushInto(Rank* rank) {
+    for (auto& [k, v] : values_) rank->AddStat(k, v);
+  }
+
+ private:
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<std::pair<std::string, int64_t>> values_;
+};
+
+// Parses the text of a JSON string or number holding an integer id; ids that
+// are not numbers (string tids such as "stream 7") map to stable negatives.
+class IdMapper {
+ public:
+  int64_t Map(std::string_view text) {
+    int64_t v = 0;
+    if (ParseScaledDecimal(text, 0, &v)) return v;
+    auto [it, inserted] = names_.try_emplace(std::string(text), -2 - static_cast<int64_t>(names_.size()));
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<std::string, int64_t> names_;
+};
+
+uint64_t FlowIdOf(std::string_view text) {
+  int64_t v = 0;
+  if (ParseScaledDecimal(text, 0, &v)) return static_cast<uint64_t>(v);
+  return std::hash<std::string_view>()(text);
+}
+
+// The JSON value's text: unescaped for strings, the raw token for numbers.
+std::string_view ValueText(simdjson::ondemand::value v) {
+  if (v.type() == json_type::string) return v.get_string();
+  return TrimField(v.raw_json_token());
+}
+
+// One pass over the trace events, calling `on_event` for each event object.
+// Handles both `[...]` and `{"traceEvents": [...]}` documents.
+template <typename F>
+void ForEachEvent(simdjson::ondemand::document& doc, F&& on_event) {
+  if (doc.type() == json_type::array) {
+    for (auto ev : doc.get_array()) on_event(ev.get_object().value());
+    return;
+  }
+  for (auto field : doc.get_object()) {
+    std::string_view key = field.unescaped_key();
+    if (key != "traceEvents") continue;
+    for (auto ev : field.value().get_array()) on_event(ev.get_object().value());
+  }
+}
+
+std::string Position(simdjson::ondemand::document& doc, const simdjson::padded_string& text,
+                     int64_t event_index) {
+  const char* loc = nullptr;
+  if (doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
+      loc <= text.data() + text.size()) {
+    return "byte " + std::to_string(loc - text.data());
+  }
+  return "event " + std::to_string(event_index);
+}
+
+// Byte offset of the event object being read (its '{'), or -1.
+int64_t EventStart(simdjson::ondemand::document& doc, const simdjson::padded_string& text) {
+  const char* loc = nullptr;
+  if (doc.current_location().get(loc) != simdjson::SUCCESS || loc < text.data() ||
+      loc > text.data() + text.size()) {
+    return -1;
+  }
+  for (int k = 0; k < 8 && loc > text.data() && *loc != '{'; ++k) --loc;
+  return *loc == '{' ? loc - text.data() : -1;
+}
+
+// Runs `body` and turns simdjson errors into InputError naming the byte.
+template <typename F>
+void ParseGuarded(const simdjson::padded_string& text, const std::string& file, F&& body) {
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  int64_t event_index = -1;
+  bool started = false;
+  try {
+    doc = parser.iterate(text);
+    started = true;
+    body(doc, text, event_index);
+  } catch (const simdjson::simdjson_error& e) {
+    std::string pos = started ? Position(doc, text, event_index) : std::string("byte 0");
+    if (event_index >= 0) pos += " (event " + std::to_string(event_index) + ")";
+    ThrowInputError(file, pos, std::string("malformed JSON: ") + simdjson::error_message(e.error()));
+  }
+}
+
+// A host thread or device stream while importing: rows sorted by (ts, longer
+// first), with the end and enclosing parent of each, to bind flow ends.
+struct TrackBuild {
+  bool device = false;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  std::vector<uint32_t> rows;     // X rows, sorted
+  std::vector<int64_t> ts, end;   // by position
+  std::vector<int32_t> parent;    // by position
+};
+
+void SortAndNest(TrackBuild& t, std::vector<XRow>& x) {
+  std::stable_sort(t.rows.begin(), t.rows.end(), [&](uint32_t a, uint32_t b) {
+    if (x[a].ts != x[b].ts) return x[a].ts < x[b].ts;
+    return x[a].dur_ps > x[b].dur_ps;
+  });
+  if (t.device) {
+    NsCarry carry;
+    for (uint32_t r : t.rows) x[r].dur = carry.Round(x[r].dur_ps);
+  }
+  size_t n = t.rows.size();
+  t.ts.resize(n);
+  t.end.resize(n);
+  t.parent.assign(n, -1);
+  std::vector<int32_t> stack;
+  for (size_t i = 0; i < n; ++i) {
+    t.ts[i] = x[t.rows[i]].ts;
+    t.end[i] = x[t.rows[i]].ts + x[t.rows[i]].dur;
+    while (!stack.empty() && t.end[stack.back()] < t.end[i]) stack.pop_back();
+    t.parent[i] = stack.empty() ? -1 : stack.back();
+    stack.push_back(static_cast<int32_t>(i));
+  }
+}
+
+// Deepest position enclosing `t`, or -1.
+int32_t Enclosing(const TrackBuild& tr, int64_t t) {
+  auto it = std::upper_bound(tr.ts.begin(), tr.ts.end(), t);
+  int32_t i = static_cast<int32_t>(it - tr.ts.begin()) - 1;
+  while (i >= 0 && tr.end[i] < t) i = tr.parent[i];
+  return i;
+}
+
+// First position starting at or after `t`, or -1.
+int32_t NextStarting(const TrackBuild& tr, int64_t t) {
+  auto it = std::lower_bound(tr.ts.begin(), tr.ts.end(), t);
+  return it == tr.ts.end() ? -1 : static_cast<int32_t>(it - tr.ts.begin());
+}
+
+struct UnionFind {
+  std::vector<uint32_t> parent;
+  explicit UnionFind(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), 0u); }
+  uint32_t Find(uint32_t a) {
+    while (parent[a] != a) {
+      parent[a] = parent[parent[a]];
+      a = parent[a];
+    }
+    return a;
+  }
+  void Union(uint32_t a, uint32_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  }
+};
+
+int32_t ParseStepNumber(std::string_view name) {
+  // "ProfilerStep#12"
+  size_t p = name.find('#');
+  if (p == std::string_view::npos) return kNone;
+  int64_t v = 0;
+  if (!ParseScaledDecimal(name.substr(p + 1), 0, &v) || v < 0 || v > INT32_MAX) return kNone;
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
+Category ClassifyAscendTask(std::string_view name, std::string_view type,
+                            std::string_view core) {
+  if (core == "HCCL" || StartsWith(name, "hcom_") || StartsWith(type, "hcom_") ||
+      ContainsNoCase(type, "hccl")) {
+    CollectiveKind k = HcclKind(StartsWith(type, "hcom_") ? type : name);
+    return k == CollectiveKind::kSend || k == CollectiveKind::kRecv ? Category::kP2P
+                                                                     : Category::kCollective;
+  }
+  if (ContainsNoCase(name, "memcpy") || ContainsNoCase(type, "memcpy") ||
+      ContainsNoCase(type, "memcopy") || ContainsNoCase(name, "memcopy") || type == "DMA" ||
+      core == "DMA" || ContainsNoCase(core, "memcpy")) {
+    return Category::kCopy;
+  }
+  if (type == "EVENT_WAIT" || type == "NOTIFY_WAIT" || type == "STREAM_WAIT") return Category::kSync;
+  return Category::kCompute;
+}
+
+CollectiveKind HcclKind(std::string_view name) {
+  std::string_view s = name;
+  if (StartsWith(s, "hcom_")) s.remove_prefix(5);
+  // Longest names first: "alltoallv" before "alltoall", "reduceScatter" before "reduce".
+  struct Entry {
+    const char* prefix;
+    CollectiveKind kind;
+  };
+  static const Entry kEntries[] = {
+      {"alltoallvc", CollectiveKind::kAllToAllV}, {"alltoallv", CollectiveKind::kAllToAllV},
+      {"alltoall", CollectiveKind::kAllToAll},    {"allreduce", CollectiveKind::kAllReduce},
+      {"allgather", CollectiveKind::kAllGather},  {"reducescatter", CollectiveKind::kReduceScatter},
+      {"broadcast", CollectiveKind::kBroadcast},  {"reduce", CollectiveKind::kReduce},
+      {"barrier", CollectiveKind::kBarrier},      {"send", CollectiveKind::kSend},
+      {"receive", CollectiveKind::kRecv},         {"recv", CollectiveKind::kRecv},
+  };
+  std::string lower;
+  for (char c : s.substr(0, 32)) {
+    if (c == '_') break;
+    lower.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+  }
+  for (const Entry& e : kEntries) {
+    if (lower == e.prefix) return e.kind;
+  }
+  for (const Entry& e : kEntries) {
+    if (StartsWith(lower, e.prefix)) return e.kind;
+  }
+  return CollectiveKind::kOther;
+}
+
+namespace {
+void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank) {
+  std::vector<XRow> x;
+  std::vector<FlowRow> flows;
+  std::unordered_map<int64_t, std::string> process_names;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
+  Stats stats;
+  IdMapper ids;
+
+  ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
+                               const simdjson::padded_string& text, int64_t& event_index) {
+    int64_t count = 0;
+    ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
+      event_index = count++;
+      int64_t event_start = EventStart(doc, text);
+      std::string_view ph, name, cat, arg_name, task_type, ts_text, dur_text, id_text;
+      std::string_view pid_text, tid_text;
+      bool bp_e = false, has_ts = false, has_dur = false, has_id = false;
+      for (auto field : ev) {
+        std::string_view key = field.unescaped_key();
+        simdjson::ondemand::value v = field.value();
+        if (key == "ph") {
+          ph = v.get_string();
+        } else if (key == "name") {
+          name = v.get_string();
+        } else if (key == "cat") {
+          cat = v.get_string();
+        } else if (key == "pid") {
+          pid_text = ValueText(v);
+        } else if (key == "tid") {
+          tid_text = ValueText(v);
+        } else if (key == "ts") {
+          ts_text = ValueText(v);
+          has_ts = true;
+        } else if (key == "dur") {
+          dur_text = ValueText(v);
+          has_dur = true;
+        } else if (key == "id") {
+          id_text = ValueText(v);
+          has_id = true;
+        } else if (key == "bp") {
+          bp_e = v.get_string().value() == "e";
+        } else if (key == "args" && v.type() == json_type::object) {
+          for (auto a : v.get_object()) {
+            std::string_view akey = a.unescaped_key();
+            if (akey == "name" || akey == "Task Type") {
+              simdjson::ondemand::value av = a.value();
+              if (av.type() != json_type::string) continue;
+              (akey == "name" ? arg_name : task_type) = av.get_string();
+            }
+          }
+        }
+      }
+      auto fail = [&](std::string_view what) {
+        std::string pos = event_start >= 0 ? "byte " + std::to_string(event_start) + " (event " +
+                                                 std::to_string(event_index) + ")"
+                                           : "event " + std::to_string(event_index);
+        ThrowInputError(file, pos, what);
+      };
+      auto time_of = [&](std::string_view key, std::string_view t) {
+        int64_t ns = 0;
+        if (!ParseMicrosToNs(t, &ns)) {
+          fail("'" + std::string(key) + "': expected a decimal number of µs, got '" +
+               std::string(t.substr(0, 40)) + "'");
+        }
+        return ns;
+      };
+      stats.Add("read.events");
+      if (ph.size() != 1) {
+        stats.Add("skipped.no_phase");
+        return;
+      }
+      char p = ph[0];
+      int64_t pid = ids.Map(pid_text);
+      int64_t tid = ids.Map(tid_text);
+      if (p == 'M') {
+        stats.Add("read.metadata");
+        if (name == "process_name") process_names[pid] = std::string(arg_name);
+        if (name == "thread_name") thread_names[{pid, tid}] = std::string(arg_name);
+        return;
+      }
+      if (p == 'X') {
+        if (!has_ts) fail("complete event without 'ts'");
+        if (!has_dur) fail("complete event without 'dur'");
+        XRow r;
+        r.pid = pid;
+        r.tid = tid;
+        r.ts = time_of("ts", ts_text);
+        if (!ParseScaledDecimal(dur_text, 6, &r.dur_ps)) {
+          fail("'dur': expected a decimal number of µs, got '" +
+               std::string(dur_text.substr(0, 40)) + "'");
+        }
+        if (r.dur_ps < 0) fail("'dur': negative duration");
+        r.dur = (r.dur_ps + 500) / 1000;
+        r.name = name;
+        r.cat = cat;
+        r.task_type = task_type;
+        if (x.size() >= UINT32_MAX) fail("too many events");
+        x.push_back(r);
+        return;
+      }
+      if (p == 's' || p == 'f' || p == 't') {
+        if (!has_ts || !has_id) {
+          stats.Add("skipped.flow_without_id_or_ts");
+          return;
+        }
+        FlowRow f;
+        f.pid = pid;
+        f.tid = tid;
+        f.ts = time_of("ts", ts_text);
+        f.id = FlowIdOf(id_text);
+        f.cat = FlowCatOf(cat);
+        f.start = p == 's';
+        f.bind_enclosing = p != 'f' || bp_e;
+        if (p == 't') {
+          stats.Add("skipped.flow_step");
+          return;
+        }
+        flows.push_back(f);
+        return;
+      }
+      stats.Add(std::string("skipped.ph_") + p);
+    });
+
+    // ---- Classify processes and build tracks. ----
+    auto proc_of = [&](const XRow& r) {
+      auto it = process_names.find(r.pid);
+      if (it != process_names.end()) return ProcFromName(it->second);
+      if (r.cat == "cpu_op" || r.cat == "enqueue" || r.cat == "dequeue" ||
+          r.cat == "python_function" || r.cat == "user_annotation") {
+        return Proc::kPython;
+      }
+      return Proc::kUnknown;
+    };
+    std::vector<Proc> proc(x.size());
+    for (size_t i = 0; i < x.size(); ++i) proc[i] = proc_of(x[i]);
+    // Device HCCL tasks make the Communication process's ops duplicates.
+    bool hardware_has_comm = false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (proc[i] == Proc::kHardware) {
+        Category c = ClassifyAscendTask(x[i].name, x[i].task_type, "");
+        if (c == Category::kCollective || c == Category::kP2P) hardware_has_comm = true;
+      }
+    }
+
+    std::vector<TrackBuild> tracks;
+    std::map<int64_t, size_t> host_track;                          // tid -> track
+    std::map<std::pair<int64_t, int64_t>, size_t> device_track;    // (pid, tid) -> track
+    std::vector<int32_t> track_of(x.size(), -1);
+    int64_t python_pid = -1;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const XRow& r = x[i];
+      size_t t = 0;
+      switch (proc[i]) {
+        case Proc::kPython:
+        case Proc::kCann: {
+          if (proc[i] == Proc::kPython) {
+            stats.Add("read.python." + std::string(r.cat.empty() ? "other" : r.cat));
+            if (python_pid < 0) python_pid = r.pid;
+          } else {
+            stats.Add("read.cann.api");
+          }
+          auto [it, inserted] = host_track.try_emplace(r.tid, tracks.size());
+          if (inserted) tracks.push_back(TrackBuild{false, r.pid, r.tid, {}, {}, {}, {}});
+          t = it->second;
+          if (proc[i] == Proc::kPython) tracks[t].pid = r.pid;
+          break;
+        }
+        case Proc::kHardware:
+        case Proc::kComm: {
+          if (proc[i] == Proc::kComm) {
+            if (!StartsWith(r.name, "hcom_")) {
+              stats.Add("skipped.hccl.subtask");
+              continue;
+            }
+            if (hardware_has_comm) {
+              stats.Add("skipped.hccl.op_also_a_device_task");
+              continue;
+            }
+            stats.Add("read.hccl.op");
+          } else {
+            stats.Add("read.device.task");
+          }
+          auto [it, inserted] = device_track.try_emplace({r.pid, r.tid}, tracks.size());
+          if (inserted) tracks.push_back(TrackBuild{true, r.pid, r.tid, {}, {}, {}, {}});
+          t = it->second;
+          break;
+        }
+        case Proc::kOverlap:
+          stats.Add("skipped.overlap_analysis");
+          continue;
+        case Proc::kOther: {
+          auto it = process_names.find(r.pid);
+          stats.Add("skipped.process." + (it == process_names.end() ? std::string("unknown")
+                                                                    : it->second));
+          continue;
+        }
+        case Proc::kUnknown:
+          stats.Add("skipped.process.unknown");
+          continue;
+      }
+      track_of[i] = static_cast<int32_t>(t);
+      tracks[t].rows.push_back(static_cast<uint32_t>(i));
+    }
+    for (TrackBuild& t : tracks) SortAndNest(t, x);
+
+    // ---- Flows: pair starts and finishes, bind them to events. ----
+    std::unordered_map<FlowKey, std::pair<int32_t, int32_t>, FlowKeyHash> pairs;
+    for (size_t i = 0; i < flows.size(); ++i) {
+      auto& pr = pairs.try_emplace(FlowKey{flows[i].id, flows[i].cat}, -1, -1).first->second;
+      int32_t& slot = flows[i].start ? pr.first : pr.second;
+      if (slot >= 0) {
+        stats.Add(std::string("skipped.flow.") + kFlowNames[flows[i].cat] + ".duplicate_end");
+        continue;
+      }
+      slot = static_cast<int32_t>(i);
+    }
+    auto bind = [&](const FlowRow& f, auto&& wanted) -> int64_t {
+      const TrackBuild* tr = nullptr;
+      auto hit = host_track.find(f.tid);
+      auto dit = device_track.find({f.pid, f.tid});
+      for (int pass = 0; pass < 2; ++pass) {
+        tr = pass == 0 ? (dit != device_track.end() ? &tracks[dit->second] : nullptr)
+                       : (hit != host_track.end() ? &tracks[hit->second] : nullptr);
+        if (!tr) continue;
+        int32_t pos = f.bind_enclosing ? Enclosing(*tr, f.ts) : NextStarting(*tr, f.ts);
+        while (pos >= 0 && !wanted(tr->rows[pos])) pos = tr->parent[pos];
+        if (pos >= 0) return tr->rows[pos];
+      }
+      return -1;
+    };
+    auto is_device = [&](uint32_t r) { return proc[r] == Proc::kHardware || proc[r] == Proc::kComm; };
+    auto is_cann = [&](uint32_t r) { return proc[r] == Proc::kCann; };
+    auto is_cat = [&](std::string_view c) {
+      return [&, c](uint32_t r) { return proc[r] == Proc::kPython && x[r].cat == c; };
+    };
+    auto is_python = [&](uint32_t r) { return proc[r] == Proc::kPython; };
+
+    UnionFind uf(x.size());
+    std::vector<uint8_t> issuing(x.size(), 0);     // CANN launch with a HostToDevice flow
+    std::vector<uint8_t> joined(x.size(), 0);      // host row joined to a launch group
+    std::vector<std::pair<int64_t, int64_t>> npu_links;  // async_npu (source op, task)
+    for (auto& [key, pr] : pairs) {
+      std::string flow_name = kFlowNames[key.cat];
+      if (pr.first < 0 || pr.second < 0) {
+        stats.Add("skipped.flow." + flow_name + ".unmatched_end");
+        continue;
+      }
+      stats.Add("read.flow." + flow_name);
+      const FlowRow& s = flows[pr.first];
+      const FlowRow& f = flows[pr.second];
+      int64_t a = -1, b = -1;
+      switch (key.cat) {
+        case kH2D:
+          a = bind(s, is_cann);
+          b = bind(f, is_device);
+          if (a >= 0 && b >= 0) issuing[a] = 1;
+          break;
+        case kTaskQueue:
+          a = bind(s, is_cat("enqueue"));
+          b = bind(f, is_cat("dequeue"));
+          if (a >= 0 && b >= 0) joined[a] = joined[b] = 1;
+          break;
+        case kAsyncNpu:
+          a = bind(s, is_python);
+          b = bind(f, is_device);
+          if (a >= 0 && b >= 0) {
+            npu_links.emplace_back(a, b);
+            a = b = -1;  // joined below, only where no launch is known
+            stats.Add("linked.flow.async_npu");
+          } else {
+            stats.Add("skipped.flow.async_npu.unbound");
+          }
+          continue;
+        case kFwdBwd:
+          // Forward op -> backward op: the model has no field for it.
+          stats.Add("skipped.flow.fwdbwd.not_represented");
+          continue;
+        default:
+          stats.Add("skipped.flow.other.not_represented");
+          continue;
+      }
+      if (a < 0 || b < 0) {
+        stats.Add("skipped.flow." + flow_name + ".unbound");
+        continue;
+      }
+      stats.Add("linked.flow." + flow_name);
+      uf.Union(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
+    }
+    // A launch made from the dispatch thread belongs to the Dequeue around it.
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!issuing[i]) continue;
+      joined[i] = 1;
+      const TrackBuild& tr = tracks[track_of[i]];
+      int32_t pos = Enclosing(tr, x[i].ts);
+      while (pos >= 0 && !(proc[tr.rows[pos]] == Proc::kPython && x[tr.rows[pos]].cat == "dequeue")) {
+        pos = tr.parent[pos];
+      }
+      if (pos >= 0) uf.Union(static_cast<uint32_t>(i), tr.rows[pos]);
+    }
+    std::vector<uint8_t> root_has_launch(x.size(), 0);
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (issuing[i]) root_has_launch[uf.Find(static_cast<uint32_t>(i))] = 1;
+    }
+    // Tasks with no launch call seen: join the Enqueue inside their framework op.
+    for (auto [op, task] : npu_links) {
+      uint32_t root = uf.Find(static_cast<uint32_t>(task));
+      if (root_has_launch[root]) continue;
+      const TrackBuild& tr = tracks[track_of[op]];
+      int64_t op_end = x[op].ts + x[op].dur;
+      int32_t pos = NextStarting(tr, x[op].ts);
+      for (int k = 0; pos >= 0 && static_cast<size_t>(pos) < tr.rows.size() && tr.ts[pos] <= op_end &&
+                      k < 256;
+           ++pos, ++k) {
+        uint32_t r = tr.rows[pos];
+        if (proc[r] == Proc::kPython && x[r].cat == "enqueue") {
+          uf.Union(r, static_cast<uint32_t>(task));
+          joined[r] = 1;
+          root_has_launch[uf.Find(r)] = 1;
+          stats.Add("linked.device_task.via_async_npu_enqueue");
+          break;
+        }
+      }
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (joined[i]) root_has_launch[uf.Find(static_cast<uint32_t>(i))] = 1;
+    }
+
+    // ---- Steps. ----
+    struct Marker {
+      int64_t ts, end;
+      int32_t step;
+    };
+    std::vector<Marker> markers;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (proc[i] == Proc::kPython && StartsWith(x[i].name, "ProfilerStep#")) {
+        markers.push_back({x[i].ts, x[i].ts + x[i].dur, ParseStepNumber(x[i].name)});
+      }
+    }
+    std::sort(markers.begin(), markers.end(),
+              [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
+    auto step_at = [&](int64_t t) -> int32_t {
+      auto it = std::upper_bound(markers.begin(), markers.end(), t,
+                                 [](int64_t v, const Marker& m) { return v < m.ts; });
+      if (it == markers.begin()) return kNone;
+      --it;
+      return t <= it->end ? it->step : kNone;
+    };
+
+    // ---- Correlations: one per launch group that has a device task. ----
+    std::vector<int64_t> corr(x.size(), -1);        // by root
+    std::vector<int64_t> first_launch(x.size(), INT64_MAX);  // by root
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (joined[i]) {
+        uint32_t r = uf.Find(static_cast<uint32_t>(i));
+        first_launch[r] = std::min(first_launch[r], x[i].ts);
+      }
+    }
+    int64_t next_corr = 1;
+    int64_t linked_tasks = 0, unlinked_tasks = 0;
+    for (const TrackBuild& t : tracks) {
+      if (!t.device) continue;
+      for (uint32_t r : t.rows) {
+        uint32_t root = uf.Find(r);
+        if (root_has_launch[root]) {
+          if (corr[root] < 0) corr[root] = next_corr++;
+          ++linked_tasks;
+        } else {
+          ++unlinked_tasks;
+        }
+      }
+    }
+    stats.Add("linked.device_task", linked_tasks);
+    stats.Add("unlinked.device_task", unlinked_tasks);
+
+    // ---- Emit tracks. ----
+    rank->pid = python_pid;
+    int64_t cat_counts[kCategoryCount] = {};
+    for (TrackBuild& tb : tracks) {
+      bool has_dequeue = false;
+      int comm = 0, copy = 0, compute = 0;
+      for (uint32_t r : tb.rows) {
+        if (proc[r] == Proc::kPython && x[r].cat == "dequeue") has_dequeue = true;
+      }
+      std::string tname;
+      auto tn = thread_names.find({tb.pid, tb.tid});
+      if (tn != thread_names.end()) tname = tn->second;
+      TrackKind kind = tb.device ? TrackKind::kDeviceStream : TrackKind::kHostThread;
+      if (tname.empty()) tname = (tb.device ? "Stream " : "Thread ") + std::to_string(tb.tid);
+      Track& track = rank->AddTrack(kind, TrackRole::kUnspecified, tname, tb.tid);
+      track.events.Reserve(tb.rows.size());
+      for (uint32_t r : tb.rows) {
+        const XRow& row = x[r];
+        Event e;
+        e.ts = row.ts;
+        e.dur = row.dur;
+        e.name = rank->strings.Intern(row.name);
+        uint32_t root = uf.Find(r);
+        if (tb.device) {
+          e.category = ClassifyAscendTask(row.name, row.task_type, "");
+          if (e.category == Category::kCollective || e.category == Category::kP2P) {
+            CommRecord rec = HcclRecord(row.name, row.task_type, &rank->strings);
+            e.comm = static_cast<int32_t>(track.comms.size());
+            track.comms.push_back(std::move(rec));
+            ++comm;
+          } else if (e.category == Category::kCopy) {
+            ++copy;
+          } else {
+            ++compute;
+          }
+          e.correlation = corr[root];
+          if (e.correlation >= 0) e.step = step_at(first_launch[root]);
+        } else if (proc[r] == Proc::kPython) {
+          if (row.cat == "enqueue" || row.cat == "dequeue") {
+            e.category = Category::kLaunch;
+            e.correlation = corr[root];
+            if (first_launch[root] != INT64_MAX) e.step = step_at(first_launch[root]);
+          } else if (StartsWith(row.name, "ProfilerStep#")) {
+            e.category = Category::kMarker;
+            e.flags = kFlagStepMarker;
+            e.step = ParseStepNumber(row.name);
+          } else {
+            e.category = Category::kHostOp;
+          }
+        } else {  // CANN
+          bool sync = Contains(row.name, "aclrtSynchronize");
+          bool blocking_copy = Contains(row.name, "aclrtMemcpy") && !Contains(row.name, "Async");
+          if (issuing[r] && corr[root] >= 0) {
+            e.category = Category::kLaunch;
+            e.correlation = corr[root];
+            e.step = step_at(first_launch[root]);
+            if (blocking_copy) e.flags = kFlagBlocking;
+          } else if (sync || blocking_copy) {
+            e.category = Category::kSync;
+            e.flags = kFlagBlocking;
+          } else {
+            e.category = Category::kHostOp;
+          }
+        }
+        ++cat_counts[static_cast<int>(e.category)];
+        track.events.Append(e);
+      }
+      if (tb.device) {
+        track.role = comm > 0 && compute == 0 ? TrackRole::kDeviceComm
+                     : copy > 0 && compute == 0 && comm == 0 ? TrackRole::kDeviceCopy
+                                                             : TrackRole::kDeviceCompute;
+      } else {
+        track.role = tb.tid == python_pid ? TrackRole::kHostMain
+                     : has_dequeue        ? TrackRole::kHostDispatch
+                                          : TrackRole::kHostOther;
+      }
+    }
+    for (int c = 0; c < kCategoryCount; ++c) {
+      if (cat_counts[c]) {
+        stats.Add("imported." + std::string(CategoryName(static_cast<Category>(c))), cat_counts[c]);
+      }
+    }
+  });
+  stats.FlushInto(rank);
+}
+}  // namespace
+
+bool ParseHcclName(std::string_view name, std::string_view* group, int64_t* sequence) {
+  if (!StartsWith(name, "hcom_")) return false;
+  size_t at = name.find('@');
+  if (at != std::string_view::npos) name = name.substr(0, at);
+  size_t dd = name.find("__");
+  if (dd == std::string_view::npos) return false;
+  std::string_view rest = name.substr(dd + 2);
+  size_t us = rest.rfind('_');
+  if (us == std::string_view::npos || us == 0) return false;
+  int64_t seq = 0;
+  if (!ParseScaledDecimal(rest.substr(us + 1), 0, &seq) || seq < 0) return false;
+  *group = rest.substr(0, us);
+  *sequence = seq;
+  return true;
+}
+
+CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable* strings) {
+  CommRecord rec;
+  rec.kind = HcclKind(StartsWith(type, "hcom_") ? type : name);
+  std::string_view group;
+  int64_t seq = -1;
+  if (ParseHcclName(name, &group, &seq)) {
+    rec.group = strings->Intern(group);
+    rec.sequence = seq;
+  }
+  return rec;
+}
+
+void ImportTraceView(std::string_view json, const std::string& file, Rank* rank) {
+  ImportTraceViewPadded(simdjson::padded_string(json), file, rank);
+}
+
+void ImportTraceViewFile(const std::string& path, Rank* rank) {
+  simdjson::padded_string text;
+  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
+    ThrowInputError(path, "", "cannot read file");
+  }
+  ImportTraceViewPadded(text, path, rank);
+}
+
+namespace {
+
+std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
+                                           const std::string& file, int32_t rank) {
+  static constexpr std::string_view kNames[] = {"Computing", "Communication",
+                                                "Communication(Not Overlapped)", "Free"};
+  static constexpr std::string_view kKeys[] = {"computing", "communication",
+                                               "communication_not_overlapped", "free"};
+  struct Sum {
+    int64_t ns = 0, count = 0, first = INT64_MAX, last = INT64_MIN;
+  };
+  std::map<std::pair<int64_t, int>, Sum> sums;  // (pid, name index)
+  std::unordered_map<int64_t, std::string> process_names;
+  IdMapper ids;
+  ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
+                               const simdjson::padded_string& text, int64_t& event_index) {
+    int64_t count = 0;
+    ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
+      event_index = count++;
+      std::string_view ph, name, arg_name, ts_text, dur_text, pid_text;
+      for (auto field : ev) {
+        std::string_view key = field.unescaped_key();
+        simdjson::ondemand::value v = field.value();
+        if (key == "ph") ph = v.get_string();
+        else if (key == "name") name = v.get_string();
+        else if (key == "pid") pid_text = ValueText(v);
+        else if (key == "ts") ts_text = ValueText(v);
+        else if (key == "dur") dur_text = ValueText(v);
+        else if (key == "args" && v.type() == json_type::object) {
+          for (auto a : v.get_object()) {
+            std::string_view akey = a.unescaped_key();
+            simdjson::ondemand::value av = a.value();
+            if (akey == "name" && av.type() == json_type::string) arg_name = av.get_string();
+          }
+        }
+      }
+      if (ph == "M" && name == "process_name") {
+        process_names[ids.Map(pid_text)] = std::string(arg_name);
+        return;
+      }
+      if (ph != "X") return;
+      int which = -1;
+      for (int k = 0; k < 4; ++k) {
+        if (name == kNames[k]) which = k;
+      }
+      if (which < 0) return;
+      int64_t ts = 0, dur = 0;  // ts in ns, dur in ps: the figures are sums of many segments
+      if (!ParseMicrosToNs(ts_text, &ts) || !ParseScaledDecimal(dur_text, 6, &dur) || dur < 0) {
+        ThrowInputError(file, Position(doc, text, event_index),
+                        "'ts'/'dur' of an Overlap Analysis segment: expected decimal µs");
+      }
+      Sum& s = sums[{ids.Map(pid_text), which}];
+      s.ns += dur;
+      ++s.count;
+      s.first = std::min(s.first, ts);
+      s.last = std::max(s.last, ts + (dur + 500) / 1000);
+    });
+  });
+  std::vector<LabeledValue> out;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (auto& [key, s] : sums) {
+    auto it = process_names.find(key.first);
+    if (it == process_names.end() || it->second != "Overlap Analysis") continue;
+    std::string base = "overlap_analysis." + std::string(kKeys[key.second]);
+    out.push_back({rank, kNone, base + "_us", static_cast<double>(s.ns) / 1e6});
+    out.push_back({rank, kNone, base + "_segments", static_cast<double>(s.count)});
+    first = std::min(first, s.first);
+    last = std::max(last, s.last);
+  }
+  if (!out.empty()) {
+    out.push_back({rank, kNone, "overlap_analysis.span_us", static_cast<double>(last - first) / 1e3});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LabeledValue> ScanOverlapAnalysis(std::string_view json, const std::string& file,
+                                              int32_t rank) {
+  return ScanOverlapPadded(simdjson::padded_string(json), file, rank);
+}
+
+std::vector<LabeledValue> ScanOverlapAnalysisFile(const std::string& path, int32_t rank) {
+  simdjson::padded_string text;
+  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
+    ThrowInputError(path, "", "cannot read file");
+  }
+  return ScanOverlapPadded(text, path, rank);
+}
+
+}  // namespace moetrace

@@ -1,0 +1,344 @@
+#include "formats/chrome/chrome_json_writer.h"
+
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "formats/errors.h"
+#include "formats/sample_trace.h"
+
+namespace moetrace {
+namespace {
+
+namespace fs = std::filesystem;
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+std::string TempPath(const std::string& name) {
+  return (fs::temp_directory_path() /
+          ("moetrace_cj_" + std::to_string(getpid()) + "_" + name)).string();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string WriteTrace(const Trace& t, const std::string& name) {
+  const std::string path = TempPath(name);
+  auto sink = CreateChromeJsonSink(path);
+  for (const Rank& r : t.ranks) sink->AddRank(r);
+  sink->Finish(t.metadata);
+  std::string text = ReadFile(path);
+  fs::remove(path);
+  return text;
+}
+
+class ChromeSampleTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    trace_ = new Trace(MakeSampleTrace(4, 64, 3));
+    text_ = new std::string(WriteTrace(*trace_, "sample.json"));
+    parser_ = new simdjson::dom::parser();
+    doc_ = new element(parser_->parse(*text_));
+  }
+  static void TearDownTestSuite() {
+    delete doc_;
+    delete parser_;
+    delete text_;
+    delete trace_;
+  }
+  static array Events() { return (*doc_)["traceEvents"].get_array(); }
+  static Trace* trace_;
+  static std::string* text_;
+  static simdjson::dom::parser* parser_;
+  static element* doc_;
+};
+Trace* ChromeSampleTest::trace_ = nullptr;
+std::string* ChromeSampleTest::text_ = nullptr;
+simdjson::dom::parser* ChromeSampleTest::parser_ = nullptr;
+element* ChromeSampleTest::doc_ = nullptr;
+
+TEST_F(ChromeSampleTest, CountsEventsByPhase) {
+  std::map<std::string, int> by_ph;
+  for (element e : Events()) by_ph[std::string(std::string_view(e["ph"]))]++;
+  // Per rank: 192 launches + 192 dequeues + 192 device ops + 28 syncs as X,
+  // the zero-length step marker as i, one flow per device op, 2 counters x
+  // 192 samples, process name + sort index and 2 M events per thread track.
+  // Plus 4 MoE routing instants on their own (named, sorted) thread.
+  EXPECT_EQ(by_ph["X"], 4 * (192 * 3 + 28));
+  EXPECT_EQ(by_ph["i"], 4 * (1 + 4));
+  EXPECT_EQ(by_ph["s"], 4 * 192);
+  EXPECT_EQ(by_ph["f"], 4 * 192);
+  EXPECT_EQ(by_ph["C"], 4 * 2 * 192);
+  EXPECT_EQ(by_ph["M"], 4 * (2 + 6 * 2));
+  EXPECT_EQ(by_ph.size(), 6u);
+  EXPECT_EQ(std::string_view((*doc_)["displayTimeUnit"]), "ns");
+}
+
+TEST_F(ChromeSampleTest, NamesProcessesAndThreads) {
+  std::map<int64_t, std::string> processes;
+  std::map<std::pair<int64_t, int64_t>, std::string> threads;
+  for (element e : Events()) {
+    if (std::string_view(e["ph"]) != "M") continue;
+    std::string_view name = e["name"];
+    if (name == "process_name") {
+      processes[int64_t(e["pid"])] = std::string(std::string_view(e["args"]["name"]));
+    } else if (name == "thread_name") {
+      threads[{int64_t(e["pid"]), int64_t(e["tid"])}] =
+          std::string(std::string_view(e["args"]["name"]));
+    }
+  }
+  EXPECT_EQ(processes[2], "rank 2 (node0)");
+  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1002})], "python");
+  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{2002})], "dequeue");
+  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{0})], "NPU stream 0 (compute)");
+  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1})], "NPU stream 1 (comm: hccl)");
+  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{2})], "NPU stream 2 (copy)");
+  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1'000'000'000})], "MoE routing");
+  EXPECT_EQ(threads.size(), 4u * 6);
+}
+
+TEST_F(ChromeSampleTest, FlowsGoFromLastLaunchToDeviceOp) {
+  struct End { int64_t pid, tid; double ts; };
+  std::map<uint64_t, std::vector<End>> starts, ends;
+  for (element e : Events()) {
+    std::string_view ph = e["ph"];
+    if (ph != "s" && ph != "f") continue;
+    EXPECT_EQ(std::string_view(e["cat"]), "ac2g");
+    End end{int64_t(e["pid"]), int64_t(e["tid"]), double(e["ts"])};
+    if (ph == "s") {
+      starts[uint64_t(e["id"])].push_back(end);
+    } else {
+      EXPECT_EQ(std::string_view(e["bp"]), "e");
+      ends[uint64_t(e["id"])].push_back(end);
+    }
+  }
+  ASSERT_EQ(starts.size(), 4u * 192);
+  for (const auto& [id, s] : starts) {
+    ASSERT_EQ(s.size(), 1u) << id;
+    ASSERT_EQ(ends[id].size(), 1u) << id;
+    EXPECT_EQ(s[0].pid, ends[id][0].pid);
+    EXPECT_EQ(s[0].tid, 2000 + s[0].pid);  // the dequeue ends after the enqueue
+    EXPECT_LE(ends[id][0].tid, 2);         // a device stream
+    EXPECT_LT(s[0].ts, ends[id][0].ts);
+  }
+}
+
+TEST_F(ChromeSampleTest, ArgsCarryTheModelFields) {
+  const Rank& rank = trace_->ranks[1];
+  const Track& comm = rank.tracks[3];
+  const CommRecord& rec = comm.comms[0];
+  bool seen_compute = false, seen_collective = false;
+  for (element e : Events()) {
+    if (std::string_view(e["ph"]) != "X" || int64_t(e["pid"]) != 1) continue;
+    object args = e["args"];
+    std::string_view cat = args["category"];
+    if (cat == "compute" && !seen_compute) {
+      seen_compute = true;
+      const Track& s = rank.tracks[2];
+      EXPECT_EQ(std::string_view(e["cat"]), "kernel");
+      EXPECT_EQ(std::string_view(e["name"]), rank.strings.Get(s.events.name[0]));
+      EXPECT_EQ(std::string_view(args["phase"]), "forward");
+      EXPECT_EQ(int64_t(args["step"]), 0);
+      EXPECT_EQ(int64_t(args["layer"]), s.events.layer[0]);
+      EXPECT_EQ(int64_t(args["micro_batch"]), s.events.micro_batch[0]);
+      EXPECT_EQ(int64_t(args["correlation"]), s.events.correlation[0]);
+      EXPECT_EQ(uint64_t(args["flops"]), s.events.flops[0]);
+      EXPECT_EQ(uint64_t(args["bytes"]), s.events.bytes[0]);
+      EXPECT_EQ(int64_t(args["device"]), 1);
+      EXPECT_EQ(int64_t(args["stream"]), 0);
+    }
+    if (cat == "collective" && !seen_collective) {
+      seen_collective = true;
+      EXPECT_EQ(std::string_view(args["comm_kind"]), "all_to_allv");
+      EXPECT_EQ(std::string_view(args["comm_class"]), "EP");
+      EXPECT_EQ(std::string_view(args["group"]), "ep_group_0");
+      EXPECT_EQ(int64_t(args["sequence"]), rec.sequence);
+      EXPECT_EQ(int64_t(args["group_size"]), 4);
+      EXPECT_EQ(uint64_t(args["comm_bytes"]), rec.bytes);
+      array ranks = args["group_ranks"];
+      EXPECT_EQ(ranks.size(), 4u);
+      array splits = args["send_splits"];
+      ASSERT_EQ(splits.size(), 4u);
+      EXPECT_EQ(uint64_t(splits.at(2)), rec.send_splits[2]);
+    }
+  }
+  EXPECT_TRUE(seen_compute);
+  EXPECT_TRUE(seen_collective);
+}
+
+TEST_F(ChromeSampleTest, CountersHoldTheSamples) {
+  const Track& mem = trace_->ranks[3].tracks[5];
+  std::vector<double> values;
+  for (element e : Events()) {
+    if (std::string_view(e["ph"]) != "C" || int64_t(e["pid"]) != 3) continue;
+    if (std::string_view(e["name"]) != "mem.allocated") continue;
+    values.push_back(double(e["args"]["bytes"]));
+  }
+  EXPECT_EQ(values, mem.sample_value);
+}
+
+TEST_F(ChromeSampleTest, RoutingRecordsCarryTokenCounts) {
+  const Rank& rank = trace_->ranks[2];
+  std::vector<std::vector<int64_t>> tokens;
+  for (element e : Events()) {
+    std::string_view cat;
+    if (e["cat"].get(cat) != simdjson::SUCCESS || cat != "moe_routing") continue;
+    if (int64_t(e["pid"]) != 2) continue;
+    std::vector<int64_t> v;
+    for (element x : e["args"]["tokens_per_expert"].get_array()) v.push_back(int64_t(x));
+    tokens.push_back(v);
+    EXPECT_EQ(std::string_view(e["name"]), "routing layer " + std::to_string(tokens.size() - 1));
+  }
+  ASSERT_EQ(tokens.size(), rank.routing.size());
+  for (size_t i = 0; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], rank.routing[i].tokens_per_expert);
+}
+
+TEST_F(ChromeSampleTest, OtherDataKeepsTheMetadata) {
+  object other = (*doc_)["otherData"];
+  EXPECT_EQ(std::string_view(other["source"]), "sample");
+  EXPECT_EQ(std::string_view(other["device"]), "Ascend 910B");
+  EXPECT_EQ(int64_t(other["layout"]["world_size"]), 4);
+  EXPECT_EQ(int64_t(other["ranks"]), 4);
+  EXPECT_EQ(std::string_view(other["config_json"]), trace_->metadata.config_json);
+  EXPECT_EQ(std::string_view(other["attributes"]["generator"]), "sample");
+  array gt = other["ground_truth"];
+  EXPECT_EQ(gt.size(), trace_->metadata.ground_truth.size());
+  EXPECT_EQ(double(gt.at(2)["value"]), 12346.0);  // rank 0 total, rank 0 EP, rank 1 total
+}
+
+TEST(ChromeJsonWriter, TimestampsAreExactMicroseconds) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  r.rank = 7;
+  Track& h = r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "main", 42);
+  h.events.Append({.ts = 1700000000000001234, .dur = 1, .name = r.strings.Intern("a"),
+                   .category = Category::kHostOp});
+  h.events.Append({.ts = 1700000000000002000, .dur = 999999, .name = r.strings.Intern("b"),
+                   .category = Category::kHostOp});
+  std::string text = WriteTrace(t, "ts.json");
+  EXPECT_NE(text.find("\"ts\":1700000000000001.234,\"dur\":0.001,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"ts\":1700000000000002.000,\"dur\":999.999,"), std::string::npos);
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  EXPECT_EQ(int64_t(doc["distributedInfo"]["rank"]), 7);
+}
+
+TEST(ChromeJsonWriter, EscapesHostileNames) {
+  const std::string hostile = std::string("<script>alert(\"x\")</script> C:\\dir\nline2 ") +
+                              '\x01' + " bad\xff" + " ok\xC3\xA9";
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  r.host = "host\"1";
+  Track& h = r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "thread\t\\", 3);
+  h.events.Append({.ts = 1000, .dur = 5, .name = r.strings.Intern(hostile),
+                   .category = Category::kHostOp});
+  std::string text = WriteTrace(t, "escape.json");
+  EXPECT_EQ(text.find("<script>"), std::string::npos);
+  EXPECT_EQ(text.find('\x01'), std::string::npos);
+  EXPECT_NE(text.find("\\u0001"), std::string::npos);
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  std::set<std::string> names;
+  for (element e : doc["traceEvents"].get_array()) {
+    std::string_view ph = e["ph"];
+    if (ph == "X") names.insert(std::string(std::string_view(e["name"])));
+    if (ph == "M" && std::string_view(e["name"]).ends_with("_name")) {
+      names.insert(std::string(std::string_view(e["args"]["name"])));
+    }
+  }
+  const std::string expected = std::string("<script>alert(\"x\")</script> C:\\dir\nline2 ") +
+                               '\x01' + " bad\xEF\xBF\xBD ok\xC3\xA9";
+  EXPECT_EQ(names, (std::set<std::string>{expected, "rank 0 (host\"1)", "thread\t\\"}));
+}
+
+TEST(ChromeJsonWriter, CollidingOrMissingTidsGetDistinctOnes) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "host", 1);
+  r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 1", 1);
+  r.AddTrack(TrackKind::kHostThread, TrackRole::kHostOther, "anon", -1);
+  std::string text = WriteTrace(t, "tids.json");
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  std::map<std::string, int64_t> tid;
+  for (element e : doc["traceEvents"].get_array()) {
+    if (std::string_view(e["name"]) == "thread_name") {
+      tid[std::string(std::string_view(e["args"]["name"]))] = int64_t(e["tid"]);
+    }
+  }
+  EXPECT_EQ(tid["host"], 1);
+  EXPECT_EQ(tid["NPU stream 1 (compute)"], 1'000'000'000);
+  EXPECT_EQ(tid["anon"], 2);  // its index
+}
+
+TEST(ChromeJsonWriter, DeviceStreamsSortBelowHostThreads) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 4", 4);
+  r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "main", 10);
+  std::string text = WriteTrace(t, "sort.json");
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  std::map<int64_t, int64_t> sort_index;  // by tid
+  for (element e : doc["traceEvents"].get_array()) {
+    if (std::string_view(e["name"]) == "thread_sort_index") {
+      sort_index[int64_t(e["tid"])] = int64_t(e["args"]["sort_index"]);
+    }
+  }
+  ASSERT_EQ(sort_index.size(), 2u);
+  EXPECT_LT(sort_index[10], sort_index[4]);
+}
+
+// Corrupt in-memory ranks (ids out of range, mismatched counter columns,
+// negative durations, NaN samples) still give valid JSON.
+TEST(ChromeJsonWriter, SurvivesInconsistentRanks) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& s = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 1", 1);
+  s.events.Append({.ts = 10, .dur = -5, .name = 999, .category = Category::kCollective,
+                   .comm = 7});
+  Track& c = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "mem");
+  c.sample_ts = {1, 2, 3};
+  c.sample_value = {std::nan(""), 4.5};
+  std::string text = WriteTrace(t, "corrupt.json");
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  std::map<std::string, int> by_ph;
+  for (element e : doc["traceEvents"].get_array()) by_ph[std::string(std::string_view(e["ph"]))]++;
+  EXPECT_EQ(by_ph["i"], 1);  // negative duration: an instant
+  EXPECT_EQ(by_ph["C"], 2);  // only complete samples
+  EXPECT_NE(text.find("\"name\":\"\""), std::string::npos);  // unknown name id -> ""
+}
+
+TEST(ChromeJsonWriter, NothingIsLeftOnDiskWithoutFinish) {
+  const std::string path = TempPath("abandoned.json");
+  {
+    auto sink = CreateChromeJsonSink(path);
+    sink->AddRank(MakeSampleTrace(1, 4).ranks[0]);
+  }
+  EXPECT_FALSE(fs::exists(path));
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().rfind(fs::path(path).filename().string(), 0),
+              std::string::npos)
+        << entry.path();
+  }
+}
+
+TEST(ChromeJsonWriter, UnwritablePathThrowsInputError) {
+  EXPECT_THROW(CreateChromeJsonSink("/nonexistent-dir/x.json"), InputError);
+}
+
+}  // namespace
+}  // namespace moetrace

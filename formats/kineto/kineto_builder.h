@@ -1,0 +1,147 @@
+// Builds a Rank from Kineto events as they are read (one call per event),
+// then links launches, flows, steps and communication records in Finish().
+// Internal to formats/kineto.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "formats/trace.h"
+
+namespace moetrace {
+
+// One trace event as read from the file; string views live until the next event.
+struct KinetoEvent {
+  char ph = 0;
+  bool has_cat = false;
+  std::string_view cat;
+  std::string_view name;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  bool has_ts = false, has_dur = false, has_flow_id = false;
+  int64_t ts = 0;   // ns, relative to baseTimeNanoseconds when present
+  int64_t dur = 0;  // ns
+  int64_t flow_id = -1;
+  // args
+  int64_t correlation = -1;
+  int64_t external_id = -1;
+  int64_t stream = -1;   // args.stream / args.streamId
+  int64_t device = -1;   // args.device
+  int64_t bytes = -1;    // args.bytes
+  int64_t mem_device_type = -1, mem_device_id = -1;
+  bool has_mem_bytes = false;
+  int64_t mem_bytes = 0, total_allocated = -1, total_reserved = -1;
+  std::string_view meta_name;  // args.name of metadata events
+  int32_t comm_args = -1;      // index from KinetoBuilder::NewCommArgs
+};
+
+// record_param_comms arguments (also copied onto NCCL kernels by newer Kineto).
+struct KinetoCommArgs {
+  std::string collective, pg_name, pg_desc, dtype;
+  int64_t in_nelems = -1, out_nelems = -1, group_size = -1;
+  int64_t rank_start = -1, rank_stride = -1, src_rank = -1, dst_rank = -1;
+  std::vector<int32_t> group_ranks;
+  std::vector<uint64_t> in_splits, out_splits;
+  void Clear() { *this = KinetoCommArgs(); }
+};
+
+class KinetoBuilder {
+ public:
+  explicit KinetoBuilder(Rank* rank);
+
+  void Add(const KinetoEvent& e);
+  // A fresh record for the comm arguments of the event being read.
+  KinetoCommArgs& NewCommArgs(int32_t* index);
+  KinetoCommArgs& CommArgsAt(int32_t index) { return comm_args_[size_t(index)]; }
+  // Stable negative ids for non-numeric pid/tid strings ("Spans", "Traces").
+  int64_t SyntheticId(std::string_view s);
+  void CountTimestamp(bool integral, bool from_string);
+  // Links everything and fills `rank`. `base_time_ns` is added to every time.
+  void Finish(int64_t base_time_ns);
+
+ private:
+  struct Key {
+    int64_t a, b;
+    bool operator==(const Key& o) const { return a == o.a && b == o.b; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<int64_t>()(k.a * 0x9E3779B97F4A7C15ull ^ k.b);
+    }
+  };
+  struct TrackInfo {
+    bool device = false;
+    int64_t a = 0, b = 0;  // pid,tid or device,stream
+    bool has_step = false;
+    int64_t n_comm = 0, n_compute = 0, n_copy = 0;
+  };
+  struct Flow {
+    int64_t id, ts, pid, tid;
+    bool start;
+  };
+  struct CommCtx {  // a host op that carries or names a collective
+    uint32_t track;
+    int64_t ts, end;
+    int32_t args;  // -1 when only the name says what it is
+    CollectiveKind kind;
+  };
+  struct CommRef {  // a comm kernel waiting for its record (Event::comm until Finish)
+    int32_t args = -1;
+    int64_t external_id = -1;
+    CollectiveKind name_kind = CollectiveKind::kNone;
+    bool name_p2p = false;
+  };
+  struct MemTracks {
+    int32_t allocated = -1, reserved = -1;
+    bool delta = false;  // values are per-event deltas ("Bytes" only)
+  };
+  enum Skip {
+    kSkipMetadata, kSkipTraceSpan, kSkipOverhead, kSkipFlow, kSkipGlobalInstant,
+    kSkipUnknownCategory, kSkipNoCategory, kSkipUnknownPhase, kSkipNoTimestamp,
+    kSkipCount
+  };
+
+  uint32_t HostTrack(int64_t pid, int64_t tid);
+  uint32_t DeviceTrack(int64_t device, int64_t stream);
+  void AddTo(uint32_t track, const Event& ev);
+  void CountRead(std::string_view cat);
+  void AddMemory(const KinetoEvent& e);
+  void AddComplete(const KinetoEvent& e);
+
+  void LinkFlows();
+  void LinkLaunches();
+  void StampSteps();
+  void BuildCommRecords();
+  void NameTracks();
+  void FinishCounters();
+  void FlushStats();
+  int64_t FindEvent(uint32_t track, int64_t ts, bool device) const;
+
+  Rank* rank_;
+  std::vector<TrackInfo> info_;
+  std::unordered_map<Key, uint32_t, KeyHash> host_, dev_;
+  Key last_host_key_{INT64_MIN, INT64_MIN};
+  uint32_t last_host_track_ = 0;
+  std::unordered_map<Key, std::string, KeyHash> thread_names_;
+  std::unordered_map<std::string, int64_t> synthetic_ids_;
+  std::unordered_map<Key, MemTracks, KeyHash> mem_;
+  std::vector<Flow> flows_;
+  std::vector<CommCtx> comm_ctx_;
+  std::vector<CommRef> comm_refs_;
+  std::vector<KinetoCommArgs> comm_args_;
+  std::unordered_map<int64_t, int32_t> rpc_by_external_id_;
+  std::vector<std::pair<std::string, int64_t>> read_counts_;
+  size_t last_read_ = 0;
+  int64_t skipped_[kSkipCount] = {};
+  int64_t device_ops_without_correlation_ = 0;
+  int64_t ts_non_integer_ = 0, ts_strings_ = 0, negative_durations_ = 0;
+  int64_t flows_linked_ = 0, launches_by_correlation_ = 0, comm_from_kernel_args_ = 0,
+          comm_from_external_id_ = 0, comm_from_host_context_ = 0, comm_from_name_only_ = 0;
+  bool legacy_schema_ = false;
+};
+
+}  // namespace moetrace

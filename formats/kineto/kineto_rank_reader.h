@@ -1,0 +1,40 @@
+// Reads one Kineto rank file into a Rank (internal to formats/kineto).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "formats/kineto/padded_input.h"
+#include "formats/trace.h"
+
+namespace moetrace {
+
+// What the top-level keys of a Kineto file say.
+struct KinetoHeader {
+  bool has_trace_events = false;
+  int32_t rank = kNone;           // distributedInfo.rank
+  int32_t world_size = 0;         // distributedInfo.world_size
+  std::string backend;            // distributedInfo.backend
+  std::string device_name;        // deviceProperties[0].name
+  uint64_t device_memory = 0;     // deviceProperties[0].totalGlobalMem
+  bool has_base_time = false;
+  int64_t base_time_ns = 0;       // baseTimeNanoseconds
+  std::string host_name;          // host_name, when recorded
+  int64_t schema_version = -1;
+};
+
+// Reads the top-level keys that precede "traceEvents" in `prefix` (a prefix
+// of the file); tolerant of a prefix cut anywhere.
+KinetoHeader SniffKinetoHeader(std::string_view prefix);
+
+// The rank number in a file name ("rank-3", "rank3", "rank_3"); -1 if none.
+int32_t RankFromFileName(std::string_view file_name);
+
+// Parses the whole document in `buf` into a Rank. `rank_hint` is used (with
+// `rank_rule`) when the file has no distributedInfo.rank. Throws InputError
+// naming `file`, the byte offset and what was expected.
+Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
+                    std::string_view rank_rule, KinetoHeader* header = nullptr);
+
+}  // namespace moetrace

@@ -1,0 +1,60 @@
+// Reads a trace file (plain or gzip) into one buffer followed by
+// SIMDJSON_PADDING zero bytes, as simdjson on-demand requires. gzip is
+// inflated as a stream into a buffer grown with realloc (which moves large
+// blocks with mremap), so the file never has to fit in memory twice.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace moetrace {
+
+class PaddedBuffer {
+ public:
+  PaddedBuffer() = default;
+  ~PaddedBuffer();
+  PaddedBuffer(PaddedBuffer&& o) noexcept;
+  PaddedBuffer& operator=(PaddedBuffer&& o) noexcept;
+  PaddedBuffer(const PaddedBuffer&) = delete;
+  PaddedBuffer& operator=(const PaddedBuffer&) = delete;
+
+  // Copies `data` (for tests and the fuzzer).
+  static PaddedBuffer FromString(std::string_view data);
+
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::string_view view() const { return {data_, size_}; }
+  // Bytes readable from data() on, padding included.
+  size_t padded_size() const;
+
+  // Makes room for at least `n` more bytes past size(); returns the write pointer.
+  char* Grow(size_t n);
+  void Commit(size_t n) { size_ += n; }
+  // Zeroes the padding after the data.
+  void Finish();
+
+  // Maps `size` bytes of the open file `fd` read-only when the zero tail of
+  // its last page can serve as the padding; an empty buffer otherwise.
+  static PaddedBuffer MapFile(int fd, size_t size);
+
+ private:
+  bool mapped_ = false;  // data_ comes from mmap, not malloc
+  size_t map_size_ = 0;
+  char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;  // excluding padding
+};
+
+bool IsGzipPath(const std::string& path);
+
+// Reads all of `path`, inflating it when it starts with the gzip magic.
+// Throws InputError naming the file (truncated or corrupt gzip, I/O error).
+PaddedBuffer ReadTraceFile(const std::string& path);
+
+// Reads at most `limit` bytes of the (decompressed) content of `path`, for
+// sniffing. Never throws for corrupt data: returns what could be read.
+std::string ReadTracePrefix(const std::string& path, size_t limit);
+
+}  // namespace moetrace

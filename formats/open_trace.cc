@@ -1,0 +1,61 @@
+#include "formats/open_trace.h"
+
+#include <filesystem>
+
+#include "formats/ascend/ascend_importer.h"
+#include "formats/chrome/chrome_json_writer.h"
+#include "formats/errors.h"
+#include "formats/kineto/kineto_importer.h"
+#include "formats/native/native_reader.h"
+#include "formats/native/native_writer.h"
+#include "formats/perfetto/perfetto_writer.h"
+
+namespace moetrace {
+namespace fs = std::filesystem;
+
+const char* TraceFormatName(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::kNative: return "native";
+    case TraceFormat::kKineto: return "kineto";
+    case TraceFormat::kAscend: return "ascend";
+    case TraceFormat::kUnknown: break;
+  }
+  return "unknown";
+}
+
+TraceFormat DetectFormat(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return TraceFormat::kUnknown;
+  // Ascend first: its trace_view.json would also pass a loose JSON sniff.
+  if (!fs::is_directory(path, ec) && LooksLikeNative(path)) return TraceFormat::kNative;
+  if (LooksLikeAscend(path)) return TraceFormat::kAscend;
+  if (LooksLikeKineto(path)) return TraceFormat::kKineto;
+  return TraceFormat::kUnknown;
+}
+
+std::unique_ptr<TraceSource> OpenTrace(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) ThrowInputError(path, "", "no such file or directory");
+  switch (DetectFormat(path)) {
+    case TraceFormat::kNative: return OpenNative(path);
+    case TraceFormat::kAscend: return OpenAscend(path);
+    case TraceFormat::kKineto: return OpenKineto(path);
+    case TraceFormat::kUnknown: break;
+  }
+  ThrowInputError(path, "byte 0",
+                  "unrecognised input: expected a .mtrace file, a Kineto/Chrome JSON "
+                  "(.json or .json.gz, or a directory of them) or an Ascend profiler directory");
+}
+
+std::unique_ptr<TraceSink> CreateSink(const std::string& path) {
+  auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".mtrace")) return CreateNativeSink(path);
+  if (ends_with(".pftrace") || ends_with(".perfetto-trace")) return CreatePerfettoSink(path);
+  if (ends_with(".json")) return CreateChromeJsonSink(path);
+  ThrowInputError(path, "", "unknown output type: use .mtrace, .pftrace or .json");
+}
+
+}  // namespace moetrace

@@ -1,0 +1,114 @@
+// End-to-end tests of the moetrace command line: exit codes, messages and
+// the files each subcommand writes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "formats/native/native_writer.h"
+#include "formats/sample_trace.h"
+#include "formats/trace_io.h"
+#include "tests/run_command.h"
+
+namespace moetrace::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string WriteSample(const std::string& dir, int ranks = 3) {
+  std::string path = dir + "/sample.mtrace";
+  MemorySource source(MakeSampleTrace(ranks, 32, 5));
+  auto sink = CreateNativeSink(path);
+  Copy(source, *sink);
+  return path;
+}
+
+TEST(Cli, VersionAndHelpExitZero) {
+  CommandResult v = RunMoetrace("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.output.find("moetrace 0."), std::string::npos) << v.output;
+  CommandResult h = RunMoetrace("--help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.output.find("convert"), std::string::npos);
+  EXPECT_NE(h.output.find("info"), std::string::npos);
+  EXPECT_EQ(RunMoetrace("info --help").exit_code, 0);
+}
+
+TEST(Cli, BadUsageExitsTwo) {
+  EXPECT_EQ(RunMoetrace("").exit_code, 2);
+  EXPECT_EQ(RunMoetrace("no-such-command").exit_code, 2);
+  EXPECT_EQ(RunMoetrace("convert").exit_code, 2);
+  CommandResult r = RunMoetrace("info /nonexistent/trace.mtrace");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("/nonexistent/trace.mtrace"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnknownInputNamesFileAndPosition) {
+  std::string dir = TempDir("unknown");
+  std::string path = dir + "/garbage.bin";
+  std::ofstream(path) << "this is not a trace";
+  CommandResult r = RunMoetrace("info " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find(path + ": byte 0"), std::string::npos) << r.output;
+}
+
+TEST(Cli, InfoJsonHasStableKeys) {
+  std::string dir = TempDir("info");
+  std::string path = WriteSample(dir);
+  CommandResult r = RunMoetrace("info --json " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // 3 ranks x (3 streams x 32 device ops) split by category of the sample.
+  EXPECT_NE(r.output.find("\"ranks\": 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"events_by_category\": {"), std::string::npos);
+  EXPECT_NE(r.output.find("\"device_stream\": 9"), std::string::npos);
+  EXPECT_NE(r.output.find("\"host_thread\": 6"), std::string::npos);
+  EXPECT_NE(r.output.find("\"counter\": 6"), std::string::npos);
+  EXPECT_NE(r.output.find("\"format\": \"native\""), std::string::npos);
+  EXPECT_NE(r.output.find("\"comm_exposed_ns\": 12345"), std::string::npos) << r.output;
+  // Same input, same bytes.
+  EXPECT_EQ(RunMoetrace("info --json " + path).output, r.output);
+}
+
+TEST(Cli, ConvertToEveryFormat) {
+  std::string dir = TempDir("convert");
+  std::string path = WriteSample(dir);
+  for (const char* ext : {".mtrace", ".pftrace", ".json"}) {
+    std::string out = dir + "/out" + ext;
+    CommandResult r = RunMoetrace("convert " + path + " -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << ext << ": " << r.output;
+    EXPECT_GT(fs::file_size(out), 1000u) << ext;
+  }
+  // native -> native is byte-identical.
+  EXPECT_EQ(ReadFile(dir + "/out.mtrace"), ReadFile(path));
+  // The Chrome JSON we write reads back through the Kineto importer.
+  CommandResult r = RunMoetrace("info --json " + dir + "/out.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"format\": \"kineto\""), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnknownOutputTypeExitsTwoAndWritesNothing) {
+  std::string dir = TempDir("badout");
+  std::string path = WriteSample(dir);
+  CommandResult r = RunMoetrace("convert " + path + " -o " + dir + "/out.xyz");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir + "/out.xyz"));
+}
+
+TEST(Cli, TruncatedNativeTraceExitsTwoWithOffset) {
+  std::string dir = TempDir("truncated");
+  std::string path = WriteSample(dir);
+  std::string bytes = ReadFile(path);
+  for (int k = 1; k < 64; k += 7) {
+    std::string cut = dir + "/cut.mtrace";
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() * k / 64);
+    CommandResult r = RunMoetrace("info " + cut);
+    EXPECT_EQ(r.exit_code, 2) << "k=" << k << ": " << r.output;
+    EXPECT_NE(r.output.find("byte "), std::string::npos) << "k=" << k << ": " << r.output;
+    std::string out = dir + "/cut-out.mtrace";
+    EXPECT_EQ(RunMoetrace("convert " + cut + " -o " + out).exit_code, 2);
+    EXPECT_FALSE(fs::exists(out)) << "a failed convert left a file";
+  }
+}
+
+}  // namespace
+}  // namespace moetrace::testing
