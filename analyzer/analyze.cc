@@ -69,7 +69,10 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
 }
 
 void AddHtaSection(const std::vector<std::string>& paths, analysis::Analysis* analysis) {
-  hta::HtaResult res = hta::ComputeHta(paths);
+  AddHtaResult(hta::ComputeHta(paths), analysis);
+}
+
+void AddHtaResult(const hta::HtaResult& res, analysis::Analysis* analysis) {
   for (const std::string& e : res.errors) analysis->add_hta_errors(e);
   for (const std::string& w : res.warnings) analysis->add_warnings(w);
   for (const hta::HtaRank& r : res.ranks) {

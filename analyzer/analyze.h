@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/hta/hta.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "formats/trace_io.h"
 
@@ -23,5 +24,8 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
 // `paths` (files or directories) to `analysis`, matching ranks by rank id;
 // ranks HTA has but the analysis lacks are added with only their hta part.
 void AddHtaSection(const std::vector<std::string>& paths, analysis::Analysis* analysis);
+// The same with figures already computed (hta::ComputeHta may run on its own
+// thread while the trace model is analysed).
+void AddHtaResult(const hta::HtaResult& result, analysis::Analysis* analysis);
 
 }  // namespace moetrace

@@ -194,15 +194,23 @@ TEST(Analysis, LabelChecksCompareGroundTruthByPath) {
                              {0, 0, "breakdown.span_ns", 4'000'000},
                              {1, -1, "memory.peak_allocated_bytes", 5},
                              {9, -1, "breakdown.free_ns", 1}};
+  // Per-step class figures and a profiler's own (µs) figure.
+  t.metadata.reference = {{0, 0, "comm_by_class.EP.exposed_ns", 3'000'000},
+                          {0, -1, "overlap_analysis.computing_us", 1001}};
   MemorySource src(std::move(t));
   analysis::Analysis a = Analyze(src, Threads(1));
-  ASSERT_EQ(a.label_checks_size(), 4);
   EXPECT_EQ(a.label_checks(0).actual(), 3'000'000);
   EXPECT_DOUBLE_EQ(a.label_checks(0).error(), 4'000.0 / 4'000'000);  // 0.1% of the step
   EXPECT_EQ(a.label_checks(1).actual(), 4'000'000);
   EXPECT_EQ(a.label_checks(1).error(), 0);
   EXPECT_FALSE(a.label_checks(2).has_actual());  // no memory recorded
   EXPECT_FALSE(a.label_checks(3).has_actual());  // no rank 9
+  ASSERT_EQ(a.label_checks_size(), 6);
+  EXPECT_EQ(a.label_checks(4).source(), "reference");
+  EXPECT_EQ(a.label_checks(4).actual(), 3'000'000);
+  EXPECT_EQ(a.label_checks(4).error(), 0);
+  EXPECT_EQ(a.label_checks(5).actual(), 1000);               // compute 1 ms in µs
+  EXPECT_DOUBLE_EQ(a.label_checks(5).error(), 1.0 / 4000);  // 1 µs of a 4 ms step
 }
 
 TEST(StableJson, NumbersAndNulls) {

@@ -55,6 +55,7 @@ void FillRank(const RankMetrics& m, uint64_t capacity_bytes, analysis::RankAnaly
     FillBreakdown(s.b, b);
     b->set_step(s.step);
     b->set_start_ns(s.start);
+    FillCommByClass(s.cls, b->mutable_comm_by_class());
   }
   FillRatios(m.total, out->mutable_ratios());
   FillCommByClass(m.cls, out->mutable_comm_by_class());

@@ -1,5 +1,7 @@
 #include "analyzer/stable_json.h"
 
+#include "formats/json_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,26 +20,6 @@ using google::protobuf::Message;
 using google::protobuf::Reflection;
 
 void Indent(std::string* out, int depth) { out->append(static_cast<size_t>(depth) * 2, ' '); }
-
-void AppendString(std::string* out, const std::string& s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default:
-        if (c < 0x20) {
-          out->append(fmt::format("\\u{:04x}", c));
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
-}
 
 void AppendMessage(std::string* out, const Message& m, int depth);
 
@@ -72,10 +54,10 @@ void AppendValue(std::string* out, const Message& m, const FieldDescriptor* f, i
       out->append((rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f)) ? "true" : "false");
       break;
     case FieldDescriptor::CPPTYPE_ENUM:
-      AppendString(out, (rep ? r->GetRepeatedEnum(m, f, index) : r->GetEnum(m, f))->name());
+      AppendJsonString((rep ? r->GetRepeatedEnum(m, f, index) : r->GetEnum(m, f))->name(), out);
       break;
     case FieldDescriptor::CPPTYPE_STRING:
-      AppendString(out, rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f));
+      AppendJsonString(rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f), out);
       break;
     case FieldDescriptor::CPPTYPE_MESSAGE:
       AppendMessage(out, rep ? r->GetRepeatedMessage(m, f, index) : r->GetMessage(m, f), depth);
@@ -116,7 +98,7 @@ void AppendMessage(std::string* out, const Message& m, int depth) {
   for (size_t i = 0; i < fields.size(); ++i) {
     const FieldDescriptor* f = fields[i];
     Indent(out, depth + 1);
-    AppendString(out, f->name());
+    AppendJsonString(f->name(), out);
     out->append(": ");
     if (f->is_map()) {
       int n = r->FieldSize(m, f);
@@ -130,7 +112,7 @@ void AppendMessage(std::string* out, const Message& m, int depth) {
         const FieldDescriptor* vf = f->message_type()->map_value();
         for (size_t k = 0; k < keys.size(); ++k) {
           Indent(out, depth + 2);
-          AppendString(out, keys[k].first);
+          AppendJsonString(keys[k].first, out);
           out->append(": ");
           AppendValue(out, r->GetRepeatedMessage(m, f, keys[k].second), vf, -1, depth + 2);
           out->append(k + 1 < keys.size() ? ",\n" : "\n");

@@ -1,6 +1,7 @@
 // moetrace analyze INPUT... [--json OUT.json]
 #include <fmt/core.h>
 
+#include <future>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -51,8 +52,13 @@ int RunAnalyze(const AnalyzeArgs& args) {
     // HTA's figures need the raw Kineto rows: computed from the files
     // themselves, next to the importer's trace model.
     if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
-    sources.push_back(OpenTrace(in));
   }
+  // ... on their own thread while the importers and the analysis run.
+  std::future<hta::HtaResult> hta_figures;
+  if (!kineto.empty()) {
+    hta_figures = std::async(std::launch::async, [&kineto] { return hta::ComputeHta(kineto); });
+  }
+  for (const std::string& in : args.inputs) sources.push_back(OpenTrace(in));
   AnalyzeOptions options;
   options.threads = args.threads;
   const bool tty = isatty(STDERR_FILENO);
@@ -62,16 +68,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
       if (done == total) fmt::print(stderr, "\r\033[K");
     };
   }
-  analysis::Analysis result;
-  if (!sources.empty()) {
-    ConcatSource all(std::move(sources));
-    result = Analyze(all, options);
-  } else {
-    result.set_source("kineto");
-  }
-  if (!kineto.empty()) {
+  ConcatSource all(std::move(sources));
+  analysis::Analysis result = Analyze(all, options);
+  if (hta_figures.valid()) {
     try {
-      AddHtaSection(kineto, &result);
+      AddHtaResult(hta_figures.get(), &result);
     } catch (const InputError& e) {
       // Where HTA itself fails to load the set it gives no figures either.
       result.add_hta_errors(e.what());

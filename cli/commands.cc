@@ -18,10 +18,13 @@ void Register(CLI::App* sub, std::function<int()> run) {
 }
 
 void AddCommands(CLI::App& app) {
-  AddAnalyzeCommand(app);
+  // In the order of the workflow: generate, inspect, analyse.
+  AddPresetsCommand(app);
+  AddGenerateCommand(app);
   AddConvertCommand(app);
   AddGateCommand(app);
   AddInfoCommand(app);
+  AddAnalyzeCommand(app);
   AddReportCommand(app);
 }
 

@@ -23,6 +23,8 @@ int RunSelected(CLI::App& app);
 void AddInfoCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
 void AddAnalyzeCommand(CLI::App& app);
+void AddGenerateCommand(CLI::App& app);
+void AddPresetsCommand(CLI::App& app);
 void AddGateCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
 

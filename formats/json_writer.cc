@@ -4,67 +4,9 @@
 
 #include <cmath>
 
+#include "formats/json_text.h"
+
 namespace moetrace {
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when invalid.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n;
-  uint32_t min;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) { n = 2; min = 0x80; }
-  else if ((c & 0xF0) == 0xE0) { n = 3; min = 0x800; }
-  else if ((c & 0xF8) == 0xF0) { n = 4; min = 0x10000; }
-  else return 0;
-  if (i + n > s.size()) return 0;
-  uint32_t cp = c & (0xFF >> (n + 1));
-  for (size_t k = 1; k < n; ++k) {
-    unsigned char d = static_cast<unsigned char>(s[i + k]);
-    if ((d & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (d & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-}  // namespace
-
-void AppendJsonString(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      size_t n = Utf8SequenceLength(s, i);
-      if (n == 0) {
-        out->append("\\ufffd");
-        ++i;
-      } else {
-        out->append(s.substr(i, n));
-        i += n;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      case '\b': out->append("\\b"); break;
-      case '\f': out->append("\\f"); break;
-      default:
-        if (c < 0x20) {
-          fmt::format_to(std::back_inserter(*out), "\\u{:04x}", c);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-    ++i;
-  }
-  out->push_back('"');
-}
-
 void JsonWriter::Newline() {
   if (!pretty_) return;
   out_.push_back('\n');
@@ -115,7 +57,7 @@ JsonWriter& JsonWriter::EndArray() {
 
 JsonWriter& JsonWriter::Key(std::string_view key) {
   BeforeValue();
-  AppendJsonString(&out_, key);
+  AppendJsonString(key, &out_);
   out_.append(pretty_ ? ": " : ":");
   after_key_ = true;
   return *this;
@@ -123,7 +65,7 @@ JsonWriter& JsonWriter::Key(std::string_view key) {
 
 JsonWriter& JsonWriter::String(std::string_view s) {
   BeforeValue();
-  AppendJsonString(&out_, s);
+  AppendJsonString(s, &out_);
   return *this;
 }
 

@@ -1,7 +1,7 @@
 // A small streaming JSON writer with deterministic output: callers emit
 // keys in the order they want (sorted, for stable documents), doubles are
-// printed in their shortest round-trip form, strings are escaped (invalid
-// UTF-8 bytes become U+FFFD).
+// printed in their shortest round-trip form, strings are escaped by
+// AppendJsonString (formats/json_text.h).
 #pragma once
 
 #include <cstdint>
@@ -40,8 +40,5 @@ class JsonWriter {
   bool after_key_ = false;
   bool pretty_;
 };
-
-// Appends `s` to `out` as a quoted, escaped JSON string.
-void AppendJsonString(std::string* out, std::string_view s);
 
 }  // namespace moetrace

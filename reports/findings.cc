@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace moetrace {
@@ -63,13 +64,20 @@ std::string_view VerdictName(Verdict v) {
 
 std::string FormatMs(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 std::string FormatPct(double r) { return fmt::format("{:.1f} %", 100.0 * r); }
-std::string FormatGiB(double b) { return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024)); }
+std::string FormatBytes(double b) {
+  const double a = std::abs(b);
+  if (a >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+  if (a >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
+  if (a >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{:.0f} B", b);
+}
 
 Findings BuildFindings(const analysis::Analysis& a, size_t max_bars) {
   Findings f;
   const analysis::Cluster& c = a.cluster();
   const analysis::Breakdown& b = c.breakdown();
-  f.title = fmt::format("{} ranks, {} steps{}", c.rank_count(), c.steps(),
+  f.title = fmt::format("{} rank{}, {} step{}{}", c.rank_count(), c.rank_count() == 1 ? "" : "s", c.steps(),
+                        c.steps() == 1 ? "" : "s",
                         a.source().empty() ? "" : " (" + a.source() + ")");
   int64_t rank_steps = 0;
   for (const auto& r : a.ranks()) rank_steps += r.steps_size();
@@ -117,9 +125,9 @@ Findings BuildFindings(const analysis::Analysis& a, size_t max_bars) {
     }
     const double peak = static_cast<double>(c.memory().peak_bytes());
     f.headlines.push_back(
-        {"Peak memory", FormatGiB(peak),
+        {"Peak memory", FormatBytes(peak),
          capacity > 0 ? fmt::format("rank {}, {} of {}", c.memory().rank(), FormatPct(peak / capacity),
-                                    FormatGiB(capacity))
+                                    FormatBytes(capacity))
                       : fmt::format("rank {}", c.memory().rank()),
          capacity > 0 ? Lower(peak / capacity, 0.85, 0.95) : Verdict::kInfo});
   }

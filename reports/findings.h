@@ -50,6 +50,6 @@ Findings BuildFindings(const analysis::Analysis& a, size_t max_bars = 64);
 
 std::string FormatMs(double ns);
 std::string FormatPct(double ratio);
-std::string FormatGiB(double bytes);
+std::string FormatBytes(double bytes);
 
 }  // namespace moetrace

@@ -180,9 +180,9 @@ data MemoryData(const analysis::Analysis& a, const std::optional<MemorySeries>& 
   for (const auto& r : a.ranks()) {
     if (r.rank() == cm.rank()) rm = &r.memory();
   }
-  data d = object{{"peak", FormatGiB(cm.peak_bytes())}, {"rank", std::to_string(cm.rank())}};
+  data d = object{{"peak", FormatBytes(cm.peak_bytes())}, {"rank", std::to_string(cm.rank())}};
   d.set("has_headroom", data(rm && rm->has_headroom_bytes()));
-  d.set("headroom", rm && rm->has_headroom_bytes() ? FormatGiB(rm->headroom_bytes()) : std::string());
+  d.set("headroom", rm && rm->has_headroom_bytes() ? FormatBytes(rm->headroom_bytes()) : std::string());
   if (series && (!series->allocated.empty() || !series->reserved.empty())) {
     TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
     double ymax = 1, peak = -1;
@@ -208,7 +208,7 @@ data MemoryData(const analysis::Analysis& a, const std::optional<MemorySeries>& 
                         {"reserved", Points(series->reserved, t0, t1, ymax)},
                         {"peak_x", Num(px)}, {"peak_y", Num(py)},
                         {"peak_tx", Num(std::min(px + 8, 960.0))}, {"peak_ty", Num(std::max(py - 6, 22.0))},
-                        {"peak", FormatGiB(peak)}, {"ymax", FormatGiB(ymax)},
+                        {"peak", FormatBytes(peak)}, {"ymax", FormatBytes(ymax)},
                         {"t0", "0 ms"}, {"t1", FormatMs(t1 - t0)}};
     chart.set("has_allocated", data(!series->allocated.empty()));
     chart.set("has_reserved", data(!series->reserved.empty()));
@@ -221,7 +221,7 @@ data MemoryData(const analysis::Analysis& a, const std::optional<MemorySeries>& 
     int64_t total = 0;
     for (const auto& c : cats) total += c.second;
     for (const auto& [name, bytes] : cats) {
-      at_peak.push_back(object{{"name", name}, {"bytes", FormatGiB(bytes)},
+      at_peak.push_back(object{{"name", name}, {"bytes", FormatBytes(bytes)},
                                {"share", FormatPct(total > 0 ? bytes / double(total) : 0)}});
     }
     d.set("has_at_peak", data(!cats.empty()));

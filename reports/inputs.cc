@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include "analyzer/analyze.h"
 #include "analyzer/gate.h"
@@ -66,16 +67,22 @@ LoadedInputs LoadInputs(const std::vector<std::string>& inputs, int threads,
       ThrowInputError(in, "", "a saved analysis must be the only input");
     }
     if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
-    sources.push_back(OpenTrace(in));
   }
+  // HTA's figures, from the raw Kineto files, on their own thread while the
+  // importers and the analysis run (as `moetrace analyze` does).
+  std::future<hta::HtaResult> hta_figures;
+  if (!kineto.empty()) {
+    hta_figures = std::async(std::launch::async, [&kineto] { return hta::ComputeHta(kineto); });
+  }
+  for (const std::string& in : inputs) sources.push_back(OpenTrace(in));
   AnalyzeOptions options;
   options.threads = threads;
   options.progress = std::move(progress);
   auto all = std::make_unique<ConcatSource>(std::move(sources));
   out.analysis = Analyze(*all, options);
-  if (!kineto.empty()) {
+  if (hta_figures.valid()) {
     try {
-      AddHtaSection(kineto, &out.analysis);
+      AddHtaResult(hta_figures.get(), &out.analysis);
     } catch (const InputError& e) {
       out.analysis.add_hta_errors(e.what());
     }

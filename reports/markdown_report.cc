@@ -98,16 +98,16 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   }
   const auto& c = a.cluster();
   if (c.memory().peak_bytes() > 0) {
-    s += fmt::format("### Memory\n\nPeak {} on rank {}", FormatGiB(c.memory().peak_bytes()), c.memory().rank());
+    s += fmt::format("### Memory\n\nPeak {} on rank {}", FormatBytes(c.memory().peak_bytes()), c.memory().rank());
     for (const auto& r : a.ranks()) {
       if (r.rank() != c.memory().rank()) continue;
-      if (r.memory().has_headroom_bytes()) s += fmt::format(", headroom {}", FormatGiB(r.memory().headroom_bytes()));
+      if (r.memory().has_headroom_bytes()) s += fmt::format(", headroom {}", FormatBytes(r.memory().headroom_bytes()));
       std::vector<std::pair<std::string, int64_t>> cats(r.memory().at_peak().begin(), r.memory().at_peak().end());
       std::sort(cats.begin(), cats.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
       if (!cats.empty()) {
         s += ". At the peak: ";
         for (size_t i = 0; i < cats.size(); ++i) {
-          s += fmt::format("{}{} {}", i ? ", " : "", Cell(cats[i].first), FormatGiB(cats[i].second));
+          s += fmt::format("{}{} {}", i ? ", " : "", Cell(cats[i].first), FormatBytes(cats[i].second));
         }
       }
     }

@@ -9,9 +9,9 @@ ninja -C build moetrace
 mkdir -p out
 bin=build/cli/moetrace
 set -x
-$bin info sample-traces/sample.mtrace
-$bin convert sample-traces/sample.mtrace -o out/sample.pftrace
-$bin convert sample-traces/sample.mtrace -o out/sample.json
-$bin analyze sample-traces/sample.mtrace --json out/sample.analysis.json
-$bin gate sample-traces/sample.mtrace --baseline out/sample.analysis.json --junit out/gate.xml --md out/gate.md
-$bin report sample-traces/sample.mtrace --html out/report.html --md out/report.md
+$bin generate --preset tiny-moe -o out/tiny-moe.mtrace
+$bin info out/tiny-moe.mtrace
+$bin analyze out/tiny-moe.mtrace --json out/tiny-moe.analysis.json
+$bin convert out/tiny-moe.mtrace -o out/tiny-moe.pftrace
+$bin gate out/tiny-moe.mtrace --baseline out/tiny-moe.analysis.json --junit out/gate.xml --md out/gate.md
+$bin report out/tiny-moe.mtrace --html out/report.html --md out/report.md

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "formats/atomic_file.h"
-#include "formats/chrome/json_text.h"
+#include "formats/json_text.h"
 #include "formats/errors.h"
 #include "formats/export/launch_flows.h"
 #include "formats/export/track_labels.h"

@@ -5,6 +5,9 @@
 namespace moetrace::native {
 namespace {
 
+// Rows on which the transform of a column is chosen.
+constexpr size_t kSample = 1024;
+
 // Whole bytes needed for `range` (0 for 0).
 inline uint32_t WidthOf(uint64_t range) {
   return range == 0 ? 0 : static_cast<uint32_t>((64 - __builtin_clzll(range) + 7) / 8);
@@ -27,9 +30,17 @@ struct MinMax {
 
 bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
                            const int64_t* dur, Column* col) {
-  size_t changes = 0;
-  for (size_t i = 1; i < n; ++i) changes += v[i] != v[i - 1];
-  if (changes == 0) {
+  // Constant columns (the most common kind) are found by a scan that stops
+  // at the first difference; the others get one fused pass for all stats.
+  const int64_t v0 = v[0];
+  size_t first_change = 1;
+  for (; first_change + 8 <= n; first_change += 8) {  // 8 at a time, branch-free
+    uint64_t diff = 0;
+    for (size_t j = 0; j < 8; ++j) diff |= static_cast<uint64_t>(v[first_change + j] ^ v0);
+    if (diff != 0) break;
+  }
+  while (first_change < n && v[first_change] == v0) ++first_change;
+  if (first_change == n) {
     if (default_value && v[0] == *default_value) return false;
     col->Clear();
     col->set_encoding(CONSTANT);
@@ -37,48 +48,61 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
     return true;
   }
 
-  // Frame of reference of each transform (separate loops vectorize).
+  // The transform is chosen on a sample: frames of reference of the plain
+  // values, of the steps between rows (DELTA) and of the gaps after the
+  // previous row's end (GAP) over the first kSample rows. DELTA and GAP
+  // frame the steps from row 1 on; `first` is then chosen so that row 0's
+  // step is the frame's minimum (offset 0).
+  const size_t m = std::min(n, kSample);
   MinMax plain, delta, gap;
-  for (size_t i = 0; i < n; ++i) plain.Add(v[i]);
-  // DELTA and GAP frame the steps between rows (n >= 2 here); `first` is
-  // then chosen so that row 0's step is the frame's minimum (offset 0).
-  for (size_t i = 1; i < n; ++i) delta.Add(WrapSub(v[i], v[i - 1]));
+  plain.Add(v[0]);
+  for (size_t i = 1; i < m; ++i) {
+    const int64_t step = WrapSub(v[i], v[i - 1]);
+    plain.Add(v[i]);
+    delta.Add(step);
+    if (dur != nullptr) gap.Add(WrapSub(step, dur[i - 1]));
+  }
   ColumnEncoding best = PACKED;
-  MinMax frame = plain;
-  if (delta.width() < frame.width()) best = DELTA, frame = delta;
-  if (dur != nullptr) {
+  uint32_t best_width = plain.width();
+  if (m > 1 && delta.width() < best_width) best = DELTA, best_width = delta.width();
+  if (dur != nullptr && m > 1 && gap.width() < best_width) best = GAP;
+  // The exact frame of the chosen transform over all rows, and the runs.
+  MinMax frame;
+  size_t changes = 0;
+  if (best == PACKED) {
+    frame.Add(v[0]);
     for (size_t i = 1; i < n; ++i) {
-      gap.Add(WrapSub(v[i], static_cast<int64_t>(static_cast<uint64_t>(v[i - 1]) +
-                                                  static_cast<uint64_t>(dur[i - 1]))));
+      frame.Add(v[i]);
+      changes += v[i] != v[i - 1];
     }
-    if (gap.width() < frame.width()) best = GAP, frame = gap;
+  } else if (best == DELTA) {
+    for (size_t i = 1; i < n; ++i) {
+      const int64_t step = WrapSub(v[i], v[i - 1]);
+      frame.Add(step);
+      changes += step != 0;
+    }
+  } else {
+    for (size_t i = 1; i < n; ++i) {
+      const int64_t step = WrapSub(v[i], v[i - 1]);
+      frame.Add(WrapSub(step, dur[i - 1]));
+      changes += step != 0;
+    }
   }
   const uint32_t w = frame.width();
   const size_t packed_size = n * w;
 
   // Runs: worth sizing exactly only when there are few of them.
-  size_t rle_size = std::numeric_limits<size_t>::max();
   const size_t runs = changes + 1;
-  if (runs * 2 < packed_size) {
-    rle_size = 0;
-    int64_t prev_run = 0;
-    for (size_t i = 0; i < n;) {
-      size_t j = i + 1;
-      while (j < n && v[j] == v[i]) ++j;
-      rle_size += VarintSize(ZigZag(WrapSub(v[i], prev_run))) + VarintSize(j - i);
-      prev_run = v[i];
-      i = j;
-    }
-  }
-
-  const size_t need = std::min(rle_size, packed_size) + 8;
+  // A run costs at most 20 bytes of varints; 8 bytes of slack for put().
+  const size_t need = std::max(8 * n, 20 * runs) + 8;
   if (capacity_ < need) {
-    capacity_ = std::max(need, 8 * n + 8);
+    capacity_ = need;
     buffer_.reset(new uint8_t[capacity_]);
   }
   uint8_t* const begin = buffer_.get();
   col->Clear();
-  if (rle_size < packed_size) {
+  // Few runs: encode them, and keep the result if shorter than packing.
+  if (runs * 2 < packed_size) {
     uint8_t* out = begin;
     int64_t prev_run = 0;
     for (size_t i = 0; i < n;) {
@@ -89,9 +113,11 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
       prev_run = v[i];
       i = j;
     }
-    col->set_encoding(RLE);
-    col->set_data(begin, static_cast<size_t>(out - begin));
-    return true;
+    if (static_cast<size_t>(out - begin) < packed_size) {
+      col->set_encoding(RLE);
+      col->set_data(begin, static_cast<size_t>(out - begin));
+      return true;
+    }
   }
   // u[i] = transformed value - frame.lo, stored in w bytes (8-byte stores
   // into a buffer with 8 bytes of slack, each overwriting the last's spill).

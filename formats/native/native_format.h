@@ -29,6 +29,8 @@ inline constexpr uint32_t kMaxBlockRows = 65536;
 // No record's decompressed size may exceed this (the writer splits blocks
 // long before; a rank header or footer this large is not a real trace).
 inline constexpr uint64_t kMaxRecordRawSize = 1ull << 30;
+// Tracks of one rank (a real rank has tens).
+inline constexpr size_t kMaxTracksPerRank = 1 << 20;
 // Elements of the comm vectors of one block (group_ranks, splits).
 inline constexpr uint64_t kMaxBlockVectorElements = 1ull << 26;
 

@@ -36,7 +36,8 @@ class ByteSource {
 class FileBytes : public ByteSource {
  public:
   explicit FileBytes(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not hang; it is then rejected below.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) ThrowInputError(path, "", std::string("cannot open: ") + std::strerror(errno));
     struct stat st;
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -316,7 +317,7 @@ void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Tr
   auto column = [&](int f, auto& out, auto dflt, int64_t lo, int64_t hi,
                     const int64_t* dur = nullptr) {
     if (cols[f] == nullptr) {
-      out.insert(out.end(), n, dflt);
+      native::AppendFill(out, n, dflt);
       return;
     }
     CheckColumn(Decode(*cols[f], n, lo, hi, out, dur), off, "events", kEventFieldNames[f]);
@@ -476,6 +477,11 @@ Rank NativeSource::ReadRank(size_t index) const {
   // Rows per track and kind according to the footer; must match the
   // descriptors, and all together fit the rank budget.
   const size_t ntracks = static_cast<size_t>(h.tracks_size());
+  // A Track costs ~400 bytes empty; its descriptor can be 2 bytes of file.
+  if (ntracks > native::kMaxTracksPerRank) {
+    Fail(hoff, "rank header lists " + std::to_string(ntracks) + " tracks, more than " +
+                   std::to_string(native::kMaxTracksPerRank));
+  }
   std::vector<uint64_t> rows(ntracks * 3, 0);
   uint64_t budget = opts_.max_rank_rows;
   for (const native::BlockIndex& bi : ri.blocks()) {
@@ -570,7 +576,7 @@ std::unique_ptr<TraceSource> OpenNativeBuffer(std::string data, const std::strin
 }
 
 bool LooksLikeNative(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   struct stat st;
   char magic[sizeof native::kMagic];

@@ -3,8 +3,11 @@
 #include <limits>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
+#include "formats/errors.h"
 #include "formats/native/native_test_util.h"
 #include "formats/sample_trace.h"
 
@@ -272,24 +275,44 @@ TEST(NativeReader, ConcurrentReadRankMatchesSerial) {
 
 TEST(NativeWriter, RejectsBrokenRanksAndLeavesNothing) {
   std::string path = TempPath("broken.mtrace");
+  Rank good;
+  good.rank = 0;
   Rank r;
+  r.rank = 1;
   Track& tr = r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "t");
   Event e;
   e.name = 99;  // not in the string table
   tr.events.Append(e);
-  {
-    auto sink = CreateNativeSink(path);
-    EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
-  }
-  EXPECT_FALSE(LooksLikeNative(path));
-  EXPECT_TRUE(ReadFileBytes(path).empty());
+  auto expect_rejected = [&](const Rank& bad) {
+    {
+      auto sink = CreateNativeSink(path);
+      sink->AddRank(good);
+      EXPECT_THROW(sink->AddRank(bad), std::invalid_argument);
+      // The half-written rank poisons the sink: it cannot be finished.
+      EXPECT_THROW(sink->Finish(Metadata{}), std::invalid_argument);
+    }
+    EXPECT_FALSE(LooksLikeNative(path));
+    EXPECT_TRUE(ReadFileBytes(path).empty());
+  };
+  expect_rejected(r);
   tr.events.name[0] = 0;
   tr.events.comm[0] = 0;  // no comm record 0
-  auto sink = CreateNativeSink(path);
-  EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
+  expect_rejected(r);
   tr.events.comm[0] = kNone;
   tr.events.flags.pop_back();  // unequal columns
-  EXPECT_THROW(sink->AddRank(r), std::invalid_argument);
+  expect_rejected(r);
+  tr.events.flags.push_back(0);
+  tr.events.category[0] = static_cast<Category>(9);
+  expect_rejected(r);
+  tr.events.category[0] = Category::kCompute;
+  // Fixed, the same rank is written.
+  {
+    auto sink = CreateNativeSink(path);
+    sink->AddRank(r);
+    sink->Finish(Metadata{});
+  }
+  EXPECT_TRUE(OpenNative(path)->ReadRank(0) == r);
+  std::remove(path.c_str());
 }
 
 TEST(NativeReader, LooksLikeNativeChecksTheMagic) {
@@ -305,6 +328,22 @@ TEST(NativeReader, LooksLikeNativeChecksTheMagic) {
   EXPECT_FALSE(LooksLikeNative(TempPath("missing")));
   std::remove(path.c_str());
   std::remove(text.c_str());
+}
+
+}  // namespace
+}  // namespace moetrace
+
+namespace moetrace {
+namespace {
+
+TEST(NativeReader, RejectsDirectoriesFifosAndMissingFiles) {
+  EXPECT_THROW(OpenNative(::testing::TempDir()), InputError);
+  EXPECT_THROW(OpenNative(testing_native::TempPath("does_not_exist.mtrace")), InputError);
+  std::string fifo = testing_native::TempPath("fifo.mtrace");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(LooksLikeNative(fifo));  // returns instead of blocking
+  EXPECT_THROW(OpenNative(fifo), InputError);
+  std::remove(fifo.c_str());
 }
 
 }  // namespace

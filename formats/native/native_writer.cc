@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -36,6 +37,24 @@ inline int64_t SaturatedEnd(int64_t ts, int64_t dur) {
   return end;
 }
 
+// True when p[0..n) are all equal. Checked on the narrow source type, 16
+// rows per step without branches, before anything is widened: most columns
+// of a block are constant.
+template <typename T>
+bool IsConstant(const T* p, size_t n) {
+  const T v0 = p[0];
+  size_t i = 1;
+  for (; i + 16 <= n; i += 16) {
+    bool diff = false;
+    for (size_t j = 0; j < 16; ++j) diff |= p[i + j] != v0;
+    if (diff) return false;
+  }
+  for (; i < n; ++i) {
+    if (p[i] != v0) return false;
+  }
+  return true;
+}
+
 class NativeSink : public TraceSink {
  public:
   NativeSink(const std::string& path, NativeWriteOptions opts)
@@ -53,10 +72,19 @@ class NativeSink : public TraceSink {
   }
   ~NativeSink() override { ZSTD_freeCCtx(cctx_); }
 
-  void AddRank(const Rank& rank) override;
+  void AddRank(const Rank& rank) override {
+    Require(!finished_, "AddRank after Finish");
+    Require(!failed_, "AddRank after a failed AddRank");
+    // A rank that fails half-written would leave the index inconsistent:
+    // the sink then refuses to finish, and AtomicFile leaves nothing.
+    failed_ = true;
+    WriteRank(rank);
+    failed_ = false;
+  }
   void Finish(const Metadata& metadata) override;
 
  private:
+  void WriteRank(const Rank& rank);
   // Writes one record holding `msg`; returns its offset and total size.
   std::pair<uint64_t, uint32_t> WriteRecord(native::RecordKind kind,
                                             const google::protobuf::MessageLite& msg);
@@ -64,15 +92,43 @@ class NativeSink : public TraceSink {
                         native::RankIndex* index);
   void WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track, native::RankIndex* index);
   void WriteSampleBlocks(const Track& t, uint32_t track, native::RankIndex* index);
-  // Adds column `field` of `n` int64 values unless all equal `dflt`.
-  // dflt == nullopt: always stored.
+  // Adds column `field` from rows [start, start + n) of a typed vector;
+  // every value must lie in [lo, hi] (else `what` is thrown).
+  template <typename T>
+  void AddTyped(uint32_t field, const std::vector<T>& col, size_t start, size_t n, int64_t dflt,
+                int64_t lo = std::numeric_limits<int64_t>::min(),
+                int64_t hi = std::numeric_limits<int64_t>::max(), const char* what = "") {
+    const T* p = col.data() + start;
+    if (IsConstant(p, n)) {
+      const int64_t v = static_cast<int64_t>(p[0]);
+      Require(v >= lo && v <= hi, what);
+      if (v == dflt) return;
+      Column* c = NextColumn();
+      c->Clear();
+      c->set_field(field);
+      c->set_encoding(native::CONSTANT);
+      c->set_constant(v);
+      ++used_columns_;
+      return;
+    }
+    int64_t mn, mx;
+    const int64_t* v = Widen(col, start, n, &mn, &mx);
+    Require(mn >= lo && mx <= hi, what);
+    AddColumn(field, v, n, dflt);
+  }
+  Column* NextColumn() {
+    return used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
+                                                 : block_.add_columns();
+  }
+  // Adds column `field` of `n` int64 values unless all equal `dflt`
+  // (dflt == nullopt: always stored).
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                  const int64_t* dur = nullptr);
-  // Copies rows [start, start + n) of `col` into scratch_ as int64 and
-  // returns it, with the smallest and largest value (one fused pass).
+  // Copies rows [start, start + n) of `col` into scratch_ as int64, with
+  // the smallest and largest value (one fused pass).
   template <typename T>
-  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo = nullptr,
-                       int64_t* hi = nullptr) {
+  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo,
+                       int64_t* hi) {
     int64_t mn = std::numeric_limits<int64_t>::max(), mx = std::numeric_limits<int64_t>::min();
     const T* src = col.data() + start;
     int64_t* dst = scratch_.data();
@@ -82,8 +138,8 @@ class NativeSink : public TraceSink {
       mn = std::min(mn, x);
       mx = std::max(mx, x);
     }
-    if (lo != nullptr) *lo = mn;
-    if (hi != nullptr) *hi = mx;
+    *lo = mn;
+    *hi = mx;
     return dst;
   }
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
@@ -94,6 +150,7 @@ class NativeSink : public TraceSink {
   ZSTD_CCtx* cctx_;
   native::ColumnEncoder encoder_;
   bool finished_ = false;
+  bool failed_ = false;
   native::Footer footer_;
   Block block_;  // reused: keeps its column buffers between blocks
   int used_columns_ = 0;
@@ -131,8 +188,7 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
 void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                            const int64_t* dur) {
   // Reuse the block's Column objects (and their data buffers) across blocks.
-  Column* col = used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
-                                                      : block_.add_columns();
+  Column* col = NextColumn();
   if (!encoder_.Encode(v, n, dflt, dur, col)) return;
   col->set_field(field);
   ++used_columns_;
@@ -178,29 +234,28 @@ void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t tra
       min_ts = std::min(min_ts, ts[i]);
       max_end = std::max(max_end, SaturatedEnd(ts[i], dur[i]));
     }
-    AddColumn(native::EV_DUR, dur, n, 0);
-    AddColumn(native::EV_TS, ts, n, 0, dur);
-    int64_t lo, hi;
-    const int64_t* v = Widen(e.name, start, n, &lo, &hi);
-    Require(hi < strings, "event name id not in the string table");
-    AddColumn(native::EV_NAME, v, n, 0);
-    v = Widen(e.category, start, n, &lo, &hi);
-    Require(hi < kCategoryCount, "event category out of range");
-    AddColumn(native::EV_CATEGORY, v, n, 0);
-    v = Widen(e.phase, start, n, &lo, &hi);
-    Require(hi <= static_cast<int64_t>(Phase::kOptimizer), "event phase out of range");
-    AddColumn(native::EV_PHASE, v, n, 0);
-    AddColumn(native::EV_FLAGS, Widen(e.flags, start, n), n, 0);
-    AddColumn(native::EV_CORRELATION, e.correlation.data() + start, n, -1);
-    AddColumn(native::EV_STEP, Widen(e.step, start, n), n, kNone);
-    AddColumn(native::EV_MICRO_BATCH, Widen(e.micro_batch, start, n), n, kNone);
-    AddColumn(native::EV_LAYER, Widen(e.layer, start, n), n, kNone);
-    v = Widen(e.comm, start, n, &lo, &hi);
-    Require(lo >= -1 && hi < comms, "event comm index not -1 nor a comm record");
-    AddColumn(native::EV_COMM, v, n, kNone);
-    // uint64 and int64 may alias: the bits are stored as they are.
-    AddColumn(native::EV_FLOPS, reinterpret_cast<const int64_t*>(e.flops.data() + start), n, 0);
-    AddColumn(native::EV_BYTES, reinterpret_cast<const int64_t*>(e.bytes.data() + start), n, 0);
+    AddTyped(native::EV_DUR, e.dur, start, n, 0);
+    if (IsConstant(ts, n)) {
+      AddTyped(native::EV_TS, e.ts, start, n, 0);
+    } else {
+      AddColumn(native::EV_TS, ts, n, 0, dur);
+    }
+    AddTyped(native::EV_NAME, e.name, start, n, 0, 0, strings - 1,
+             "event name id not in the string table");
+    AddTyped(native::EV_CATEGORY, e.category, start, n, 0, 0, kCategoryCount - 1,
+             "event category out of range");
+    AddTyped(native::EV_PHASE, e.phase, start, n, 0, 0, static_cast<int64_t>(Phase::kOptimizer),
+             "event phase out of range");
+    AddTyped(native::EV_FLAGS, e.flags, start, n, 0);
+    AddTyped(native::EV_CORRELATION, e.correlation, start, n, -1);
+    AddTyped(native::EV_STEP, e.step, start, n, kNone);
+    AddTyped(native::EV_MICRO_BATCH, e.micro_batch, start, n, kNone);
+    AddTyped(native::EV_LAYER, e.layer, start, n, kNone);
+    AddTyped(native::EV_COMM, e.comm, start, n, kNone, -1, comms - 1,
+             "event comm index not -1 nor a comm record");
+    // uint64 values are stored as the int64 of the same bits.
+    AddTyped(native::EV_FLOPS, e.flops, start, n, 0);
+    AddTyped(native::EV_BYTES, e.bytes, start, n, 0);
     AddBlockRecord(track, native::EVENTS, static_cast<uint32_t>(n), min_ts, max_end, index);
   }
 }
@@ -232,11 +287,15 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
     scalar(native::CM_PEER, kNone, [](const CommRecord& r) { return int64_t(r.peer); });
     scalar(native::CM_BYTES, 0, [](const CommRecord& r) { return int64_t(r.bytes); });
     auto vec = [&](uint32_t len_field, uint32_t values_field, auto get) {
-      values_.clear();
+      size_t total = 0;
       for (size_t i = 0; i < n; ++i) {
-        const auto& v = get(c[i]);
-        scratch_[i] = static_cast<int64_t>(v.size());
-        for (auto x : v) values_.push_back(static_cast<int64_t>(x));
+        scratch_[i] = static_cast<int64_t>(get(c[i]).size());
+        total += get(c[i]).size();
+      }
+      values_.resize(total);
+      int64_t* out = values_.data();
+      for (size_t i = 0; i < n; ++i) {
+        for (auto x : get(c[i])) *out++ = static_cast<int64_t>(x);
       }
       AddColumn(len_field, scratch_.data(), n, 0);
       if (!values_.empty()) AddColumn(values_field, values_.data(), values_.size(), std::nullopt);
@@ -279,8 +338,8 @@ void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankI
   }
 }
 
-void NativeSink::AddRank(const Rank& rank) {
-  Require(!finished_, "AddRank after Finish");
+void NativeSink::WriteRank(const Rank& rank) {
+  Require(rank.tracks.size() <= native::kMaxTracksPerRank, "more than 2^20 tracks in a rank");
   native::RankHeader h;
   h.set_rank(rank.rank);
   h.set_device_id(rank.device_id);
@@ -331,6 +390,7 @@ void NativeSink::AddRank(const Rank& rank) {
 
 void NativeSink::Finish(const Metadata& metadata) {
   Require(!finished_, "Finish called twice");
+  Require(!failed_, "Finish after a failed AddRank");
   finished_ = true;
   native::MetadataToProto(metadata, footer_.mutable_metadata());
   auto [offset, size] = WriteRecord(native::kRecordFooter, footer_);

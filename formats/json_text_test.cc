@@ -1,4 +1,4 @@
-#include "formats/chrome/json_text.h"
+#include "formats/json_text.h"
 
 #include <gtest/gtest.h>
 

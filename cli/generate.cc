@@ -1,0 +1,50 @@
+// moetrace generate: run the tracegen model and write the trace.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "cli/commands.h"
+#include "formats/open_trace.h"
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+namespace moetrace::cli {
+
+void AddGenerateCommand(CLI::App& app) {
+  struct Args {
+    std::string preset, config, ranks, out;
+    std::vector<std::string> sets;
+    int steps = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* sub = app.add_subcommand("generate", "Simulate MoE training on Ascend+Kunpeng and write its trace");
+  sub->add_option("--preset", args->preset, "run preset (see `moetrace presets`)");
+  sub->add_option("--config", args->config, "RunConfig JSON file")->check(CLI::ExistingFile);
+  sub->add_option("--set", args->sets, "override a config key: dotted.key=value (repeatable)");
+  sub->add_option("--steps", args->steps, "training steps to simulate")->check(CLI::Range(1, 10000));
+  sub->add_option("--ranks", args->ranks, "ranks to write: list or ranges, e.g. 0-7,64 (default all)");
+  sub->add_option("-o,--output", args->out, "output trace (.mtrace, .pftrace, .json)")->required();
+  Register(sub, [args]() {
+    if (args->preset.empty() == args->config.empty())
+      throw UsageError("generate: give exactly one of --preset NAME or --config FILE");
+    tracegen::RunConfig config =
+        tracegen::BuildConfig({args->preset, args->config, args->sets, args->steps});
+    std::vector<int32_t> ranks;
+    if (!args->ranks.empty())
+      ranks = tracegen::ParseRankSpec(args->ranks, config.parallel().world_size());
+    auto sink = CreateSink(args->out);
+    const bool tty = isatty(fileno(stderr));
+    auto progress = [tty](int done, int total) {
+      if (tty) fmt::print(stderr, "\rgenerating: rank {}/{}{}", done, total, done == total ? "\n" : "");
+    };
+    tracegen::GenerateSummary s = tracegen::Generate(config, ranks, *sink, progress);
+    for (const auto& w : s.warnings) fmt::print(stderr, "moetrace: warning: {}\n", w);
+    return 0;
+  });
+}
+
+}  // namespace moetrace::cli

@@ -1,0 +1,406 @@
+#include "tracegen/config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/core.h>
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/type_resolver_util.h>
+
+#include "formats/errors.h"
+#include "tracegen/embedded_files.h"
+
+namespace moetrace::tracegen {
+namespace {
+
+using google::protobuf::Descriptor;
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// Parses JSON into `out` with presence kept (all scalars are optional).
+void ParseJsonInto(std::string_view json, std::string_view file, Message* out) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), out, options);
+  if (!status.ok()) ThrowInputError(file, "", std::string(status.message()));
+}
+
+std::string_view FindEmbedded(std::string_view dir, std::string_view key_field,
+                              std::string_view name, std::string* file_out) {
+  for (const auto& [path, text] : EmbeddedFiles()) {
+    if (path.substr(0, dir.size()) != dir) continue;
+    std::string needle = fmt::format("\"{}\": \"{}\"", key_field, name);
+    if (text.find(needle) != std::string_view::npos) {
+      *file_out = std::string(path);
+      return text;
+    }
+  }
+  return {};
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T* out) {
+  if constexpr (std::is_floating_point_v<T>) {
+    std::string tmp(s);
+    char* end = nullptr;
+    double v = std::strtod(tmp.c_str(), &end);
+    if (tmp.empty() || end != tmp.c_str() + tmp.size() || !std::isfinite(v)) return false;
+    *out = static_cast<T>(v);
+    return true;
+  } else {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+    return ec == std::errc() && p == s.data() + s.size();
+  }
+}
+
+[[noreturn]] void KeyError(std::string_view key, std::string_view what) {
+  ThrowInputError("config", key, what);
+}
+
+}  // namespace
+
+std::vector<PresetInfo> ListPresets() {
+  std::vector<PresetInfo> out;
+  for (const auto& [path, text] : EmbeddedFiles()) {
+    if (path.substr(0, 8) != "presets/") continue;
+    RunConfig c;
+    ParseJsonInto(text, path, &c);
+    out.push_back({c.preset(), c.description()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PresetInfo& a, const PresetInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+std::vector<std::string> ListHardwarePresets() {
+  std::vector<std::string> out;
+  for (const auto& [path, text] : EmbeddedFiles()) {
+    if (path.substr(0, 9) != "hardware/") continue;
+    HardwareConfig h;
+    ParseJsonInto(text, path, &h);
+    out.push_back(h.preset());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+RunConfig PresetConfig(std::string_view name) {
+  std::string file;
+  std::string_view text = FindEmbedded("presets/", "preset", name, &file);
+  if (text.empty()) {
+    std::string known;
+    for (const auto& p : ListPresets()) known += (known.empty() ? "" : ", ") + p.name;
+    ThrowInputError("--preset", name, "unknown preset (known: " + known + ")");
+  }
+  RunConfig c;
+  ParseJsonInto(text, file, &c);
+  return c;
+}
+
+RunConfig ParseConfigJson(std::string_view json, std::string_view file) {
+  RunConfig user;
+  ParseJsonInto(json, file, &user);
+  if (!user.has_preset() || user.preset().empty()) return user;
+  RunConfig base = PresetConfig(user.preset());
+  base.MergeFrom(user);  // presence-aware: only keys the file names replace
+  return base;
+}
+
+RunConfig LoadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) ThrowInputError(path, "", "cannot open config file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (ss.str().size() > (64u << 20)) ThrowInputError(path, "", "config file larger than 64 MiB");
+  return ParseConfigJson(ss.str(), path);
+}
+
+void ApplyOverride(RunConfig* config, std::string_view assignment) {
+  size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    ThrowInputError("--set", assignment, "expected KEY=VALUE");
+  std::string_view key = assignment.substr(0, eq);
+  std::string_view value = assignment.substr(eq + 1);
+  Message* msg = config;
+  std::string_view rest = key;
+  const FieldDescriptor* field = nullptr;
+  while (true) {
+    size_t dot = rest.find('.');
+    std::string part(rest.substr(0, dot));
+    field = msg->GetDescriptor()->FindFieldByName(part);
+    if (!field) ThrowInputError("--set", key, "unknown key");
+    if (dot == std::string_view::npos) break;
+    if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE || field->is_repeated())
+      ThrowInputError("--set", key, "unknown key");
+    msg = msg->GetReflection()->MutableMessage(msg, field);
+    rest = rest.substr(dot + 1);
+  }
+  if (field->is_repeated() || field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE)
+    ThrowInputError("--set", key, "is a section, not a value");
+  const Reflection* r = msg->GetReflection();
+  auto bad = [&](const char* expected) {
+    ThrowInputError("--set", key, fmt::format("expected {}, got '{}'", expected, value));
+  };
+  switch (field->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: {
+      int32_t v;
+      if (!ParseNumber(value, &v)) bad("an integer");
+      r->SetInt32(msg, field, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_INT64: {
+      int64_t v;
+      if (!ParseNumber(value, &v)) bad("an integer");
+      r->SetInt64(msg, field, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_UINT32: {
+      uint32_t v;
+      if (!ParseNumber(value, &v)) bad("a non-negative integer");
+      r->SetUInt32(msg, field, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_UINT64: {
+      uint64_t v;
+      if (!ParseNumber(value, &v)) bad("a non-negative integer");
+      r->SetUInt64(msg, field, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_DOUBLE: {
+      double v;
+      if (!ParseNumber(value, &v)) bad("a number");
+      r->SetDouble(msg, field, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_FLOAT: {
+      float v;
+      if (!ParseNumber(value, &v)) bad("a number");
+      r->SetFloat(msg, field, v);
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_BOOL: {
+      if (value == "true" || value == "1") r->SetBool(msg, field, true);
+      else if (value == "false" || value == "0") r->SetBool(msg, field, false);
+      else bad("true or false");
+      break;
+    }
+    case FieldDescriptor::CPPTYPE_STRING:
+      r->SetString(msg, field, std::string(value));
+      break;
+    default:
+      ThrowInputError("--set", key, "unsupported field type");
+  }
+}
+
+void ResolveHardware(RunConfig* config) {
+  std::string name = config->hardware().has_preset() ? config->hardware().preset()
+                                                      : std::string("atlas-800t-a2");
+  std::string file;
+  std::string_view text = FindEmbedded("hardware/", "preset", name, &file);
+  if (text.empty()) {
+    std::string known;
+    for (const auto& p : ListHardwarePresets()) known += (known.empty() ? "" : ", ") + p;
+    KeyError("hardware.preset", "unknown hardware preset '" + name + "' (known: " + known + ")");
+  }
+  HardwareConfig calib;
+  ParseJsonInto(text, file, &calib);
+  calib.MergeFrom(config->hardware());
+  *config->mutable_hardware() = calib;
+}
+
+void Validate(const RunConfig& c) {
+  const auto& m = c.model();
+  const auto& p = c.parallel();
+  const auto& h = c.hardware();
+  auto positive = [](std::string_view key, double v) {
+    if (!(v > 0)) KeyError(key, fmt::format("must be > 0 (got {})", v));
+  };
+  positive("model.num_layers", m.num_layers());
+  positive("model.hidden", m.hidden());
+  positive("model.num_heads", m.num_heads());
+  positive("model.seq_length", m.seq_length());
+  positive("model.vocab", m.vocab());
+  positive("model.dense_ffn", m.dense_ffn());
+  if (m.dense_layers() < 0 || m.dense_layers() > m.num_layers())
+    KeyError("model.dense_layers", "must be between 0 and model.num_layers");
+  if (m.q_lora_rank() > 0 || m.kv_lora_rank() > 0) {
+    positive("model.kv_lora_rank", m.kv_lora_rank());
+    positive("model.qk_nope_dim", m.qk_nope_dim());
+    positive("model.v_head_dim", m.v_head_dim());
+  }
+  if (m.num_experts() < 0) KeyError("model.num_experts", "must be >= 0");
+  if (m.num_experts() > 0) {
+    positive("model.expert_ffn", m.expert_ffn());
+    if (m.top_k() < 1 || m.top_k() > m.num_experts())
+      KeyError("model.top_k", "must be between 1 and model.num_experts");
+  }
+  for (auto [key, v] : {std::pair<const char*, int>{"parallel.dp", p.dp()},
+                        {"parallel.tp", p.tp()}, {"parallel.pp", p.pp()},
+                        {"parallel.vpp", p.vpp()}, {"parallel.ep", p.ep()},
+                        {"parallel.cp", p.cp()},
+                        {"parallel.micro_batch_size", p.micro_batch_size()},
+                        {"parallel.global_batch_size", p.global_batch_size()}}) {
+    if (v < 1) KeyError(key, fmt::format("must be >= 1 (got {})", v));
+  }
+  if (p.cp() != 1) KeyError("parallel.cp", "context parallelism is not modelled (must be 1)");
+  int64_t product = int64_t{p.dp()} * p.tp() * p.pp() * p.cp();
+  if (p.has_world_size() && p.world_size() != product)
+    KeyError("parallel.world_size",
+             fmt::format("{} cards but dp*tp*pp*cp = {}*{}*{}*{} = {}", p.world_size(), p.dp(),
+                         p.tp(), p.pp(), p.cp(), product));
+  if (product > 1'000'000) KeyError("parallel.world_size", "more than 1,000,000 cards");
+  if (p.dp() % p.ep() != 0)
+    KeyError("parallel.ep", fmt::format("ep {} does not divide dp {}", p.ep(), p.dp()));
+  if (m.num_heads() % p.tp() != 0)
+    KeyError("parallel.tp", fmt::format("tp {} does not divide model.num_heads {}", p.tp(),
+                                        m.num_heads()));
+  int64_t group = int64_t{p.ep()} * (p.tp_extend_ep() ? p.tp() : 1);
+  if (m.num_experts() > 0 && m.num_experts() % group != 0)
+    KeyError("model.num_experts", fmt::format("{} experts not divisible by the expert group of "
+                                              "{} ranks (ep{})",
+                                              m.num_experts(), group,
+                                              p.tp_extend_ep() ? " x tp" : ""));
+  if (p.tp_extend_ep() && (int64_t{m.seq_length()} * p.micro_batch_size()) % p.tp() != 0)
+    KeyError("parallel.tp_extend_ep", "tokens per micro-batch not divisible by tp");
+  if (p.sp() && m.seq_length() % p.tp() != 0)
+    KeyError("parallel.sp", "model.seq_length not divisible by tp");
+  int64_t vstages = int64_t{p.pp()} * p.vpp();
+  if (vstages > m.num_layers())
+    KeyError("parallel.pp", fmt::format("{} pipeline stages x {} virtual > {} layers", p.pp(),
+                                        p.vpp(), m.num_layers()));
+  if (p.global_batch_size() % (int64_t{p.micro_batch_size()} * p.dp()) != 0)
+    KeyError("parallel.global_batch_size",
+             fmt::format("{} is not a multiple of micro_batch_size*dp = {}", p.global_batch_size(),
+                         int64_t{p.micro_batch_size()} * p.dp()));
+  int64_t micro = p.global_batch_size() / (int64_t{p.micro_batch_size()} * p.dp());
+  if (micro > 100000) KeyError("parallel.global_batch_size", "more than 100000 micro-batches");
+  const std::string& kind = c.schedule().kind();
+  if (kind != "1f1b" && kind != "interleaved" && kind != "dualpipe" && kind != "adaptive")
+    KeyError("schedule.kind",
+             "'" + kind + "' is not one of 1f1b, interleaved, dualpipe, adaptive");
+  if (p.vpp() > 1 && kind != "interleaved" && kind != "adaptive")
+    KeyError("parallel.vpp", "vpp > 1 needs schedule.kind interleaved or adaptive");
+  if ((kind == "interleaved" || kind == "adaptive") && p.pp() > 1 && micro % p.pp() != 0)
+    KeyError("parallel.global_batch_size",
+             fmt::format("{} micro-batches is not a multiple of pp {} (interleaved schedule)",
+                         micro, p.pp()));
+  if (kind == "dualpipe" && (micro % 2 != 0 || p.pp() % 2 != 0))
+    KeyError("schedule.kind", "dualpipe needs an even pp and an even number of micro-batches");
+  if (kind == "dualpipe" && 2 * vstages > m.num_layers())
+    KeyError("parallel.pp", "dualpipe holds two stages per rank: 2*pp > model.num_layers");
+  if (!p.layers_per_stage().empty()) {
+    int64_t sum = 0, count = 0;
+    std::string_view s = p.layers_per_stage();
+    while (!s.empty()) {
+      size_t comma = s.find(',');
+      int v;
+      if (!ParseNumber(s.substr(0, comma), &v) || v < 1)
+        KeyError("parallel.layers_per_stage", "expected a comma-separated list of integers >= 1");
+      sum += v;
+      ++count;
+      s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+    }
+    int64_t want = kind == "dualpipe" ? vstages * 2 : vstages;
+    if (count != want)
+      KeyError("parallel.layers_per_stage",
+               fmt::format("{} entries, expected one per (virtual) stage: {}", count, want));
+    if (sum != m.num_layers())
+      KeyError("parallel.layers_per_stage",
+               fmt::format("sums to {}, model.num_layers is {}", sum, m.num_layers()));
+  }
+  const std::string& a2a = c.comm().a2a();
+  if (a2a != "flat" && a2a != "hierarchical")
+    KeyError("comm.a2a", "'" + a2a + "' is not one of flat, hierarchical");
+  const std::string& rc = c.memory().recompute();
+  if (rc != "none" && rc != "full" && rc != "selective")
+    KeyError("memory.recompute", "'" + rc + "' is not one of none, full, selective");
+  if (c.routing().skew() < 0) KeyError("routing.skew", "must be >= 0");
+  if (c.routing().drift() < 0) KeyError("routing.drift", "must be >= 0");
+  if (c.routing().edpb() && c.routing().edpb_interval() < 1)
+    KeyError("routing.edpb_interval", "must be >= 1");
+  if (c.steps() < 1 || c.steps() > 10000) KeyError("steps", "must be between 1 and 10000");
+  for (auto [key, v] : {std::pair<const char*, double>{"hardware.peak_flops", h.peak_flops()},
+                        {"hardware.hbm_bytes", h.hbm_bytes()},
+                        {"hardware.hbm_bandwidth", h.hbm_bandwidth()},
+                        {"hardware.intra_node_bandwidth", h.intra_node_bandwidth()},
+                        {"hardware.inter_node_bandwidth", h.inter_node_bandwidth()},
+                        {"hardware.host_link_bandwidth", h.host_link_bandwidth()},
+                        {"hardware.comm_efficiency", h.comm_efficiency()},
+                        {"hardware.eff_matmul", h.eff_matmul()},
+                        {"hardware.eff_flash_fwd", h.eff_flash_fwd()},
+                        {"hardware.eff_flash_bwd", h.eff_flash_bwd()},
+                        {"hardware.eff_vector", h.eff_vector()},
+                        {"hardware.eff_grouped_gemm", h.eff_grouped_gemm()},
+                        {"hardware.eff_matmul_opt", h.eff_matmul_opt()},
+                        {"hardware.eff_flash_fwd_opt", h.eff_flash_fwd_opt()},
+                        {"hardware.eff_flash_bwd_opt", h.eff_flash_bwd_opt()},
+                        {"hardware.eff_vector_opt", h.eff_vector_opt()},
+                        {"hardware.cross_numa_factor", h.cross_numa_factor()},
+                        {"hardware.devices_per_node", h.devices_per_node()}}) {
+    if (!(v > 0) || !std::isfinite(v)) KeyError(key, fmt::format("must be > 0 (got {})", v));
+  }
+  for (auto [key, v] : {std::pair<const char*, double>{"hardware.alpha_intra_ns", h.alpha_intra_ns()},
+                        {"hardware.alpha_inter_ns", h.alpha_inter_ns()},
+                        {"hardware.kernel_overhead_ns", h.kernel_overhead_ns()},
+                        {"hardware.framework_op_ns", h.framework_op_ns()},
+                        {"hardware.launch_ns", h.launch_ns()},
+                        {"hardware.enqueue_ns", h.enqueue_ns()},
+                        {"hardware.d2h_sync_ns", h.d2h_sync_ns()},
+                        {"hardware.grouped_gemm_half_tokens", h.grouped_gemm_half_tokens()}}) {
+    if (!(v >= 0) || !std::isfinite(v)) KeyError(key, fmt::format("must be >= 0 (got {})", v));
+  }
+}
+
+RunConfig BuildConfig(const ConfigRequest& request) {
+  if (request.preset.empty() == request.config_path.empty())
+    ThrowInputError("generate", "", "give exactly one of --preset or --config");
+  RunConfig c = request.preset.empty() ? LoadConfigFile(request.config_path)
+                                       : PresetConfig(request.preset);
+  for (const auto& o : request.overrides) ApplyOverride(&c, o);
+  if (request.steps > 0) c.set_steps(request.steps);
+  ResolveHardware(&c);
+  if (!c.parallel().has_world_size())
+    c.mutable_parallel()->set_world_size(c.parallel().dp() * c.parallel().tp() *
+                                         c.parallel().pp() * std::max(1, c.parallel().cp()));
+  if (!c.parallel().has_cp()) c.mutable_parallel()->set_cp(1);
+  if (!c.parallel().has_vpp()) c.mutable_parallel()->set_vpp(1);
+  if (!c.has_steps()) c.set_steps(1);
+  if (!c.routing().has_edpb_interval()) c.mutable_routing()->set_edpb_interval(1);
+  if (!c.schedule().has_kind()) c.mutable_schedule()->set_kind("1f1b");
+  if (!c.comm().has_a2a()) c.mutable_comm()->set_a2a("flat");
+  if (!c.memory().has_recompute()) c.mutable_memory()->set_recompute("none");
+  Validate(c);
+  return c;
+}
+
+std::string ConfigToJson(const RunConfig& config) {
+  // Through a deterministic binary encoding: map entries (hardware.sources)
+  // come out sorted, so the same config always gives the same bytes.
+  std::string binary;
+  {
+    google::protobuf::io::StringOutputStream raw(&binary);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    config.SerializeToCodedStream(&coded);
+  }
+  static google::protobuf::util::TypeResolver* resolver =
+      google::protobuf::util::NewTypeResolverForDescriptorPool(
+          "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool());
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string out;
+  (void)google::protobuf::util::BinaryToJsonString(
+      resolver, "type.googleapis.com/" + config.GetDescriptor()->full_name(), binary, &out,
+      options);
+  return out;
+}
+
+}  // namespace moetrace::tracegen

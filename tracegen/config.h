@@ -1,0 +1,48 @@
+// RunConfig: presets, JSON configs, --set overrides, hardware resolution and
+// validation. Every error is an InputError naming the file or the key, so
+// the command line reports it with exit code 2.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tracegen/proto/run_config.pb.h"
+
+namespace moetrace::tracegen {
+
+struct PresetInfo {
+  std::string name;
+  std::string description;
+};
+
+// Run presets (tracegen/presets/*.json), sorted by name.
+std::vector<PresetInfo> ListPresets();
+std::vector<std::string> ListHardwarePresets();
+
+// The preset `name` as written (hardware not yet resolved).
+RunConfig PresetConfig(std::string_view name);
+// A JSON RunConfig; when it names a "preset", its keys override that preset.
+RunConfig ParseConfigJson(std::string_view json, std::string_view file);
+RunConfig LoadConfigFile(const std::string& path);
+// Applies "dotted.key=value" through reflection; unknown keys and values of
+// the wrong type are rejected naming the key.
+void ApplyOverride(RunConfig* config, std::string_view assignment);
+// Fills every hardware figure not set explicitly from the calibration of
+// hardware.preset.
+void ResolveHardware(RunConfig* config);
+// Rejects impossible layouts and unknown enum strings, naming the key.
+void Validate(const RunConfig& config);
+
+// preset or config file, then overrides, then --steps, resolved and validated.
+struct ConfigRequest {
+  std::string preset;
+  std::string config_path;
+  std::vector<std::string> overrides;
+  int steps = 0;  // 0 = as configured
+};
+RunConfig BuildConfig(const ConfigRequest& request);
+
+std::string ConfigToJson(const RunConfig& config);
+
+}  // namespace moetrace::tracegen

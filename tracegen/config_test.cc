@@ -1,0 +1,89 @@
+#include "tracegen/config.h"
+
+#include <gtest/gtest.h>
+
+#include "formats/errors.h"
+
+namespace moetrace::tracegen {
+namespace {
+
+std::string ErrorOf(std::vector<std::string> sets, std::string preset = "tiny-moe") {
+  try {
+    BuildConfig({preset, "", sets, 0});
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, PresetsExistAndValidate) {
+  auto presets = ListPresets();
+  ASSERT_GE(presets.size(), 3u);
+  for (const auto& p : presets) {
+    RunConfig c = BuildConfig({p.name, "", {}, 0});
+    EXPECT_GT(c.hardware().peak_flops(), 0) << p.name;
+    EXPECT_FALSE(p.description.empty());
+  }
+  EXPECT_EQ(BuildConfig({"pangu-ultra-moe-718b", "", {}, 0}).parallel().world_size(), 6144);
+  auto hw = ListHardwarePresets();
+  EXPECT_EQ(hw, (std::vector<std::string>{"atlas-800t-a2", "cloudmatrix-384"}));
+}
+
+TEST(Config, OverridesByDottedKey) {
+  RunConfig c = BuildConfig({"tiny-moe", "", {"parallel.micro_batch_size=2", "comm.a2a=hierarchical",
+                                              "host.numa_affinity=false", "routing.skew=0.25",
+                                              "hardware.launch_ns=5", "seed=7"}, 3});
+  EXPECT_EQ(c.parallel().micro_batch_size(), 2);
+  EXPECT_EQ(c.comm().a2a(), "hierarchical");
+  EXPECT_FALSE(c.host().numa_affinity());
+  EXPECT_DOUBLE_EQ(c.routing().skew(), 0.25);
+  EXPECT_DOUBLE_EQ(c.hardware().launch_ns(), 5);
+  EXPECT_DOUBLE_EQ(c.hardware().peak_flops(), 353.9e12);  // rest from the calibration
+  EXPECT_EQ(c.seed(), 7u);
+  EXPECT_EQ(c.steps(), 3);
+}
+
+TEST(Config, ErrorsNameTheKey) {
+  EXPECT_NE(ErrorOf({"parallel.nope=1"}).find("parallel.nope: unknown key"), std::string::npos);
+  EXPECT_NE(ErrorOf({"nosection.x=1"}).find("nosection.x: unknown key"), std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.micro_batch_size=two"}).find("parallel.micro_batch_size: expected an integer"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"host.task_queue=yes"}).find("host.task_queue: expected true or false"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel=3"}).find("parallel: is a section"), std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.dp=4"}).find("parallel.world_size"), std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.ep=3"}).find("parallel.ep"), std::string::npos);
+  EXPECT_NE(ErrorOf({"model.num_experts=12"}).find("model.num_experts"), std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.pp=8", "parallel.dp=2", "parallel.ep=2"}).find("parallel.pp"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"schedule.kind=gpipe"}).find("schedule.kind"), std::string::npos);
+  EXPECT_NE(ErrorOf({"comm.a2a=ring"}).find("comm.a2a"), std::string::npos);
+  EXPECT_NE(ErrorOf({"memory.recompute=some"}).find("memory.recompute"), std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.global_batch_size=20"}).find("parallel.global_batch_size"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.vpp=2"}).find("parallel.vpp"), std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.layers_per_stage=1,2"}).find("parallel.layers_per_stage"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"hardware.preset=tpu"}).find("hardware.preset"), std::string::npos);
+  EXPECT_NE(ErrorOf({}, "no-such-preset").find("unknown preset"), std::string::npos);
+  EXPECT_EQ(ErrorOf({"parallel.layers_per_stage=1,3"}), "");
+}
+
+TEST(Config, JsonConfigOverridesItsPreset) {
+  RunConfig c = ParseConfigJson(R"({"preset": "tiny-moe", "parallel": {"micro_batch_size": 2},
+                                    "host": {"task_queue": false}})",
+                                "run.json");
+  EXPECT_EQ(c.parallel().micro_batch_size(), 2);
+  EXPECT_FALSE(c.host().task_queue());  // explicit false survives the merge
+  EXPECT_EQ(c.parallel().dp(), 8);      // from the preset
+  try {
+    ParseConfigJson(R"({"parallel": {"micro_batch": 2}})", "run.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("micro_batch"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen

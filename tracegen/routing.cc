@@ -1,0 +1,88 @@
+#include "tracegen/routing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "tracegen/rng.h"
+
+namespace moetrace::tracegen {
+
+std::vector<double> RoutingModel::Popularity(int layer, int step) const {
+  std::vector<double> p(experts);
+  double max_logit = -1e300;
+  for (int e = 0; e < experts; ++e) {
+    Rng r(Key(seed, 0x90b, layer, e));
+    double z = r.Normal();
+    // Drift: a random walk over steps (each step's increment keyed by step).
+    for (int k = 1; k <= step && drift > 0; ++k) z += drift * Rng(Key(seed, 0xd41f7, layer, e, k)).Normal();
+    p[e] = skew * z;
+    max_logit = std::max(max_logit, p[e]);
+  }
+  double sum = 0;
+  for (double& v : p) sum += (v = std::exp(v - max_logit));
+  for (double& v : p) v /= sum;
+  return p;
+}
+
+void RoutingModel::SampleCounts(const std::vector<double>& popularity, int64_t tokens, int step,
+                                int mb, int layer, int rank, int32_t* out) const {
+  const int64_t slots = tokens * top_k;
+  Rng r(Key(seed, 0x5a3, step, (static_cast<uint64_t>(mb) << 32) | static_cast<uint32_t>(layer),
+            rank));
+  int64_t total = 0;
+  int best = 0;
+  for (int e = 0; e < experts; ++e) {
+    // Multinomial marginal ~ Normal(n p, n p (1 - p)), rounded and clamped.
+    double mean = slots * popularity[e];
+    double sd = std::sqrt(std::max(0.0, mean * (1 - popularity[e])));
+    int64_t c = std::llround(mean + sd * r.Normal());
+    c = std::clamp<int64_t>(c, 0, slots);
+    out[e] = static_cast<int32_t>(c);
+    total += c;
+    if (out[e] > out[best]) best = e;
+  }
+  // Keep the exact total: adjust the largest expert (or spread a deficit).
+  int64_t diff = slots - total;
+  if (diff >= 0 || out[best] + diff >= 0) {
+    out[best] = static_cast<int32_t>(out[best] + diff);
+  } else {
+    for (int e = 0; e < experts && diff < 0; ++e) {
+      int64_t take = std::min<int64_t>(out[e], -diff);
+      out[e] -= static_cast<int32_t>(take);
+      diff += take;
+    }
+  }
+}
+
+std::vector<int32_t> ContiguousPlacement(int experts, int group) {
+  std::vector<int32_t> out(experts);
+  int per = experts / group;
+  for (int e = 0; e < experts; ++e) out[e] = e / per;
+  return out;
+}
+
+std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int group) {
+  const int experts = static_cast<int>(predicted.size());
+  const int per = experts / group;
+  std::vector<int> order(experts);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return predicted[a] > predicted[b]; });
+  std::vector<double> load(group, 0);
+  std::vector<int> count(group, 0);
+  std::vector<int32_t> out(experts, 0);
+  for (int e : order) {
+    int best = -1;
+    for (int g = 0; g < group; ++g) {
+      if (count[g] >= per) continue;
+      if (best < 0 || load[g] < load[best]) best = g;
+    }
+    out[e] = best;
+    load[best] += predicted[e];
+    ++count[best];
+  }
+  return out;
+}
+
+}  // namespace moetrace::tracegen

@@ -1,0 +1,32 @@
+// Expert routing: per-layer expert popularity with skew and drift across
+// steps, tokens per expert sampled per rank and micro-batch, and expert
+// placement over the EP group (contiguous, or EDPB's balanced migration).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace moetrace::tracegen {
+
+struct RoutingModel {
+  uint64_t seed = 1;
+  int experts = 0;
+  int top_k = 1;
+  double skew = 0;   // popularity logits ~ skew * N(0,1)
+  double drift = 0;  // per-step random-walk step of the logits
+
+  // Probability that one routing slot picks expert e (sums to 1).
+  std::vector<double> Popularity(int layer, int step) const;
+  // Tokens each expert receives from `tokens` local tokens (top_k slots each)
+  // on rank `rank` for (step, micro-batch, layer); sums to tokens*top_k.
+  void SampleCounts(const std::vector<double>& popularity, int64_t tokens, int step, int mb,
+                    int layer, int rank, int32_t* out) const;
+};
+
+// Expert -> position in the EP group. Contiguous blocks by default; with
+// EDPB, greedy longest-processing-time packing of `predicted` loads with the
+// same number of experts per rank.
+std::vector<int32_t> ContiguousPlacement(int experts, int group);
+std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int group);
+
+}  // namespace moetrace::tracegen

@@ -1,0 +1,143 @@
+#include "tracegen/schedule.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace moetrace::tracegen {
+namespace {
+
+// Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_
+// interleaving); with vpp = 1 it is plain 1F1B (PipeDream-Flush).
+std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_steady) {
+  const int p = sh.pp, v = sh.vpp, m = sh.micro_batches;
+  const int total = m * v;
+  auto task = [&](int k, bool forward) {
+    int in_group = k % (p * v);
+    int chunk = in_group / p;
+    if (!forward) chunk = v - 1 - chunk;
+    PipeTask t;
+    t.backward = !forward;
+    t.mb = (k / (p * v)) * p + in_group % p;
+    t.model_stage = chunk * p + s;
+    int stages = p * v;
+    t.up = t.model_stage == 0 ? -1 : (t.model_stage - 1) % p;
+    t.down = t.model_stage == stages - 1 ? -1 : (t.model_stage + 1) % p;
+    return t;
+  };
+  int warmup = v == 1 ? p - s - 1 : (p - s - 1) * 2 + (v - 1) * p;
+  warmup = std::min(warmup, total);
+  std::vector<PipeItem> out;
+  for (int k = 0; k < warmup; ++k) out.push_back({task(k, true), {}, false});
+  for (int i = 0; i < total - warmup; ++i) {
+    if (fuse_steady) {
+      out.push_back({task(warmup + i, true), task(i, false), true});
+    } else {
+      out.push_back({task(warmup + i, true), {}, false});
+      out.push_back({task(i, false), {}, false});
+    }
+  }
+  for (int i = total - warmup; i < total; ++i) out.push_back({task(i, false), {}, false});
+  return out;
+}
+
+// DualPipe: micro-batches enter from both ends; stage s holds model stage s
+// for direction 0 and model stage p-1-s for direction 1. The order comes from
+// a greedy list schedule on unit costs (F = 1, B = 2, fused F&B = 3) where a
+// stage prefers a fused forward/backward pair, then a backward, then a
+// forward while fewer than p+1 micro-batches hold activations.
+std::vector<PipeItem> DualPipe(const ScheduleShape& sh, int want_stage) {
+  const int p = sh.pp, m = sh.micro_batches, half = m / 2;
+  struct Dir {
+    int next_f = 0, next_b = 0;
+  };
+  // done_f[d][mb][pos], done_b[d][mb][pos]: completion times (-1 = not yet)
+  auto idx = [&](int d, int mb, int pos) { return (static_cast<size_t>(d) * half + mb) * p + pos; };
+  std::vector<long> done_f(2 * half * p, -1), done_b(2 * half * p, -1);
+  std::vector<Dir> dirs(2 * p);
+  std::vector<long> busy_until(p, 0);
+  std::vector<int> inflight(p, 0);
+  std::vector<std::vector<PipeItem>> order(p);
+  auto pos_of = [&](int d, int stage) { return d == 0 ? stage : p - 1 - stage; };
+  auto make = [&](int d, int mb, int stage, bool backward) {
+    PipeTask t;
+    t.backward = backward;
+    t.mb = d * half + mb;
+    int pos = pos_of(d, stage);
+    t.model_stage = pos;
+    auto stage_at = [&](int q) { return d == 0 ? q : p - 1 - q; };
+    t.up = pos == 0 ? -1 : stage_at(pos - 1);
+    t.down = pos == p - 1 ? -1 : stage_at(pos + 1);
+    return t;
+  };
+  int remaining = 2 * p * half * 2;  // tasks (F and B) over all stages and directions
+  long now = 0;
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int s = 0; s < p; ++s) {
+      if (busy_until[s] > now) continue;
+      // Ready tasks of this stage at `now`.
+      int fd = -1, bd = -1;
+      for (int d = 0; d < 2; ++d) {
+        Dir& dir = dirs[d * p + s];
+        int pos = pos_of(d, s);
+        if (dir.next_f < half && fd < 0) {
+          long dep = pos == 0 ? 0 : done_f[idx(d, dir.next_f, pos - 1)];
+          if (dep >= 0 && dep <= now && inflight[s] < p + 1) fd = d;
+        }
+        if (dir.next_b < dir.next_f && bd < 0) {
+          long dep = pos == p - 1 ? done_f[idx(d, dir.next_b, pos)]
+                                  : done_b[idx(d, dir.next_b, pos + 1)];
+          if (dep >= 0 && dep <= now) bd = d;
+        }
+      }
+      if (fd < 0 && bd < 0) continue;
+      progressed = true;
+      auto run_f = [&](long end) {
+        Dir& dir = dirs[fd * p + s];
+        done_f[idx(fd, dir.next_f, pos_of(fd, s))] = end;
+        ++dir.next_f;
+        ++inflight[s];
+        --remaining;
+      };
+      auto run_b = [&](long end) {
+        Dir& dir = dirs[bd * p + s];
+        done_b[idx(bd, dir.next_b, pos_of(bd, s))] = end;
+        ++dir.next_b;
+        --inflight[s];
+        --remaining;
+      };
+      if (fd >= 0 && bd >= 0) {
+        PipeItem it{make(fd, dirs[fd * p + s].next_f, s, false),
+                    make(bd, dirs[bd * p + s].next_b, s, true), true};
+        order[s].push_back(it);
+        busy_until[s] = now + 3;
+        run_f(now + 3);
+        run_b(now + 3);
+      } else if (bd >= 0) {
+        order[s].push_back({make(bd, dirs[bd * p + s].next_b, s, true), {}, false});
+        busy_until[s] = now + 2;
+        run_b(now + 2);
+      } else {
+        order[s].push_back({make(fd, dirs[fd * p + s].next_f, s, false), {}, false});
+        busy_until[s] = now + 1;
+        run_f(now + 1);
+      }
+    }
+    (void)progressed;
+    ++now;
+  }
+  return order[want_stage];
+}
+
+}  // namespace
+
+int ModelStages(const ScheduleShape& shape) {
+  return shape.kind == "dualpipe" ? shape.pp : shape.pp * shape.vpp;
+}
+
+std::vector<PipeItem> StageSchedule(const ScheduleShape& shape, int stage) {
+  if (shape.kind == "dualpipe") return DualPipe(shape, stage);
+  return Interleaved(shape, stage, shape.kind == "adaptive");
+}
+
+}  // namespace moetrace::tracegen
