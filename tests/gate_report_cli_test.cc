@@ -60,6 +60,29 @@ TEST(GateCli, BetterHostBoundBaselineFailsNamingTheMetric) {
   EXPECT_NE(xml.find("failures=\"1\""), std::string::npos);
 }
 
+TEST(GateCli, HostBoundInducedByTracegenFailsOnHostBound) {
+  // The case: tiny-moe without the task queue (and with a cross-NUMA
+  // host; its micro-batch is already the smallest, 1) against the default.
+  const std::string dir = TempDir("gate-tracegen");
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe --steps 2 -o " + dir + "/base.mtrace").exit_code, 0);
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe --steps 2 --set host.task_queue=false"
+                        " --set host.numa_affinity=false --set parallel.micro_batch_size=1 -o " +
+                        dir + "/slow.mtrace")
+                .exit_code,
+            0);
+  ASSERT_EQ(RunMoetrace("analyze " + dir + "/base.mtrace --json " + dir + "/base.json").exit_code, 0);
+  CommandResult self = RunMoetrace("gate " + dir + "/base.mtrace --baseline " + dir + "/base.json");
+  EXPECT_EQ(self.exit_code, 0) << self.output;
+  CommandResult r = RunMoetrace("gate " + dir + "/slow.mtrace --baseline " + dir + "/base.json --junit " + dir +
+                                "/j.xml --md " + dir + "/g.md");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::string xml = ReadFile(dir + "/j.xml");
+  EXPECT_NE(xml.find("name=\"cluster.ratios.host_bound\">\n      <failure message=\"cluster.ratios.host_bound regressed\""),
+            std::string::npos)
+      << r.output << xml;
+  EXPECT_NE(ReadFile(dir + "/g.md").find("| `cluster.ratios.host_bound` |"), std::string::npos);
+}
+
 TEST(GateCli, BadInputsExitTwo) {
   const std::string dir = TempDir("gate-bad");
   const std::string trace = WriteTrace(dir + "/t.mtrace", MakeSampleTrace(2, 16, 5));
