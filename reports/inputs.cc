@@ -47,7 +47,7 @@ bool IsAnalysisJson(const std::string& path) {
   i = head.find_first_not_of(" \t\r\n", i + 1);
   if (i == std::string_view::npos) return false;
   const std::string_view rest = head.substr(i);
-  for (std::string_view key : {"\"cluster\"", "\"hta_errors\"", "\"label_checks\""}) {
+  for (std::string_view key : {"\"cluster\"", "\"hta_errors\"", "\"label_checks\"", "\"ranks\""}) {
     if (rest.substr(0, key.size()) == key) return true;
   }
   return false;

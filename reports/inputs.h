@@ -13,7 +13,7 @@
 namespace moetrace {
 
 // True when `path` is a file whose first JSON key is one `analyze --json`
-// writes first (keys are sorted: "cluster", else "hta_errors", ...), not a
+// writes first (keys are sorted: "cluster", else "hta_errors", "label_checks", "ranks"), not a
 // Kineto trace ("traceEvents", "schemaVersion", ...).
 bool IsAnalysisJson(const std::string& path);
 

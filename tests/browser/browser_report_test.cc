@@ -4,6 +4,7 @@
 // ctest label `browser`; scripts/test.sh installs chromium. Without chromium
 // this test FAILS (it exists to run in a browser).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include <cstdlib>
@@ -39,7 +40,7 @@ struct Shell {
   int code;
   std::string out;
 };
-Shell Run(const std::string& cmd) {
+Shell RunShell(const std::string& cmd) {
   Shell s{-1, ""};
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return s;
@@ -152,7 +153,7 @@ class BrowserReport : public ::testing::Test {
 
 TEST_F(BrowserReport, ScreenshotIsNotBlankAndNoConsoleErrors) {
   const std::string png = dir_ + "/shot.png";
-  const Shell s = Run(Chromium("--enable-logging=stderr --v=0 --window-size=1280,2000 --screenshot=" + png +
+  const Shell s = RunShell(Chromium("--enable-logging=stderr --v=0 --window-size=1280,2000 --screenshot=" + png +
                                " file://" + html_ + " 2>&1"));
   ASSERT_TRUE(fs::exists(png)) << s.out;
   // Console messages (errors, CSP violations: "Refused to load ...") are
@@ -188,7 +189,7 @@ TEST_F(BrowserReport, ScreenshotIsNotBlankAndNoConsoleErrors) {
 }
 
 TEST_F(BrowserReport, MarkupInNamesShowsAsText) {
-  const Shell s = Run(Chromium("--dump-dom file://" + html_ + " 2>/dev/null"));
+  const Shell s = RunShell(Chromium("--dump-dom file://" + html_ + " 2>/dev/null"));
   ASSERT_EQ(s.code, 0);
   ASSERT_NE(s.out.find("</html>"), std::string::npos) << s.out.substr(0, 2000);
   // The DOM has no script element: the names stayed text (serialized escaped).
