@@ -62,7 +62,10 @@ std::string_view VerdictName(Verdict v) {
   return "info";
 }
 
-std::string FormatMs(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
+std::string FormatDuration(double ns) {
+  if (std::abs(ns) >= 1e10) return fmt::format("{:.3f} s", ns / 1e9);  // from 10 s on
+  return fmt::format("{:.3f} ms", ns / 1e6);
+}
 std::string FormatPct(double r) { return fmt::format("{:.1f} %", 100.0 * r); }
 std::string FormatBytes(double b) {
   const double a = std::abs(b);
@@ -85,9 +88,9 @@ Findings BuildFindings(const analysis::Analysis& a, size_t max_bars) {
   if (span > 0 && rank_steps > 0) {
     const auto& st = c.step_time_ns();
     const double spread = st.median() > 0 ? double(st.max() - st.min()) / st.median() : 0;
-    f.headlines.push_back({"Step time", FormatMs(st.median()),
-                           fmt::format("median over ranks; min {}, max {}", FormatMs(st.min()),
-                                       FormatMs(st.max())),
+    f.headlines.push_back({"Step time", FormatDuration(st.median()),
+                           fmt::format("median over ranks; min {}, max {}", FormatDuration(st.min()),
+                                       FormatDuration(st.max())),
                            Lower(spread, 0.05, 0.15)});
     f.headlines.push_back({"Host-bound", FormatPct(c.ratios().host_bound()),
                            fmt::format("sync {}, dispatch {}", FormatPct(b.host_bound_sync_ns() / span),
@@ -96,8 +99,8 @@ Findings BuildFindings(const analysis::Analysis& a, size_t max_bars) {
     const auto& ep = c.comm_by_class().ep();
     if (ep.total_ns() > 0) {
       f.headlines.push_back({"Unmasked EP comm", FormatPct(ep.unmasked_fraction()),
-                             fmt::format("{} exposed of {} per step", FormatMs(ep.exposed_ns() / double(rank_steps)),
-                                         FormatMs(ep.total_ns() / double(rank_steps))),
+                             fmt::format("{} exposed of {} per step", FormatDuration(ep.exposed_ns() / double(rank_steps)),
+                                         FormatDuration(ep.total_ns() / double(rank_steps))),
                              Lower(ep.unmasked_fraction(), 0.2, 0.5)});
     }
     if (b.comm_ns() > 0) {

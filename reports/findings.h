@@ -48,7 +48,7 @@ struct Findings {
 // blocks and the slow ranks are added as their own bars.
 Findings BuildFindings(const analysis::Analysis& a, size_t max_bars = 64);
 
-std::string FormatMs(double ns);
+std::string FormatDuration(double ns);
 std::string FormatPct(double ratio);
 std::string FormatBytes(double bytes);
 

@@ -46,12 +46,12 @@ data BreakdownData(const Findings& f) {
                                 {"y", Num(y)},
                                 {"w", Num(std::max(w, 0.5))},
                                 {"cls", parts[i].first},
-                                {"title", fmt::format("{}: {} {} ({})", b.label, names[i], FormatMs(parts[i].second),
+                                {"title", fmt::format("{}: {} {} ({})", b.label, names[i], FormatDuration(parts[i].second),
                                                       FormatPct(b.span > 0 ? parts[i].second / b.span : 0))}});
       x += w;
     }
     data bar = object{{"label", b.label}, {"ty", Num(y + 11)}, {"tx", Num(x + 6)},
-                      {"total", FormatMs(b.span)}, {"segments", segments}};
+                      {"total", FormatDuration(b.span)}, {"segments", segments}};
     bar.set("outlier", data(b.outlier));
     bars.push_back(bar);
     y += 20;
@@ -72,7 +72,7 @@ data TimelineData(const Timeline& t) {
     for (const Interval& iv : t.lanes[l]) {
       const double x = x0 + (iv.start - t.start) / len * width;
       const double w = std::max(0.5, (iv.end - iv.start) / len * width);
-      std::string title = fmt::format("{} {}", kTimelineLaneNames[l], FormatMs(iv.end - iv.start));
+      std::string title = fmt::format("{} {}", kTimelineLaneNames[l], FormatDuration(iv.end - iv.start));
       if (!iv.label.empty()) title += ": " + iv.label;
       blocks.push_back(object{{"x", Num(x)}, {"y", Num(y)}, {"w", Num(w)}, {"cls", classes[l]}, {"title", title}});
     }
@@ -81,13 +81,14 @@ data TimelineData(const Timeline& t) {
   }
   list ticks;
   for (int i = 0; i <= 4; ++i) {
-    ticks.push_back(object{{"x", Num(x0 + width * i / 4 - (i == 4 ? 40 : 0))},
+    ticks.push_back(object{{"x", Num(x0 + width * i / 4)},
+                           {"anchor", i == 0 ? "start" : i == 4 ? "end" : "middle"},
                            {"y", Num(y + 12)},
-                           {"label", FormatMs(len * i / 4)}});
+                           {"label", FormatDuration(len * i / 4)}});
   }
   return object{{"rank", std::to_string(t.rank)},
                 {"step", t.step >= 0 ? std::to_string(t.step) : std::string("-")},
-                {"duration", FormatMs(len)},
+                {"duration", FormatDuration(len)},
                 {"height", Num(y + 18)},
                 {"lanes", lanes},
                 {"ticks", ticks}};
@@ -209,7 +210,7 @@ data MemoryData(const analysis::Analysis& a, const std::optional<MemorySeries>& 
                         {"peak_x", Num(px)}, {"peak_y", Num(py)},
                         {"peak_tx", Num(std::min(px + 8, 960.0))}, {"peak_ty", Num(std::max(py - 6, 22.0))},
                         {"peak", FormatBytes(peak)}, {"ymax", FormatBytes(ymax)},
-                        {"t0", "0 ms"}, {"t1", FormatMs(t1 - t0)}};
+                        {"t0", "0 ms"}, {"t1", FormatDuration(t1 - t0)}};
     chart.set("has_allocated", data(!series->allocated.empty()));
     chart.set("has_reserved", data(!series->reserved.empty()));
     d.set("chart", chart);
@@ -237,20 +238,20 @@ data SlowData(const analysis::Cluster& c) {
   for (int i = 0; i < c.slow_ranks_size() && i < 32; ++i) {
     const auto& s = c.slow_ranks(i);
     slow.push_back(object{{"rank", std::to_string(s.rank())}, {"metric", s.metric()},
-                          {"value", FormatMs(s.value())}, {"mean", FormatMs(s.mean())},
+                          {"value", FormatDuration(s.value())}, {"mean", FormatDuration(s.mean())},
                           {"deviation", fmt::format("{:+.1f} %", 100 * s.deviation())}});
   }
   list waited;
   for (int i = 0; i < c.waited_for_size() && i < 10; ++i) {
     const auto& w = c.waited_for(i);
-    waited.push_back(object{{"rank", std::to_string(w.rank())}, {"caused", FormatMs(w.caused_wait_ns())},
+    waited.push_back(object{{"rank", std::to_string(w.rank())}, {"caused", FormatDuration(w.caused_wait_ns())},
                             {"collectives", std::to_string(w.collectives())}});
   }
   list waits;
   for (int i = 0; i < c.collective_waits_size() && i < 10; ++i) {
     const auto& w = c.collective_waits(i);
     waits.push_back(object{{"name", w.name()}, {"group", w.group()}, {"last_rank", std::to_string(w.last_rank())},
-                           {"mean_wait", FormatMs(w.mean_wait_ns())}, {"description", w.description()}});
+                           {"mean_wait", FormatDuration(w.mean_wait_ns())}, {"description", w.description()}});
   }
   data d = object{{"slow_ranks", slow}, {"waited_for", waited}, {"waits", waits}};
   d.set("has_slow_ranks", data(c.slow_ranks_size() > 0));
@@ -287,7 +288,7 @@ std::string RenderHtmlReport(const ReportData& rd) {
   double max_total = 0;
   for (const ClassRow& c : f.classes) max_total = std::max(max_total, c.total_ns);
   for (const ClassRow& c : f.classes) {
-    classes.push_back(object{{"name", c.name}, {"total", FormatMs(c.total_ns)}, {"exposed", FormatMs(c.exposed_ns)},
+    classes.push_back(object{{"name", c.name}, {"total", FormatDuration(c.total_ns)}, {"exposed", FormatDuration(c.exposed_ns)},
                              {"unmasked", FormatPct(c.unmasked)},
                              {"w", Num(max_total > 0 ? c.exposed_ns / max_total * 200 : 0)}});
   }

@@ -60,8 +60,8 @@ std::string RenderMarkdownReport(const ReportData& rd) {
     for (size_t i = 0; i < bars.size() && i < 12; ++i) {
       const RankBar& b = bars[i];
       s += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} |\n", b.label, b.outlier ? " (slow)" : "",
-                       FormatMs(b.span), FormatMs(b.compute), FormatMs(b.comm_exposed), FormatMs(b.copy_exposed),
-                       FormatMs(b.host_bound), FormatMs(b.other_free));
+                       FormatDuration(b.span), FormatDuration(b.compute), FormatDuration(b.comm_exposed), FormatDuration(b.copy_exposed),
+                       FormatDuration(b.host_bound), FormatDuration(b.other_free));
     }
     if (bars.size() > 12) s += fmt::format("\n{} more not shown.\n", bars.size() - 12);
     s += "\n";
@@ -69,7 +69,7 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   if (!f.classes.empty()) {
     s += "### Communication by class (per step)\n\n| class | total | exposed | unmasked |\n|---|---:|---:|---:|\n";
     for (const ClassRow& c : f.classes) {
-      s += fmt::format("| {} | {} | {} | {} |\n", c.name, FormatMs(c.total_ns), FormatMs(c.exposed_ns),
+      s += fmt::format("| {} | {} | {} | {} |\n", c.name, FormatDuration(c.total_ns), FormatDuration(c.exposed_ns),
                        FormatPct(c.unmasked));
     }
     s += "\n";
@@ -119,8 +119,8 @@ std::string RenderMarkdownReport(const ReportData& rd) {
       s += "| rank | metric | value / step | mean | deviation |\n|---:|---|---:|---:|---:|\n";
       for (int i = 0; i < c.slow_ranks_size() && i < 10; ++i) {
         const auto& r = c.slow_ranks(i);
-        s += fmt::format("| {} | {} | {} | {} | {:+.1f} % |\n", r.rank(), Cell(r.metric()), FormatMs(r.value()),
-                         FormatMs(r.mean()), 100 * r.deviation());
+        s += fmt::format("| {} | {} | {} | {} | {:+.1f} % |\n", r.rank(), Cell(r.metric()), FormatDuration(r.value()),
+                         FormatDuration(r.mean()), 100 * r.deviation());
       }
       if (c.slow_ranks_size() > 10) s += fmt::format("\n{} more not shown.\n", c.slow_ranks_size() - 10);
       s += "\n";
@@ -128,7 +128,7 @@ std::string RenderMarkdownReport(const ReportData& rd) {
     if (c.waited_for_size() > 0) {
       const auto& w = c.waited_for(0);
       s += fmt::format("Collectives waited most for rank {} ({} in {} collectives).\n\n", w.rank(),
-                       FormatMs(w.caused_wait_ns()), w.collectives());
+                       FormatDuration(w.caused_wait_ns()), w.collectives());
     }
   }
   for (int i = 0; i < a.warnings_size() && i < 5; ++i) s += fmt::format("> warning: {}\n", Cell(a.warnings(i)));

@@ -98,7 +98,7 @@ ul.warn li { color: var(--warn); }
 {{#lanes}}<text x="0" y="{{ty}}">{{name}}</text><rect x="110" y="{{y}}" width="960" height="20" fill="#f6f8fa"/>
 {{#blocks}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="20" class="{{cls}}"><title>{{title}}</title></rect>{{/blocks}}
 {{/lanes}}
-{{#ticks}}<text x="{{x}}" y="{{y}}">{{label}}</text>{{/ticks}}
+{{#ticks}}<text x="{{x}}" y="{{y}}" text-anchor="{{anchor}}">{{label}}</text>{{/ticks}}
 </svg>
 </section>
 {{/timeline}}
@@ -134,7 +134,7 @@ ul.warn li { color: var(--warn); }
 {{#has_allocated}}<polyline points="{{allocated}}" fill="none" stroke="#4e79a7" stroke-width="1.5"/>{{/has_allocated}}
 <circle cx="{{peak_x}}" cy="{{peak_y}}" r="4" fill="#c62828"/><text x="{{peak_tx}}" y="{{peak_ty}}">peak {{peak}}</text>
 <text x="0" y="16">{{ymax}}</text><text x="0" y="210">0</text>
-<text x="60" y="230">{{t0}}</text><text x="1000" y="230">{{t1}}</text>
+<text x="60" y="230">{{t0}}</text><text x="1070" y="230" text-anchor="end">{{t1}}</text>
 </svg>
 {{/chart}}
 {{#has_at_peak}}
