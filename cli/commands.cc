@@ -24,6 +24,8 @@ void AddCommands(CLI::App& app) {
   AddConvertCommand(app);
   AddInfoCommand(app);
   AddAnalyzeCommand(app);
+  AddAdviseCommand(app);
+  AddReplayCommand(app);
 }
 
 int RunSelected(CLI::App& app) {

@@ -25,5 +25,7 @@ void AddConvertCommand(CLI::App& app);
 void AddAnalyzeCommand(CLI::App& app);
 void AddGenerateCommand(CLI::App& app);
 void AddPresetsCommand(CLI::App& app);
+void AddReplayCommand(CLI::App& app);
+void AddAdviseCommand(CLI::App& app);
 
 }  // namespace moetrace::cli

@@ -1,0 +1,424 @@
+#include "analyzer/advise/advise.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include <fmt/core.h>
+
+#include "analyzer/advise/expert_placement.h"
+#include "analyzer/label_check.h"
+#include "analyzer/replay/replay.h"
+#include "analyzer/stable_json.h"
+#include "formats/errors.h"
+#include "formats/json_text.h"
+#include "tracegen/config.h"
+
+namespace moetrace::advise {
+namespace {
+
+// Evidence thresholds: below them a rule stays silent.
+constexpr double kDispatchHostBound = 0.02;  // ASCEND.md: host-bound < 2% of the step
+constexpr double kSyncHostBound = 0.01;
+constexpr double kEpExposed = 0.03;          // exposed EP time / span
+constexpr double kEpUnmasked = 0.10;
+constexpr double kEpMaxVio = 0.15;
+constexpr double kHeadroom = 0.40;           // of device memory
+constexpr double kPressure = 0.05;
+constexpr double kBubble = 0.05;
+constexpr double kSlowRankWait = 0.01;
+
+double Ratio(int64_t a, int64_t b) { return b > 0 ? double(a) / double(b) : 0; }
+
+std::optional<tracegen::RunConfig> ConfigOf(const Trace& trace) {
+  if (trace.metadata.config_json.empty()) return std::nullopt;
+  try {
+    return tracegen::ParseConfigJson(trace.metadata.config_json, "metadata.config_json");
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
+double ClusterMetric(const analysis::Analysis& a, const std::string& path) {
+  double v = 0;
+  if (path.rfind("cluster.", 0) == 0 && LookupNumber(a.cluster(), path.substr(8), &v)) return v;
+  return 0;
+}
+
+struct SyncName {
+  std::string name;
+  int64_t count = 0;
+  int64_t total_ns = 0;
+};
+
+// The host sync that blocked longest in total.
+std::optional<SyncName> TopSync(const Trace& trace) {
+  std::map<std::string, SyncName> by_name;
+  for (const Rank& r : trace.ranks) {
+    for (const Track& t : r.tracks) {
+      if (t.kind != TrackKind::kHostThread) continue;
+      for (size_t i = 0; i < t.events.size(); ++i) {
+        if (t.events.category[i] != Category::kSync && !(t.events.flags[i] & kFlagBlocking)) continue;
+        SyncName& s = by_name[std::string(r.strings.Get(t.events.name[i]))];
+        ++s.count;
+        s.total_ns += t.events.dur[i];
+      }
+    }
+  }
+  std::optional<SyncName> best;
+  for (auto& [name, s] : by_name) {
+    if (!best || s.total_ns > best->total_ns) {
+      best = s;
+      best->name = name;
+    }
+  }
+  return best;
+}
+
+bool HasDispatchThread(const Trace& trace) {
+  for (const Rank& r : trace.ranks) {
+    for (const Track& t : r.tracks) {
+      if (t.role == TrackRole::kHostDispatch) return true;
+    }
+  }
+  return false;
+}
+
+std::string PlanText(const std::vector<LayerPlan>& plans) {
+  std::string out;
+  for (const LayerPlan& p : plans) {
+    out += fmt::format("layer {}: EP MaxVio {:.2f} -> {:.2f}, {} experts move", p.layer,
+                       p.ep_max_vio_before, p.ep_max_vio_after, p.moves.size());
+    const size_t shown = std::min<size_t>(p.moves.size(), 6);
+    for (size_t i = 0; i < shown; ++i) {
+      const ExpertMove& m = p.moves[i];
+      out += fmt::format("{} e{} {}->{}", i ? "," : ":", m.expert, m.from_rank, m.to_rank);
+    }
+    if (shown < p.moves.size()) out += ", ...";
+    out += "\n";
+  }
+  return out;
+}
+
+class Advisor {
+ public:
+  Advisor(const Trace& trace, const analysis::Analysis& a) : trace_(trace), a_(a), cfg_(ConfigOf(trace)) {}
+
+  std::vector<Proposal> Run(const AdviseOptions& options) {
+    const auto& c = a_.cluster();
+    const int64_t span = c.breakdown().span_ns();
+    DispatchRules(Ratio(c.breakdown().host_bound_dispatch_ns(), span));
+    SyncRule(Ratio(c.breakdown().host_bound_sync_ns(), span));
+    EpRules(Ratio(c.comm_by_class().EP().exposed_ns(), span), c.comm_by_class().EP().unmasked_fraction());
+    ExpertRule(c.expert_imbalance().ep_max_vio_mean());
+    MemoryRules();
+    BubbleRule(c.ratios().bubble());
+    SlowRankRule(span);
+    std::vector<Proposal> out;
+    for (Proposal& p : candidates_) {
+      if (options.replay && !p.replay.empty()) {
+        try {
+          replay::ReplayResult r = replay::Replay(trace_, p.replay, &a_);
+          p.predicted = true;
+          p.step_before_ns = r.step_before_ns;
+          p.step_after_ns = r.step_after_ns;
+          p.gain = r.Gain();
+          p.peak_before_bytes = r.peak_before_bytes;
+          p.peak_after_bytes = r.peak_after_bytes;
+          p.fixes_before = ClusterMetric(a_, p.fixes);
+          p.fixes_after = ClusterMetric(r.after, p.fixes);
+          p.confidence = r.regenerated ? 0.9 : (r.graph.forced > 0 ? 0.4 : 0.6);
+        } catch (const InputError& e) {
+          continue;  // not applicable to this run (the changed config is invalid)
+        }
+        // A performance proposal that the replay says does not help is dropped;
+        // memory fixes stay (they trade time for memory).
+        if (p.gain <= 0 && p.rule != "memory_pressure") continue;
+      } else {
+        p.confidence = 0.3;
+      }
+      out.push_back(std::move(p));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Proposal& x, const Proposal& y) {
+      if (x.predicted != y.predicted) return x.predicted;
+      return x.gain > y.gain;
+    });
+    return out;
+  }
+
+ private:
+  Proposal& Add(std::string rule, std::string title, std::string knob, std::vector<std::string> config,
+                std::vector<std::string> graph_sets, std::string fixes, std::vector<Evidence> ev) {
+    Proposal p;
+    p.rule = std::move(rule);
+    p.title = std::move(title);
+    p.knob = std::move(knob);
+    p.config = std::move(config);
+    // Tracegen traces replay the RunConfig change itself; recorded traces the graph approximation.
+    p.replay = cfg_ && !p.config.empty() ? p.config : std::move(graph_sets);
+    p.fixes = std::move(fixes);
+    p.evidence = std::move(ev);
+    candidates_.push_back(std::move(p));
+    return candidates_.back();
+  }
+
+  void DispatchRules(double v) {
+    if (v < kDispatchHostBound) return;
+    std::vector<Evidence> ev = {{"cluster.breakdown.host_bound_dispatch_ns / span_ns", v},
+                                {"cluster.ratios.host_bound", a_.cluster().ratios().host_bound()}};
+    const std::string fixes = "cluster.ratios.host_bound";
+    const bool tq_off = cfg_ ? !cfg_->host().task_queue() : !HasDispatchThread(trace_);
+    if (tq_off) {
+      Add("dispatch_host_bound", "enable the task queue: split launch into enqueue + dispatch thread",
+          "TASK_QUEUE_ENABLE=2", {"host.task_queue=true"}, {"host.dispatch_factor=0.6"}, fixes, ev);
+    }
+    if (!cfg_ || !cfg_->host().numa_affinity()) {
+      Add("dispatch_host_bound", "bind the dispatch threads to the NPU's NUMA-local Kunpeng cores",
+          "CPU_AFFINITY_CONF=1", {"host.numa_affinity=true"}, {"host.dispatch_factor=0.8"}, fixes, ev);
+    }
+    if (cfg_) {
+      const int mbs = cfg_->parallel().micro_batch_size();
+      mbs_proposed_ = true;
+      Add("dispatch_host_bound",
+          fmt::format("double the micro-batch: same host work per op, twice the device work"),
+          fmt::format("--micro-batch-size {}", 2 * mbs),
+          {fmt::format("parallel.micro_batch_size={}", 2 * mbs)}, {}, fixes, ev);
+    } else {
+      Add("dispatch_host_bound", "a larger micro-batch amortises the host cost per operator",
+          "--micro-batch-size (x2)", {}, {}, fixes, ev);
+    }
+  }
+
+  void SyncRule(double v) {
+    if (v < kSyncHostBound) return;
+    std::optional<SyncName> s = TopSync(trace_);
+    if (!s) return;
+    std::vector<Evidence> ev = {{"cluster.breakdown.host_bound_sync_ns / span_ns", v},
+                                {"host sync '" + s->name + "' total_ns", double(s->total_ns)},
+                                {"host sync '" + s->name + "' count", double(s->count)}};
+    std::vector<std::string> config;
+    if (cfg_ && cfg_->host().sync_before_a2a() && s->name.find("token counts") != std::string::npos) {
+      config = {"host.sync_before_a2a=false"};
+    }
+    Proposal& p = Add("sync_host_bound",
+                      fmt::format("remove the host synchronisation '{}' ({} calls)", s->name, s->count),
+                      fmt::format("remove sync '{}' (keep token counts on device, e.g. "
+                                  "--moe-permutation-async-comm)", s->name),
+                      config, {"sync.remove=" + s->name}, "cluster.ratios.host_bound", ev);
+    if (config.empty()) p.replay = {"sync.remove=" + s->name};
+  }
+
+  void EpRules(double exposed, double unmasked) {
+    if (exposed < kEpExposed || unmasked < kEpUnmasked) return;
+    std::vector<Evidence> ev = {{"cluster.comm_by_class.EP.exposed_ns / span_ns", exposed},
+                                {"cluster.comm_by_class.EP.unmasked_fraction", unmasked}};
+    const std::string fixes = "cluster.comm_by_class.EP.unmasked_fraction";
+    if (!cfg_ || cfg_->comm().a2a() == "flat") {
+      Add("exposed_ep_comm", "hierarchical all-to-all: de-duplicate tokens across nodes, then HCCS",
+          "hierarchical EP dispatch (--moe-token-dispatcher-type alltoall, hierarchical a2a)",
+          {"comm.a2a=hierarchical"}, {}, fixes, ev);
+    }
+    if (!cfg_ || (cfg_->schedule().kind() != "adaptive" && cfg_->schedule().kind() != "dualpipe")) {
+      std::vector<std::string> config = {"schedule.kind=adaptive"};
+      if (cfg_ && cfg_->parallel().vpp() < 2) config.push_back("parallel.vpp=2");
+      Add("exposed_ep_comm", "overlap the all-to-all of one micro-batch with another's compute",
+          "--moe-alltoall-overlap-comm --moe-fb-overlap (adaptive overlap)", config, {}, fixes, ev);
+    }
+    if (cfg_ && !cfg_->comm().shared_expert_overlap()) {
+      Add("exposed_ep_comm", "run the shared expert during the dispatch all-to-all",
+          "--moe-shared-expert-overlap", {"comm.shared_expert_overlap=true"}, {}, fixes, ev);
+    }
+    if (cfg_ && cfg_->parallel().tp() > 1 && !cfg_->parallel().tp_extend_ep()) {
+      Add("exposed_ep_comm", "spread experts over TP x EP ranks (fewer tokens per all-to-all)",
+          "--moe-tp-extend-ep", {"parallel.tp_extend_ep=true"}, {}, fixes, ev);
+    }
+  }
+
+  void ExpertRule(double ep_max_vio) {
+    if (ep_max_vio < kEpMaxVio) return;
+    if (cfg_ && cfg_->routing().edpb()) return;
+    std::vector<const RoutingRecord*> records;
+    for (const Rank& r : trace_.ranks) {
+      for (const RoutingRecord& rec : r.routing) records.push_back(&rec);
+    }
+    std::vector<LayerPlan> plans = PlanExpertPlacement(records);
+    Proposal& p = Add("expert_imbalance",
+                      "migrate hot experts so every EP rank gets the same load",
+                      "--enable-expert-placement --expert-placement-freq 1", {"routing.edpb=true"},
+                      {}, "cluster.expert_imbalance.ep_max_vio_mean",
+                      {{"cluster.expert_imbalance.ep_max_vio_mean", ep_max_vio}});
+    p.detail = plans.empty() ? "no routing records: plan from the next profiled step"
+                             : "greedy migration on the measured loads:\n" + PlanText(plans);
+  }
+
+  void MemoryRules() {
+    const auto& c = a_.cluster();
+    int64_t capacity = 0;
+    for (const auto& r : a_.ranks()) {
+      if (r.memory().has_capacity_bytes()) capacity = std::max(capacity, r.memory().capacity_bytes());
+    }
+    const int64_t peak = c.memory().peak_bytes();
+    if (capacity <= 0 || peak <= 0) return;
+    const double headroom = double(capacity - peak) / double(capacity);
+    std::vector<Evidence> ev = {{"cluster.memory.peak_bytes", double(peak)},
+                                {"headroom / capacity", headroom}};
+    const std::string recompute = cfg_ ? cfg_->memory().recompute() : "";
+    if (headroom >= kHeadroom) {
+      if (recompute == "full") {
+        Add("memory_headroom", "memory to spare: recompute only attention instead of whole layers",
+            "--recompute-granularity selective", {"memory.recompute=selective"}, {},
+            "cluster.breakdown.compute_ns", ev);
+      } else if (recompute == "selective") {
+        Add("memory_headroom", "memory to spare: stop recomputing", "(drop --recompute-granularity)",
+            {"memory.recompute=none"}, {}, "cluster.breakdown.compute_ns", ev);
+      } else if (cfg_ && !mbs_proposed_) {
+        const int mbs = cfg_->parallel().micro_batch_size();
+        Add("memory_headroom", "memory to spare: a larger micro-batch uses the device better",
+            fmt::format("--micro-batch-size {}", 2 * mbs),
+            {fmt::format("parallel.micro_batch_size={}", 2 * mbs)}, {}, "cluster.ratios.free", ev);
+      }
+    } else if (headroom < kPressure) {
+      if (recompute == "none" || recompute.empty()) {
+        Add("memory_pressure", "recompute attention (FlashAttention) in the backward",
+            "--recompute-granularity selective --recompute-activation-function",
+            {"memory.recompute=selective"}, {}, "cluster.memory.peak_bytes", ev);
+      }
+      if (!cfg_ || !cfg_->memory().swap()) {
+        Add("memory_pressure", "swap activations to the host between forward and backward",
+            "--swap-attention", {"memory.swap=true"}, {}, "cluster.memory.peak_bytes", ev);
+      }
+    }
+  }
+
+  void BubbleRule(double bubble) {
+    if (bubble < kBubble) return;
+    if (cfg_ && cfg_->parallel().pp() < 2) return;
+    std::vector<Evidence> ev = {{"cluster.ratios.bubble", bubble}};
+    if (!cfg_ || cfg_->schedule().kind() == "1f1b") {
+      Add("bubble", "interleaved pipeline: 2 virtual stages per rank halve the bubble",
+          "--num-layers-per-virtual-pipeline-stage (2 virtual stages)",
+          {"schedule.kind=interleaved", "parallel.vpp=2"}, {}, "cluster.ratios.bubble", ev);
+    }
+  }
+
+  void SlowRankRule(int64_t span) {
+    const auto& c = a_.cluster();
+    if (c.waited_for_size() == 0) return;
+    const auto& w = c.waited_for(0);
+    const double share = Ratio(w.caused_wait_ns(), span);
+    if (share < kSlowRankWait) return;
+    std::string what = "arrives last at collectives";
+    std::vector<Evidence> ev = {{fmt::format("cluster.waited_for[rank={}].caused_wait_ns", w.rank()),
+                                 double(w.caused_wait_ns())},
+                                {"caused wait / cluster span", share}};
+    for (const auto& s : c.slow_ranks()) {
+      if (s.rank() != w.rank()) continue;
+      what = fmt::format("{} is {:+.1f}% of the mean", s.metric(), 100 * s.deviation());
+      ev.push_back({fmt::format("cluster.slow_ranks[rank={}].{}", s.rank(), s.metric()), s.value()});
+      break;
+    }
+    Add("slow_rank",
+        fmt::format("rank {} holds the others back: {} ({} collectives)", w.rank(), what,
+                    w.collectives()),
+        fmt::format("inspect rank {} (its host, NUMA binding, expert load)", w.rank()), {}, {},
+        "cluster.waited_for", ev);
+  }
+
+  const Trace& trace_;
+  const analysis::Analysis& a_;
+  std::optional<tracegen::RunConfig> cfg_;
+  std::vector<Proposal> candidates_;
+  bool mbs_proposed_ = false;
+};
+
+std::string Quote(std::string_view s) {
+  std::string out;
+  AppendJsonString(s, &out);
+  return out;
+}
+
+std::string StringList(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + Quote(v[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+std::vector<Proposal> Advise(const Trace& trace, const analysis::Analysis& analysis,
+                             const AdviseOptions& options) {
+  return Advisor(trace, analysis).Run(options);
+}
+
+std::string ProposalsJson(const std::vector<Proposal>& proposals) {
+  std::string out = "{\n  \"proposals\": [";
+  for (size_t i = 0; i < proposals.size(); ++i) {
+    const Proposal& p = proposals[i];
+    out += i ? ",\n    {" : "\n    {";
+    out += "\"confidence\": " + FormatJsonDouble(p.confidence);
+    out += ", \"config\": " + StringList(p.config);
+    out += ", \"detail\": " + Quote(p.detail);
+    out += ", \"evidence\": [";
+    for (size_t k = 0; k < p.evidence.size(); ++k) {
+      out += (k ? ", " : "") + fmt::format("{{\"metric\": {}, \"value\": {}}}", Quote(p.evidence[k].metric),
+                                           FormatJsonDouble(p.evidence[k].value));
+    }
+    out += "], \"knob\": " + Quote(p.knob);
+    if (p.predicted) {
+      auto opt = [](int64_t v) { return v < 0 ? std::string("null") : std::to_string(v); };
+      out += fmt::format(
+          ", \"predicted\": {{\"fixes\": {}, \"fixes_after\": {}, \"fixes_before\": {}, \"gain\": {}, "
+          "\"peak_memory_after_bytes\": {}, \"peak_memory_before_bytes\": {}, "
+          "\"step_time_after_ns\": {}, \"step_time_before_ns\": {}}}",
+          Quote(p.fixes), FormatJsonDouble(p.fixes_after), FormatJsonDouble(p.fixes_before),
+          FormatJsonDouble(p.gain), opt(p.peak_after_bytes), opt(p.peak_before_bytes),
+          p.step_after_ns, p.step_before_ns);
+    } else {
+      out += ", \"predicted\": null";
+    }
+    out += ", \"replay\": " + StringList(p.replay);
+    out += ", \"rule\": " + Quote(p.rule);
+    out += ", \"title\": " + Quote(p.title) + "}";
+  }
+  out += proposals.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+std::string FormatProposals(const std::vector<Proposal>& proposals) {
+  if (proposals.empty()) return "advise: no proposal (no rule found its evidence)\n";
+  std::string out;
+  for (size_t i = 0; i < proposals.size(); ++i) {
+    const Proposal& p = proposals[i];
+    out += fmt::format("{}. {}\n   knob: {}\n", i + 1, p.title, p.knob);
+    if (!p.config.empty()) {
+      out += "   config:";
+      for (const auto& c : p.config) out += " " + c;
+      out += "\n";
+    }
+    for (const Evidence& e : p.evidence) out += fmt::format("   evidence: {} = {:.4g}\n", e.metric, e.value);
+    if (p.predicted) {
+      out += fmt::format("   predicted: step {:.3f} -> {:.3f} ms ({:+.1f}%), {} {:.4g} -> {:.4g}",
+                         p.step_before_ns / 1e6, p.step_after_ns / 1e6, -100 * p.gain, p.fixes,
+                         p.fixes_before, p.fixes_after);
+      if (p.peak_before_bytes >= 0 && p.peak_after_bytes >= 0) {
+        out += fmt::format(", peak memory {:.2f} -> {:.2f} GiB", p.peak_before_bytes / 1073741824.0,
+                           p.peak_after_bytes / 1073741824.0);
+      }
+      out += fmt::format(", confidence {:.1f}\n", p.confidence);
+    } else {
+      out += fmt::format("   predicted: not replayable here, confidence {:.1f}\n", p.confidence);
+    }
+    if (!p.detail.empty()) {
+      std::string d = p.detail;
+      size_t pos = 0;
+      while ((pos = d.find('\n', pos)) != std::string::npos && pos + 1 < d.size()) {
+        d.replace(pos, 1, "\n     ");
+        pos += 6;
+      }
+      out += "   " + d + (d.back() == '\n' ? "" : "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace moetrace::advise
