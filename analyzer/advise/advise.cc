@@ -109,7 +109,7 @@ class Advisor {
     const int64_t span = c.breakdown().span_ns();
     DispatchRules(Ratio(c.breakdown().host_bound_dispatch_ns(), span));
     SyncRule(Ratio(c.breakdown().host_bound_sync_ns(), span));
-    EpRules(Ratio(c.comm_by_class().EP().exposed_ns(), span), c.comm_by_class().EP().unmasked_fraction());
+    EpRules(Ratio(c.comm_by_class().ep().exposed_ns(), span), c.comm_by_class().ep().unmasked_fraction());
     ExpertRule(c.expert_imbalance().ep_max_vio_mean());
     MemoryRules();
     BubbleRule(c.ratios().bubble());

@@ -25,7 +25,7 @@ LayerPlan PlanLayer(int32_t layer, const std::vector<int64_t>& loads, int32_t ep
   const int32_t E = int32_t(loads.size());
   const int32_t ep = std::max(1, std::min(ep_size, E));
   plan.ep_size = ep;
-  std::vector<int32_t> cur(size_t(E));
+  std::vector<int32_t> cur(static_cast<size_t>(E));
   const int32_t per_rank = (E + ep - 1) / ep;
   for (int32_t e = 0; e < E; ++e) {
     const bool given = size_t(E) == current.size() && current[size_t(e)] >= 0 && current[size_t(e)] < ep;
@@ -33,7 +33,7 @@ LayerPlan PlanLayer(int32_t layer, const std::vector<int64_t>& loads, int32_t ep
   }
   std::vector<int32_t> slots(size_t(ep), 0);
   for (int32_t r : cur) ++slots[size_t(r)];
-  std::vector<int32_t> order(size_t(E));
+  std::vector<int32_t> order(static_cast<size_t>(E));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int32_t a, int32_t b) { return loads[size_t(a)] > loads[size_t(b)]; });
