@@ -26,7 +26,6 @@ constexpr double kEpMaxVio = 0.15;
 constexpr double kHeadroom = 0.40;           // of device memory
 constexpr double kPressure = 0.05;
 constexpr double kBubble = 0.05;
-constexpr double kSlowRankWait = 0.01;
 
 double Ratio(int64_t a, int64_t b) { return b > 0 ? double(a) / double(b) : 0; }
 
@@ -301,27 +300,49 @@ class Advisor {
     }
   }
 
+  // Slow at compute: the ranks whose compute per step exceeds the mean by
+  // more than 5% (the slow-rank rule of METRICS.md). Free-time outliers alone
+  // are pipeline position, not slowness, and stay silent.
   void SlowRankRule(int64_t span) {
     const auto& c = a_.cluster();
-    if (c.waited_for_size() == 0) return;
-    const auto& w = c.waited_for(0);
-    const double share = Ratio(w.caused_wait_ns(), span);
-    if (share < kSlowRankWait) return;
-    std::string what = "arrives last at collectives";
-    std::vector<Evidence> ev = {{fmt::format("cluster.waited_for[rank={}].caused_wait_ns", w.rank()),
-                                 double(w.caused_wait_ns())},
-                                {"caused wait / cluster span", share}};
+    const analysis::SlowRank* worst = nullptr;
+    int flagged = 0;
     for (const auto& s : c.slow_ranks()) {
-      if (s.rank() != w.rank()) continue;
-      what = fmt::format("{} is {:+.1f}% of the mean", s.metric(), 100 * s.deviation());
-      ev.push_back({fmt::format("cluster.slow_ranks[rank={}].{}", s.rank(), s.metric()), s.value()});
-      break;
+      if (s.metric() != "compute_ns" || s.deviation() <= 0.05) continue;
+      ++flagged;
+      if (!worst || s.deviation() > worst->deviation()) worst = &s;
     }
-    Add("slow_rank",
-        fmt::format("rank {} holds the others back: {} ({} collectives)", w.rank(), what,
-                    w.collectives()),
-        fmt::format("inspect rank {} (its host, NUMA binding, expert load)", w.rank()), {}, {},
-        "cluster.waited_for", ev);
+    if (!worst) return;
+    std::vector<Evidence> ev = {
+        {fmt::format("cluster.slow_ranks[rank={}].compute_ns", worst->rank()), worst->value()},
+        {"cluster.slow_ranks.mean", worst->mean()},
+        {"deviation", worst->deviation()}};
+    int64_t caused = 0;
+    for (const auto& w : c.waited_for()) {
+      if (w.rank() == worst->rank()) caused = w.caused_wait_ns();
+    }
+    if (caused > 0) {
+      ev.push_back({fmt::format("cluster.waited_for[rank={}].caused_wait_ns", worst->rank()),
+                    double(caused)});
+    }
+    if (flagged > 1) {
+      Add("slow_rank",
+          fmt::format("{} ranks compute {:+.0f}% more than the mean (rank {} the most): "
+                      "unbalanced pipeline stages or experts",
+                      flagged, 100 * worst->deviation(), worst->rank()),
+          "rebalance layers per stage (parallel.layers_per_stage / "
+          "--num-layers-per-virtual-pipeline-stage)",
+          {}, {}, "cluster.slow_ranks", ev);
+    } else {
+      Add("slow_rank",
+          fmt::format("rank {} is slow at compute ({:+.0f}% of the mean){}", worst->rank(),
+                      100 * worst->deviation(),
+                      caused > 0 ? "; the others wait for it at collectives" : ""),
+          fmt::format("inspect rank {}: its NPU (clock, thermal), host binding, expert load",
+                      worst->rank()),
+          {}, {}, "cluster.slow_ranks", ev);
+    }
+    (void)span;
   }
 
   const Trace& trace_;

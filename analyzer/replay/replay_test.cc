@@ -213,6 +213,8 @@ void ExpectWhatIf(const std::vector<std::string>& a, const std::vector<std::stri
   Trace ta = TinyMoe(a);
   ReplayResult r = Replay(ta, change);
   const int64_t actual = MedianStep(TinyMoe(b));
+  fprintf(stderr, "what-if: before %lld predicted %lld actual %lld\n", (long long)r.step_before_ns,
+          (long long)r.step_after_ns, (long long)actual);
   EXPECT_LT(RelErr(double(r.step_after_ns), double(actual)), 0.05)
       << "predicted " << r.step_after_ns << " actual " << actual;
 }
@@ -234,10 +236,11 @@ TEST(ReplayWhatIf, GraphSpeedOfFlashAttentionMatchesTracegen) {
       "hardware.eff_flash_fwd_opt=" + std::to_string(2 * hw.eff_flash_fwd_opt()),
       "hardware.eff_flash_bwd_opt=" + std::to_string(2 * hw.eff_flash_bwd_opt())};
   Trace base = TinyMoe({});
-  // Keep the base config but strip its identity so replay cannot regenerate.
   ReplayResult r = Replay(base, {"speed.flash_attention=2"});
   EXPECT_FALSE(r.regenerated);
   const int64_t actual = MedianStep(TinyMoe(faster));
+  fprintf(stderr, "speed.flash_attention=2: before %lld predicted %lld actual %lld\n",
+          (long long)r.step_before_ns, (long long)r.step_after_ns, (long long)actual);
   EXPECT_LT(RelErr(double(r.step_after_ns), double(actual)), 0.05)
       << "predicted " << r.step_after_ns << " actual " << actual << " before " << r.step_before_ns;
 }
@@ -252,6 +255,8 @@ TEST(ReplayWhatIf, GraphHostFactorMatchesTracegen) {
       "hardware.enqueue_ns=" + std::to_string(2 * hw.enqueue_ns())};
   ReplayResult r = Replay(TinyMoe({"host.task_queue=false"}), {"host.dispatch_factor=2"});
   const int64_t actual = MedianStep(TinyMoe(slower));
+  fprintf(stderr, "host.dispatch_factor=2: before %lld predicted %lld actual %lld\n",
+          (long long)r.step_before_ns, (long long)r.step_after_ns, (long long)actual);
   EXPECT_LT(RelErr(double(r.step_after_ns), double(actual)), 0.05)
       << "predicted " << r.step_after_ns << " actual " << actual << " before " << r.step_before_ns;
 }
