@@ -138,12 +138,23 @@ class Advisor {
         // A performance proposal that the replay says does not help is dropped;
         // memory fixes stay (they trade time for memory).
         if (p.gain <= 0 && p.rule != "memory_pressure") continue;
+        // A memory fix must save memory (5% of the peak at least).
+        if (p.rule == "memory_pressure" &&
+            !(p.peak_after_bytes >= 0 && p.peak_after_bytes < 0.95 * double(p.peak_before_bytes))) {
+          continue;
+        }
       } else {
         p.confidence = 0.3;
       }
       out.push_back(std::move(p));
     }
+    // Under memory pressure its fixes come first (most memory saved first);
+    // then by predicted gain; unpredicted proposals last.
     std::stable_sort(out.begin(), out.end(), [](const Proposal& x, const Proposal& y) {
+      const bool xm = x.rule == "memory_pressure" && x.predicted;
+      const bool ym = y.rule == "memory_pressure" && y.predicted;
+      if (xm != ym) return xm;
+      if (xm) return x.peak_after_bytes < y.peak_after_bytes;
       if (x.predicted != y.predicted) return x.predicted;
       return x.gain > y.gain;
     });

@@ -113,6 +113,18 @@ TEST(Advise, PlantedSkewTopIsExpertPlacement) {
   ExpectTopGainRealised(sets, top);
 }
 
+TEST(Advise, PlantedMemoryPressureTopIsSelectiveRecompute) {
+  // 750 MB of device memory: the 0.67 GiB peak leaves 4% headroom.
+  Advised a = AdviseOn({"hardware.hbm_bytes=7.5e8"});
+  ASSERT_FALSE(a.proposals.empty());
+  const Proposal& top = a.proposals[0];
+  EXPECT_EQ(top.rule, "memory_pressure");
+  EXPECT_EQ(top.config, std::vector<std::string>{"memory.recompute=selective"});
+  EXPECT_LT(double(top.peak_after_bytes), 0.9 * double(top.peak_before_bytes));
+  // Swap saves almost nothing on tiny-moe: not proposed.
+  for (const Proposal& p : a.proposals) EXPECT_NE(p.knob, "--swap-attention");
+}
+
 TEST(Advise, NoEvidenceNoProposal) {
   // A run that is host-bound by nothing: the dispatch and sync rules stay silent.
   Advised a = AdviseOn(kClean);
