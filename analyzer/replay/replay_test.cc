@@ -263,3 +263,32 @@ TEST(ReplayWhatIf, GraphHostFactorMatchesTracegen) {
 
 }  // namespace
 }  // namespace moetrace::replay
+
+namespace moetrace::replay {
+namespace {
+
+// Graph replay alone against the tracegen change it stands for.
+void ExpectGraphMatches(const std::vector<std::string>& a, const std::vector<std::string>& graph,
+                        const std::vector<std::string>& b) {
+  ReplayResult r = Replay(TinyMoe(a), graph);
+  ASSERT_FALSE(r.regenerated);
+  EXPECT_EQ(r.graph.forced, 0);
+  const int64_t actual = MedianStep(TinyMoe(b));
+  EXPECT_LT(RelErr(double(r.step_after_ns), double(actual)), 0.05)
+      << "predicted " << r.step_after_ns << " actual " << actual << " before " << r.step_before_ns;
+}
+
+TEST(ReplayWhatIf, GraphSyncRemovalMatchesTracegen) {
+  ExpectGraphMatches({"host.sync_before_a2a=true"}, {"sync.remove=token counts"},
+                     {"host.sync_before_a2a=false"});
+}
+
+TEST(ReplayWhatIf, GraphMatmulSpeedMatchesTracegen) {
+  tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", {}, 0});
+  // tracegen's grouped GEMM efficiency scales with eff_matmul_opt too.
+  ExpectGraphMatches({}, {"speed.matmul=1.5", "speed.grouped_matmul=1.5"},
+                     {"hardware.eff_matmul_opt=" + std::to_string(1.5 * c.hardware().eff_matmul_opt())});
+}
+
+}  // namespace
+}  // namespace moetrace::replay
