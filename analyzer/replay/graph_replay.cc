@@ -24,6 +24,7 @@ struct Rendezvous {
   std::vector<int64_t> members;
   int32_t arrived = 0;
   bool resolved = false;
+  double speed = 1.0;  // of the collective's class (comm or alltoall)
 };
 
 TimeNs Scale(TimeNs t, double f) { return f == 1.0 ? t : TimeNs(std::llround(double(t) * f)); }
@@ -102,19 +103,25 @@ class Replayer {
           }
           if (c == Category::kMarker) continue;
           kind_[n] = kDev;
-          const OpClass cls = ClassifyOp(rank.strings.Get(ev.name[i]), c);
+          const int32_t ci = ev.comm[i];
+          const CommRecord* recp =
+              ci >= 0 && size_t(ci) < track.comms.size() ? &track.comms[size_t(ci)] : nullptr;
+          const OpClass cls = ClassifyOp(rank.strings.Get(ev.name[i]), c,
+                                         recp ? recp->kind : CollectiveKind::kNone);
           const double speed = mods_.speed[int(cls)];
           dur_[n] = speed == 1.0 ? oe_[n] - os_[n] : TimeNs(std::llround(double(oe_[n] - os_[n]) / speed));
-          const int32_t ci = ev.comm[i];
-          if (ci < 0 || size_t(ci) >= track.comms.size()) continue;
-          const CommRecord& rec = track.comms[size_t(ci)];
+          if (!recp) continue;
+          const CommRecord& rec = *recp;
           if (rec.sequence < 0) continue;
           std::string key(rank.strings.Get(rec.group));
           key += '#';
           key += std::to_string(rec.sequence);
           if (c == Category::kCollective && rec.group_size >= 2) {
             auto [it, fresh] = rdv_index.emplace(key, int32_t(rdvs_.size()));
-            if (fresh) rdvs_.emplace_back();
+            if (fresh) {
+              rdvs_.emplace_back();
+              rdvs_.back().speed = speed;
+            }
             rdvs_[size_t(it->second)].members.push_back(n);
             rdv_[n] = it->second;
             group_size_.resize(rdvs_.size(), 0);
@@ -357,7 +364,7 @@ class Replayer {
     // member's end moves by the largest (arrival shift - original wait).
     TimeNs T = std::numeric_limits<TimeNs>::max();
     for (int64_t m : rv.members) T = std::min(T, oe_[m] - os_[m]);
-    const double speed = mods_.speed[int(OpClass::kComm)];
+    const double speed = rv.speed;
     const TimeNs T2 = speed == 1.0 ? T : TimeNs(std::llround(double(T) / speed));
     TimeNs shift = std::numeric_limits<TimeNs>::min();
     for (int64_t m : rv.members) {

@@ -30,7 +30,7 @@ namespace moetrace::replay {
 
 struct GraphModifications {
   // Device time divisor per class (2 = twice as fast).
-  double speed[kOpClassCount] = {1, 1, 1, 1, 1, 1};
+  double speed[kOpClassCount] = {1, 1, 1, 1, 1, 1, 1};
   // Multiplies host issue costs: launch calls and the host work between them.
   double host_factor = 1.0;
   // Host syncs whose name contains one of these are removed (no wait).

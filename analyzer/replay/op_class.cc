@@ -15,7 +15,8 @@ bool Contains(const std::string& hay, std::string_view needle) {
 
 std::string_view OpClassName(OpClass c) {
   static constexpr std::string_view kNames[] = {"flash_attention", "grouped_matmul", "matmul",
-                                                "vector",          "comm",           "copy"};
+                                                "vector",          "comm",           "copy",
+                                                "alltoall"};
   return kNames[static_cast<int>(c)];
 }
 
@@ -26,7 +27,8 @@ bool ParseOpClass(std::string_view name, OpClass* out) {
       {"fa", OpClass::kFlashAttention},              {"grouped_matmul", OpClass::kGroupedMatmul},
       {"gmm", OpClass::kGroupedMatmul},              {"matmul", OpClass::kMatmul},
       {"mm", OpClass::kMatmul},                      {"vector", OpClass::kVector},
-      {"comm", OpClass::kComm},                      {"copy", OpClass::kCopy}};
+      {"comm", OpClass::kComm},                      {"copy", OpClass::kCopy},
+      {"alltoall", OpClass::kAllToAll},              {"a2a", OpClass::kAllToAll}};
   for (const Alias& a : kAliases) {
     if (a.name == name) {
       *out = a.c;
@@ -36,8 +38,13 @@ bool ParseOpClass(std::string_view name, OpClass* out) {
   return false;
 }
 
-OpClass ClassifyOp(std::string_view name, Category category) {
-  if (category == Category::kCollective || category == Category::kP2P) return OpClass::kComm;
+OpClass ClassifyOp(std::string_view name, Category category, CollectiveKind kind) {
+  if (category == Category::kCollective || category == Category::kP2P) {
+    if (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllToAllV) {
+      return OpClass::kAllToAll;
+    }
+    return OpClass::kComm;
+  }
   if (category == Category::kCopy) return OpClass::kCopy;
   std::string n(name);
   std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return std::tolower(ch); });

@@ -66,7 +66,7 @@ std::vector<std::string> SplitSets(const std::vector<std::string>& sets, GraphMo
       if (!ParseOpClass(key.substr(6), &c)) {
         ThrowInputError("--set", s,
                         "unknown operator class (flash_attention, grouped_matmul, matmul, vector, "
-                        "comm, copy)");
+                        "comm, alltoall, copy)");
       }
       mods->speed[int(c)] = ParsePositive(s, value);
     }

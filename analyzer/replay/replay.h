@@ -3,7 +3,7 @@
 //
 // Keys of --set:
 //   speed.<class>=F        device ops of a class F times faster
-//                          (flash_attention, grouped_matmul, matmul, vector, comm, copy)
+//                          (flash_attention, grouped_matmul, matmul, vector, comm, alltoall, copy)
 //   host.dispatch_factor=F host issue cost x F (launch calls and the host work between them)
 //   sync.remove=NAME       host syncs whose name contains NAME no longer wait ("all" = every one)
 //   any RunConfig key      tracegen traces only (metadata.config_json): the run is generated

@@ -152,6 +152,9 @@ TEST(ReplayKeys, SplitsGraphAndConfigKeys) {
   EXPECT_EQ(mods.speed[int(OpClass::kFlashAttention)], 1.5);
   EXPECT_EQ(mods.host_factor, 0.5);
   EXPECT_EQ(mods.remove_syncs, std::vector<std::string>{"loss"});
+  SplitSets({"speed.a2a=2"}, &mods);
+  EXPECT_EQ(mods.speed[int(OpClass::kAllToAll)], 2);
+  EXPECT_EQ(mods.speed[int(OpClass::kComm)], 1);
   EXPECT_THROW(SplitSets({"speed.nope=2"}, &mods), InputError);
   EXPECT_THROW(SplitSets({"speed.matmul=-1"}, &mods), InputError);
   EXPECT_THROW(SplitSets({"host.task_queue"}, &mods), InputError);
@@ -276,6 +279,18 @@ void ExpectGraphMatches(const std::vector<std::string>& a, const std::vector<std
   const int64_t actual = MedianStep(TinyMoe(b));
   EXPECT_LT(RelErr(double(r.step_after_ns), double(actual)), 0.05)
       << "predicted " << r.step_after_ns << " actual " << actual << " before " << r.step_before_ns;
+}
+
+TEST(ReplayWhatIf, FasterAllToAllShortensTheStepOnlyThroughEp) {
+  Trace t = TinyMoe({});
+  ReplayResult a2a = Replay(t, {"speed.alltoall=2"});
+  EXPECT_LT(a2a.step_after_ns, a2a.step_before_ns);
+  const auto& ep_before = a2a.before.cluster().comm_by_class().ep();
+  const auto& ep_after = a2a.after.cluster().comm_by_class().ep();
+  EXPECT_LT(ep_after.total_ns(), ep_before.total_ns());
+  // DP/PP collectives keep their transfer time: only waits may change.
+  ReplayResult none = Replay(t, {"speed.alltoall=1"});
+  EXPECT_EQ(none.step_after_ns, none.step_before_ns);
 }
 
 TEST(ReplayWhatIf, GraphSyncRemovalMatchesTracegen) {
