@@ -183,13 +183,21 @@ class Advisor {
                                 {"cluster.ratios.host_bound", a_.cluster().ratios().host_bound()}};
     const std::string fixes = "cluster.ratios.host_bound";
     const bool tq_off = cfg_ ? !cfg_->host().task_queue() : !HasDispatchThread(trace_);
+    // The knobs are torch_npu's; a GPU trace gets the same advice with its equivalent named.
+    const std::string& dev = trace_.metadata.device;
+    const bool gpu = dev.find("NVIDIA") != std::string::npos || dev.find("AMD") != std::string::npos ||
+                     (trace_.metadata.source == "kineto" && dev.find("Ascend") == std::string::npos);
     if (tq_off) {
       Add("dispatch_host_bound", "enable the task queue: split launch into enqueue + dispatch thread",
-          "TASK_QUEUE_ENABLE=2", {"host.task_queue=true"}, {"host.dispatch_factor=0.6"}, fixes, ev);
+          gpu ? "TASK_QUEUE_ENABLE=2 (torch_npu; on GPUs cut launches: CUDA graphs, torch.compile)"
+              : "TASK_QUEUE_ENABLE=2",
+          {"host.task_queue=true"}, {"host.dispatch_factor=0.6"}, fixes, ev);
     }
     if (!cfg_ || !cfg_->host().numa_affinity()) {
       Add("dispatch_host_bound", "bind the dispatch threads to the NPU's NUMA-local Kunpeng cores",
-          "CPU_AFFINITY_CONF=1", {"host.numa_affinity=true"}, {"host.dispatch_factor=0.8"}, fixes, ev);
+          gpu ? "CPU_AFFINITY_CONF=1 (torch_npu; on GPUs: numactl/taskset to the GPU's NUMA node)"
+              : "CPU_AFFINITY_CONF=1",
+          {"host.numa_affinity=true"}, {"host.dispatch_factor=0.8"}, fixes, ev);
     }
     if (cfg_) {
       const int mbs = cfg_->parallel().micro_batch_size();

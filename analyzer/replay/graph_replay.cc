@@ -480,7 +480,6 @@ class Replayer {
         Track& track = rank.tracks[t];
         if (track.kind == TrackKind::kCounter) continue;
         EventTable& ev = track.events;
-        TimeNs shift = 0;  // of the latest node before, for passive events
         std::vector<std::pair<TimeNs, TimeNs>> node_shift;
         for (size_t i = 0; i < ev.size(); ++i) {
           const int64_t n = base_[r][t] + int64_t(i);
@@ -499,7 +498,6 @@ class Replayer {
             ev.dur[i] = std::max<TimeNs>(0, ne_[n] - ns_[n]);
             continue;
           }
-          (void)shift;
           const TimeNs s0 = shift_at(ev.ts[i]);
           const TimeNs end = ev.ts[i] + ev.dur[i];
           const TimeNs s1 = shift_at(end > ev.ts[i] ? end - 1 : end);
