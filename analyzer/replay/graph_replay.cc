@@ -518,8 +518,11 @@ class Replayer {
           const TimeNs s = it == dev_shift.begin() ? 0 : std::prev(it)->second;
           samples[i] = {t0 + s, track.sample_value[i]};
         }
-        std::stable_sort(samples.begin(), samples.end(),
-                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        // Time order is kept when the input had it (shifts may differ between samples).
+        if (std::is_sorted(track.sample_ts.begin(), track.sample_ts.end())) {
+          std::stable_sort(samples.begin(), samples.end(),
+                           [](const auto& a, const auto& b) { return a.first < b.first; });
+        }
         for (size_t i = 0; i < samples.size(); ++i) {
           track.sample_ts[i] = samples[i].first;
           track.sample_value[i] = samples[i].second;
