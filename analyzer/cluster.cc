@@ -85,6 +85,10 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
 }
 
 void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
+  // Ranks arrive in the order worker threads finish them: sort so that sums
+  // of doubles and ties (the peak-memory rank) do not depend on scheduling.
+  std::sort(ranks_.begin(), ranks_.end(),
+            [](const RankSummary& a, const RankSummary& b) { return a.rank < b.rank; });
   analysis::Cluster* c = out->mutable_cluster();
   c->set_rank_count(static_cast<int32_t>(ranks_.size()));
   c->set_steps(static_cast<int32_t>(max_steps_));

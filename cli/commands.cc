@@ -26,6 +26,8 @@ void AddCommands(CLI::App& app) {
   AddInfoCommand(app);
   AddAnalyzeCommand(app);
   AddReportCommand(app);
+  AddAdviseCommand(app);
+  AddReplayCommand(app);
 }
 
 int RunSelected(CLI::App& app) {

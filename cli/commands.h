@@ -27,5 +27,7 @@ void AddGenerateCommand(CLI::App& app);
 void AddPresetsCommand(CLI::App& app);
 void AddGateCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
+void AddReplayCommand(CLI::App& app);
+void AddAdviseCommand(CLI::App& app);
 
 }  // namespace moetrace::cli

@@ -1,0 +1,52 @@
+// `moetrace advise`: rules fed by the analysis propose corrective settings
+// in the users' vocabulary (MindSpeed flags, torch_npu environment; see
+// shared/docs/ASCEND.md), each only when its evidence is present, each with
+// the effect predicted by replaying the trace under the change (tracegen
+// traces: generated again with the RunConfig equivalent; recorded traces:
+// the graph replay with speed / host / sync modifications).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/proto/analysis.pb.h"
+#include "formats/trace.h"
+
+namespace moetrace::advise {
+
+struct Evidence {
+  std::string metric;  // JSON path of METRICS.md, e.g. cluster.ratios.host_bound
+  double value = 0;
+};
+
+struct Proposal {
+  std::string rule;        // dispatch_host_bound, sync_host_bound, exposed_ep_comm, ...
+  std::string title;       // one readable line
+  std::string knob;        // in ASCEND.md's vocabulary, e.g. "TASK_QUEUE_ENABLE=2"
+  std::vector<std::string> config;  // RunConfig equivalent (empty when none)
+  std::vector<std::string> replay;  // the --set keys replay ran (empty = not predicted)
+  std::vector<Evidence> evidence;
+  std::string detail;      // e.g. the expert migration plan
+  std::string fixes;       // the metric it fixes (JSON path)
+  bool predicted = false;
+  int64_t step_before_ns = 0, step_after_ns = 0;
+  double gain = 0;         // (before - after) / before
+  double fixes_before = 0, fixes_after = 0;
+  int64_t peak_before_bytes = -1, peak_after_bytes = -1;
+  double confidence = 0;   // 0..1
+};
+
+struct AdviseOptions {
+  bool replay = true;  // predict each proposal's effect (one replay each)
+};
+
+// `analysis` is Analyze() of `trace`. Proposals ordered by predicted gain, best first
+// (unpredicted ones last).
+std::vector<Proposal> Advise(const Trace& trace, const analysis::Analysis& analysis,
+                             const AdviseOptions& options = {});
+
+std::string ProposalsJson(const std::vector<Proposal>& proposals);  // {"proposals": [...]}
+std::string FormatProposals(const std::vector<Proposal>& proposals);
+
+}  // namespace moetrace::advise

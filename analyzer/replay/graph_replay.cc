@@ -1,0 +1,562 @@
+#include "analyzer/replay/graph_replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+namespace moetrace::replay {
+namespace {
+
+constexpr TimeNs kUnset = std::numeric_limits<TimeNs>::min();
+
+enum NodeKind : uint8_t { kPassive, kHost, kSyncNode, kDev, kColl, kRecvNode };
+
+struct Edge {
+  int64_t from;
+  TimeNs lag;     // already scaled
+  bool on_start;  // from's start instead of its end
+  bool for_end;   // constrains the end (sync release, send of a receive)
+};
+
+struct Rendezvous {
+  std::vector<int64_t> members;
+  int32_t arrived = 0;
+  bool resolved = false;
+  double speed = 1.0;  // of the collective's class (comm or alltoall)
+};
+
+TimeNs Scale(TimeNs t, double f) { return f == 1.0 ? t : TimeNs(std::llround(double(t) * f)); }
+
+class Replayer {
+ public:
+  Replayer(const Trace& trace, const GraphModifications& mods) : in_(trace), mods_(mods) {}
+
+  Trace Run(GraphStats* stats) {
+    Index();
+    BuildNodes();
+    BuildEdges();
+    Schedule();
+    Trace out = Emit();
+    if (stats) *stats = stats_;
+    return out;
+  }
+
+ private:
+  // ---- node table -------------------------------------------------------
+  void Index() {
+    base_.resize(in_.ranks.size());
+    int64_t n = 0;
+    for (size_t r = 0; r < in_.ranks.size(); ++r) {
+      const Rank& rank = in_.ranks[r];
+      base_[r].resize(rank.tracks.size());
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        base_[r][t] = n;
+        if (rank.tracks[t].kind != TrackKind::kCounter) n += int64_t(rank.tracks[t].events.size());
+      }
+    }
+    const size_t N = size_t(n);
+    os_.resize(N); oe_.resize(N); ns_.assign(N, kUnset); ne_.assign(N, kUnset);
+    slack_.assign(N, 0); dur_.assign(N, 0); kind_.assign(N, kPassive); rank_of_.assign(N, 0);
+    rdv_.assign(N, -1); removed_.assign(N, 0);
+    stats_.nodes = n;
+  }
+
+  bool IsRemovedSync(std::string_view name) const {
+    for (const std::string& s : mods_.remove_syncs) {
+      if (s == "all" || name.find(s) != std::string_view::npos) return true;
+    }
+    return false;
+  }
+
+  void BuildNodes() {
+    const double f = mods_.host_factor;
+    std::unordered_map<std::string, int32_t> rdv_index;
+    struct P2P { int64_t node; int32_t rank; bool send; };
+    std::unordered_map<std::string, std::vector<P2P>> p2p;
+    for (size_t r = 0; r < in_.ranks.size(); ++r) {
+      const Rank& rank = in_.ranks[r];
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        const Track& track = rank.tracks[t];
+        if (track.kind == TrackKind::kCounter) continue;
+        const EventTable& ev = track.events;
+        for (size_t i = 0; i < ev.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          os_[n] = ev.ts[i];
+          oe_[n] = ev.ts[i] + std::max<TimeNs>(0, ev.dur[i]);
+          rank_of_[n] = int32_t(r);
+          const Category c = ev.category[i];
+          if (track.kind == TrackKind::kHostThread) {
+            if (c == Category::kLaunch && !(ev.flags[i] & kFlagBlocking)) {
+              kind_[n] = kHost;
+              dur_[n] = Scale(oe_[n] - os_[n], f);
+            } else if (c == Category::kSync || (ev.flags[i] & kFlagBlocking)) {
+              kind_[n] = kSyncNode;
+              dur_[n] = oe_[n] - os_[n];
+              if (IsRemovedSync(rank.strings.Get(ev.name[i]))) {
+                removed_[n] = 1;
+                ++stats_.syncs_removed;
+              }
+            }
+            continue;
+          }
+          if (c == Category::kMarker) continue;
+          kind_[n] = kDev;
+          const int32_t ci = ev.comm[i];
+          const CommRecord* recp =
+              ci >= 0 && size_t(ci) < track.comms.size() ? &track.comms[size_t(ci)] : nullptr;
+          const OpClass cls = ClassifyOp(rank.strings.Get(ev.name[i]), c,
+                                         recp ? recp->kind : CollectiveKind::kNone);
+          const double speed = mods_.speed[int(cls)];
+          dur_[n] = speed == 1.0 ? oe_[n] - os_[n] : TimeNs(std::llround(double(oe_[n] - os_[n]) / speed));
+          if (!recp) continue;
+          const CommRecord& rec = *recp;
+          if (rec.sequence < 0) continue;
+          std::string key(rank.strings.Get(rec.group));
+          key += '#';
+          key += std::to_string(rec.sequence);
+          if (c == Category::kCollective && rec.group_size >= 2) {
+            auto [it, fresh] = rdv_index.emplace(key, int32_t(rdvs_.size()));
+            if (fresh) {
+              rdvs_.emplace_back();
+              rdvs_.back().speed = speed;
+            }
+            rdvs_[size_t(it->second)].members.push_back(n);
+            rdv_[n] = it->second;
+            group_size_.resize(rdvs_.size(), 0);
+            group_size_[size_t(it->second)] = rec.group_size;
+          } else if (c == Category::kP2P &&
+                     (rec.kind == CollectiveKind::kSend || rec.kind == CollectiveKind::kRecv)) {
+            p2p[key].push_back({n, int32_t(r), rec.kind == CollectiveKind::kSend});
+          }
+        }
+      }
+    }
+    // A rendezvous needs every member, on distinct ranks.
+    for (size_t k = 0; k < rdvs_.size(); ++k) {
+      auto& m = rdvs_[k].members;
+      bool ok = int32_t(m.size()) == group_size_[k];
+      for (size_t a = 0; ok && a < m.size(); ++a) {
+        for (size_t b = a + 1; b < m.size(); ++b) ok &= rank_of_[m[a]] != rank_of_[m[b]];
+      }
+      if (ok) {
+        for (int64_t n : m) kind_[n] = kColl;
+        ++stats_.collectives_matched;
+      } else {
+        for (int64_t n : m) rdv_[n] = -1;
+        stats_.collectives_unmatched += int64_t(m.size());
+      }
+    }
+    // Pipeline receive <- its send (one of each, on different ranks).
+    send_of_.assign(os_.size(), -1);
+    for (auto& [key, v] : p2p) {
+      if (v.size() != 2 || v[0].send == v[1].send || v[0].rank == v[1].rank) continue;
+      const P2P& s = v[0].send ? v[0] : v[1];
+      const P2P& rv = v[0].send ? v[1] : v[0];
+      // The receive's tail after both were ready; a negative one means
+      // clocks disagree: the receive then keeps its own duration.
+      if (oe_[rv.node] - std::max(os_[rv.node], oe_[s.node]) < 0) continue;
+      kind_[rv.node] = kRecvNode;
+      send_of_[rv.node] = s.node;
+      ++stats_.recvs_matched;
+    }
+  }
+
+  // ---- edges --------------------------------------------------------------
+  void AddEdge(int64_t to, Edge e) { edges_.emplace_back(to, e); }
+
+  void BuildEdges() {
+    const double f = mods_.host_factor;
+    launch_end_.assign(os_.size(), kUnset);
+    for (size_t r = 0; r < in_.ranks.size(); ++r) {
+      const Rank& rank = in_.ranks[r];
+      // Launch events of the rank by (correlation, end).
+      struct L { int64_t corr; TimeNs end; int64_t node; size_t track; };
+      std::vector<L> launches;
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        const Track& track = rank.tracks[t];
+        if (track.kind != TrackKind::kHostThread) continue;
+        for (size_t i = 0; i < track.events.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          if (kind_[n] == kHost && track.events.correlation[i] >= 0) {
+            launches.push_back({track.events.correlation[i], oe_[n], n, t});
+          }
+        }
+      }
+      std::sort(launches.begin(), launches.end(), [](const L& a, const L& b) {
+        return a.corr != b.corr ? a.corr < b.corr : a.end < b.end;
+      });
+      auto range = [&](int64_t corr) {
+        auto lo = std::lower_bound(launches.begin(), launches.end(), corr,
+                                   [](const L& a, int64_t c) { return a.corr < c; });
+        auto hi = lo;
+        while (hi != launches.end() && hi->corr == corr) ++hi;
+        return std::make_pair(lo, hi);
+      };
+
+      // Host threads: thread order and launch chains.
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        const Track& track = rank.tracks[t];
+        if (track.kind != TrackKind::kHostThread) continue;
+        int64_t prev = -1;
+        for (size_t i = 0; i < track.events.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          if (kind_[n] == kPassive) continue;
+          int64_t cross = -1;
+          if (kind_[n] == kHost && track.events.correlation[i] >= 0) {
+            auto [lo, hi] = range(track.events.correlation[i]);
+            for (auto it = lo; it != hi; ++it) {
+              if (it->track != t && it->end <= os_[n]) cross = it->node;
+            }
+          }
+          TimeNs est = kUnset;
+          if (prev >= 0) {
+            if (cross >= 0 && oe_[cross] >= oe_[prev]) {
+              AddEdge(n, {prev, 0, false, false});  // it waited for the other thread
+              est = oe_[prev];
+            } else if (os_[n] >= oe_[prev]) {
+              AddEdge(n, {prev, Scale(os_[n] - oe_[prev], f), false, false});
+              est = os_[n];
+            } else {
+              AddEdge(n, {prev, Scale(os_[n] - os_[prev], f), true, false});
+              est = os_[n];
+            }
+          }
+          if (cross >= 0) {
+            AddEdge(n, {cross, 0, false, false});
+            est = std::max(est, oe_[cross]);
+          }
+          if (est != kUnset) slack_[n] = Scale(os_[n] - est, f);
+          prev = n;
+        }
+      }
+
+      // Device streams: stream order, launch, inferred cross-stream waits.
+      struct D { TimeNs end; int64_t node; size_t track; };
+      std::vector<D> by_end;
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        const Track& track = rank.tracks[t];
+        if (track.kind != TrackKind::kDeviceStream) continue;
+        for (size_t i = 0; i < track.events.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          if (kind_[n] == kPassive) continue;
+          by_end.push_back({oe_[n], n, t});
+          if (track.events.correlation[i] >= 0) {
+            auto [lo, hi] = range(track.events.correlation[i]);
+            if (lo != hi) launch_end_[n] = (hi - 1)->end;
+          }
+        }
+      }
+      std::sort(by_end.begin(), by_end.end(), [](const D& a, const D& b) {
+        return a.end != b.end ? a.end < b.end : a.node < b.node;
+      });
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        const Track& track = rank.tracks[t];
+        if (track.kind != TrackKind::kDeviceStream) continue;
+        int64_t prev = -1;  // op with the running maximum end
+        for (size_t i = 0; i < track.events.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          if (kind_[n] == kPassive) continue;
+          TimeNs est = kUnset;
+          if (prev >= 0) {
+            if (oe_[prev] <= os_[n]) {
+              AddEdge(n, {prev, 0, false, false});
+              est = oe_[prev];
+            } else {
+              AddEdge(n, {prev, os_[n] - os_[prev], true, false});
+              est = os_[n];
+            }
+          }
+          if (track.events.correlation[i] >= 0) {
+            auto [lo, hi] = range(track.events.correlation[i]);
+            if (lo != hi) {
+              AddEdge(n, {(hi - 1)->node, 0, false, false});
+              est = std::max(est, (hi - 1)->end);
+            }
+          }
+          if (est == kUnset || est < os_[n]) {
+            // Unexplained wait: the latest op of another stream that ended
+            // by our start (a cross-stream event wait).
+            auto it = std::upper_bound(by_end.begin(), by_end.end(), os_[n],
+                                       [](TimeNs v, const D& d) { return v < d.end; });
+            for (int k = 0; k < 16 && it != by_end.begin(); ++k) {
+              --it;
+              if (it->track == t || it->node == n) continue;
+              if (est == kUnset || it->end > est) {
+                AddEdge(n, {it->node, 0, false, false});
+                est = it->end;
+                ++stats_.cross_stream_waits;
+              }
+              break;
+            }
+          }
+          if (est != kUnset) slack_[n] = os_[n] - est;
+          if (kind_[n] == kRecvNode) AddEdge(n, {send_of_[n], 0, false, true});
+          if (prev < 0 || oe_[n] >= oe_[prev]) prev = n;
+        }
+      }
+
+      // Host syncs: released by the device op they waited for.
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        const Track& track = rank.tracks[t];
+        if (track.kind != TrackKind::kHostThread) continue;
+        for (size_t i = 0; i < track.events.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          if (kind_[n] != kSyncNode || removed_[n]) continue;
+          auto it = std::upper_bound(by_end.begin(), by_end.end(), oe_[n],
+                                     [](TimeNs v, const D& d) { return v < d.end; });
+          for (int k = 0; k < 64 && it != by_end.begin(); ++k) {
+            --it;
+            const int64_t d = it->node;
+            const TimeNs issued = launch_end_[d] != kUnset ? launch_end_[d] : os_[d];
+            if (issued > os_[n]) continue;
+            if (it->end < os_[n]) break;  // finished before the sync began: no wait on it
+            AddEdge(n, {d, oe_[n] - it->end, false, true});
+            ++stats_.syncs_with_release;
+            break;
+          }
+        }
+      }
+    }
+    // CSR of predecessors and successors.
+    const size_t N = os_.size();
+    std::vector<int64_t> in_count(N + 1, 0), out_count(N + 1, 0);
+    for (auto& [to, e] : edges_) {
+      ++in_count[size_t(to) + 1];
+      ++out_count[size_t(e.from) + 1];
+    }
+    for (size_t i = 0; i < N; ++i) {
+      in_count[i + 1] += in_count[i];
+      out_count[i + 1] += out_count[i];
+    }
+    dep_begin_ = in_count;
+    succ_begin_ = out_count;
+    deps_.resize(edges_.size());
+    succs_.resize(edges_.size());
+    std::vector<int64_t> fill_in(in_count.begin(), in_count.end() - 1);
+    std::vector<int64_t> fill_out(out_count.begin(), out_count.end() - 1);
+    for (auto& [to, e] : edges_) {
+      deps_[size_t(fill_in[size_t(to)]++)] = e;
+      succs_[size_t(fill_out[size_t(e.from)]++)] = to;
+    }
+    edges_.clear();
+    edges_.shrink_to_fit();
+  }
+
+  // ---- scheduling -------------------------------------------------------
+  TimeNs DepTime(const Edge& e, bool forced) const {
+    const int64_t d = e.from;
+    if (e.on_start) return ns_[d] != kUnset ? ns_[d] : (forced ? os_[d] : kUnset);
+    return ne_[d] != kUnset ? ne_[d] : (forced ? oe_[d] : kUnset);
+  }
+
+  void MarkDone(int64_t n, std::vector<int64_t>* ready) {
+    for (int64_t s = succ_begin_[size_t(n)]; s < succ_begin_[size_t(n) + 1]; ++s) {
+      const int64_t m = succs_[size_t(s)];
+      if (--indeg_[size_t(m)] == 0 && !started_[size_t(m)]) ready->push_back(m);
+    }
+  }
+
+  void Resolve(Rendezvous& rv, std::vector<int64_t>* ready) {
+    // Clock-free rendezvous: the members finish together a transfer time T
+    // (the shortest member's duration) after the last arrival. Each
+    // member's end moves by the largest (arrival shift - original wait).
+    TimeNs T = std::numeric_limits<TimeNs>::max();
+    for (int64_t m : rv.members) T = std::min(T, oe_[m] - os_[m]);
+    const double speed = rv.speed;
+    const TimeNs T2 = speed == 1.0 ? T : TimeNs(std::llround(double(T) / speed));
+    TimeNs shift = std::numeric_limits<TimeNs>::min();
+    for (int64_t m : rv.members) {
+      const TimeNs start = ns_[m] != kUnset ? ns_[m] : os_[m];
+      shift = std::max(shift, start - os_[m] - ((oe_[m] - os_[m]) - T));
+    }
+    rv.resolved = true;
+    for (int64_t m : rv.members) {
+      ne_[m] = oe_[m] + (T2 - T) + shift;
+      if (ns_[m] != kUnset) {
+        ne_[m] = std::max(ne_[m], ns_[m]);
+        MarkDone(m, ready);
+      }
+    }
+  }
+
+  void Process(int64_t n, bool forced, std::vector<int64_t>* ready) {
+    started_[size_t(n)] = 1;
+    TimeNs start = kUnset, end_floor = kUnset;
+    bool has_start_dep = false;
+    for (int64_t k = dep_begin_[size_t(n)]; k < dep_begin_[size_t(n) + 1]; ++k) {
+      const Edge& e = deps_[size_t(k)];
+      const TimeNs t = DepTime(e, forced);
+      if (t == kUnset) continue;
+      if (e.for_end) {
+        end_floor = std::max(end_floor, t + e.lag);
+      } else {
+        has_start_dep = true;
+        start = std::max(start, t + e.lag);
+      }
+    }
+    ns_[n] = has_start_dep ? start + slack_[n] : os_[n];
+    switch (kind_[n]) {
+      case kSyncNode:
+        if (removed_[n]) {
+          ne_[n] = ns_[n];
+        } else if (end_floor != kUnset) {
+          ne_[n] = std::max(ns_[n], end_floor);
+        } else {
+          ne_[n] = ns_[n] + dur_[n];
+        }
+        break;
+      case kRecvNode: {
+        const int64_t s = send_of_[n];
+        const TimeNs tail = oe_[n] - std::max(os_[n], oe_[s]);
+        ne_[n] = std::max(ns_[n], end_floor != kUnset ? end_floor : oe_[s]) + tail;
+        break;
+      }
+      case kColl: {
+        Rendezvous& rv = rdvs_[size_t(rdv_[n])];
+        if (rv.resolved) {  // forced earlier without us
+          ne_[n] = std::max(ne_[n], ns_[n]);
+          break;
+        }
+        if (++rv.arrived < int32_t(rv.members.size())) return;  // wait for the others
+        Resolve(rv, ready);
+        return;
+      }
+      default:
+        ne_[n] = ns_[n] + dur_[n];
+    }
+    MarkDone(n, ready);
+  }
+
+  void Schedule() {
+    const size_t N = os_.size();
+    indeg_.assign(N, 0);
+    started_.assign(N, 0);
+    std::vector<int64_t> ready, order;
+    for (size_t n = 0; n < N; ++n) {
+      if (kind_[n] == kPassive) continue;
+      indeg_[n] = dep_begin_[n + 1] - dep_begin_[n];
+      order.push_back(int64_t(n));
+      if (indeg_[n] == 0) ready.push_back(int64_t(n));
+    }
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return os_[a] != os_[b] ? os_[a] < os_[b] : a < b;
+    });
+    size_t cursor = 0;
+    while (true) {
+      while (!ready.empty()) {
+        const int64_t n = ready.back();
+        ready.pop_back();
+        Process(n, false, &ready);
+      }
+      // Blocked: force the earliest node not yet finished (inconsistent input).
+      while (cursor < order.size() && started_[size_t(order[cursor])] &&
+             ne_[size_t(order[cursor])] != kUnset) {
+        ++cursor;
+      }
+      if (cursor == order.size()) break;
+      const int64_t n = order[cursor];
+      ++stats_.forced;
+      if (started_[size_t(n)] && kind_[n] == kColl) {
+        Resolve(rdvs_[size_t(rdv_[n])], &ready);
+      } else if (!started_[size_t(n)]) {
+        Process(n, true, &ready);
+      } else {
+        ne_[n] = ns_[n] + dur_[n];
+        MarkDone(n, &ready);
+      }
+    }
+  }
+
+  // ---- output -----------------------------------------------------------
+  Trace Emit() {
+    Trace out = in_;
+    for (size_t r = 0; r < out.ranks.size(); ++r) {
+      Rank& rank = out.ranks[r];
+      // Shift of the latest device op starting at or before t (counters).
+      std::vector<std::pair<TimeNs, TimeNs>> dev_shift;
+      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+        Track& track = rank.tracks[t];
+        if (track.kind == TrackKind::kCounter) continue;
+        EventTable& ev = track.events;
+        std::vector<std::pair<TimeNs, TimeNs>> node_shift;
+        for (size_t i = 0; i < ev.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          if (kind_[n] == kPassive) continue;
+          node_shift.emplace_back(os_[n], ns_[n] - os_[n]);
+          if (track.kind == TrackKind::kDeviceStream) dev_shift.emplace_back(os_[n], ns_[n] - os_[n]);
+        }
+        auto shift_at = [&](TimeNs t0) -> TimeNs {
+          auto it = std::upper_bound(node_shift.begin(), node_shift.end(), std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
+          return it == node_shift.begin() ? 0 : std::prev(it)->second;
+        };
+        for (size_t i = 0; i < ev.size(); ++i) {
+          const int64_t n = base_[r][t] + int64_t(i);
+          if (kind_[n] != kPassive) {
+            ev.ts[i] = ns_[n];
+            ev.dur[i] = std::max<TimeNs>(0, ne_[n] - ns_[n]);
+            continue;
+          }
+          const TimeNs s0 = shift_at(ev.ts[i]);
+          const TimeNs end = ev.ts[i] + ev.dur[i];
+          const TimeNs s1 = shift_at(end > ev.ts[i] ? end - 1 : end);
+          const TimeNs nts = ev.ts[i] + s0;
+          ev.dur[i] = std::max<TimeNs>(0, end + s1 - nts);
+          ev.ts[i] = nts;
+        }
+        if (!ev.IsSortedByTime()) ev.SortByTime();
+      }
+      std::sort(dev_shift.begin(), dev_shift.end());
+      for (Track& track : rank.tracks) {
+        if (track.kind != TrackKind::kCounter || track.sample_ts.empty()) continue;
+        std::vector<std::pair<TimeNs, double>> samples(track.sample_ts.size());
+        for (size_t i = 0; i < samples.size(); ++i) {
+          const TimeNs t0 = track.sample_ts[i];
+          auto it = std::upper_bound(dev_shift.begin(), dev_shift.end(),
+                                     std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
+          const TimeNs s = it == dev_shift.begin() ? 0 : std::prev(it)->second;
+          samples[i] = {t0 + s, track.sample_value[i]};
+        }
+        // Time order is kept when the input had it (shifts may differ between samples).
+        if (std::is_sorted(track.sample_ts.begin(), track.sample_ts.end())) {
+          std::stable_sort(samples.begin(), samples.end(),
+                           [](const auto& a, const auto& b) { return a.first < b.first; });
+        }
+        for (size_t i = 0; i < samples.size(); ++i) {
+          track.sample_ts[i] = samples[i].first;
+          track.sample_value[i] = samples[i].second;
+        }
+      }
+    }
+    return out;
+  }
+
+  const Trace& in_;
+  const GraphModifications& mods_;
+  GraphStats stats_;
+  std::vector<std::vector<int64_t>> base_;
+  std::vector<TimeNs> os_, oe_, ns_, ne_, slack_, dur_, launch_end_;
+  std::vector<uint8_t> kind_, removed_, started_;
+  std::vector<int32_t> rank_of_, rdv_, group_size_;
+  std::vector<int64_t> send_of_;
+  std::vector<Rendezvous> rdvs_;
+  std::vector<std::pair<int64_t, Edge>> edges_;
+  std::vector<int64_t> dep_begin_, succ_begin_, succs_, indeg_;
+  std::vector<Edge> deps_;
+};
+
+}  // namespace
+
+bool GraphModifications::IsIdentity() const {
+  for (double s : speed) {
+    if (s != 1.0) return false;
+  }
+  return host_factor == 1.0 && remove_syncs.empty();
+}
+
+Trace ReplayGraph(const Trace& trace, const GraphModifications& mods, GraphStats* stats) {
+  return Replayer(trace, mods).Run(stats);
+}
+
+}  // namespace moetrace::replay

@@ -1,0 +1,55 @@
+// Replays a recorded trace through its dependency graph under
+// modifications. The graph, built from any trace:
+//   - host thread order: each launch/sync waits for the previous one plus
+//     the host work recorded between them (scaled by the host factor);
+//   - a launch chain: the dispatch-thread launch waits for the enqueue of
+//     the same correlation; a device op waits for L(b), its latest launch;
+//   - stream order, and a cross-stream wait inferred where neither the
+//     stream nor the launch explains an op's start (event record/wait);
+//   - a host sync ends when the device op it waited for ends (the latest
+//     op launched before the sync and ended before it returned);
+//   - collectives matched across ranks (group, sequence, every member
+//     present) are rendezvous: they end a transfer time after the last
+//     member's arrival; a pipeline receive ends when its send does.
+// Every node keeps the unexplained part of its original start as slack, so
+// an unmodified replay reproduces the trace exactly; collective ends are
+// computed without assuming aligned clocks (members finish together).
+// The scheduler is a topological sweep (Kahn) over all ranks, linear in
+// the events; a cycle (inconsistent input) is broken by forcing the
+// earliest blocked node with its original times.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/replay/op_class.h"
+#include "formats/trace.h"
+
+namespace moetrace::replay {
+
+struct GraphModifications {
+  // Device time divisor per class (2 = twice as fast).
+  double speed[kOpClassCount] = {1, 1, 1, 1, 1, 1, 1};
+  // Multiplies host issue costs: launch calls and the host work between them.
+  double host_factor = 1.0;
+  // Host syncs whose name contains one of these are removed (no wait).
+  std::vector<std::string> remove_syncs;
+  bool IsIdentity() const;
+};
+
+struct GraphStats {
+  int64_t nodes = 0;
+  int64_t collectives_matched = 0;     // rendezvous (all members present)
+  int64_t collectives_unmatched = 0;   // replayed with their own duration
+  int64_t recvs_matched = 0;
+  int64_t syncs_with_release = 0;
+  int64_t syncs_removed = 0;
+  int64_t cross_stream_waits = 0;      // inferred event waits
+  int64_t forced = 0;                  // nodes forced to break a cycle
+};
+
+// Returns the predicted trace (same events, new times; counters remapped).
+Trace ReplayGraph(const Trace& trace, const GraphModifications& mods, GraphStats* stats = nullptr);
+
+}  // namespace moetrace::replay

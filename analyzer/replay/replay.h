@@ -1,0 +1,64 @@
+// `moetrace replay`: the trace predicted under changed settings, and the
+// analysis before and after.
+//
+// Keys of --set:
+//   speed.<class>=F        device ops of a class F times faster
+//                          (flash_attention, grouped_matmul, matmul, vector, comm, alltoall, copy)
+//   host.dispatch_factor=F host issue cost x F (launch calls and the host work between them)
+//   sync.remove=NAME       host syncs whose name contains NAME no longer wait ("all" = every one)
+//   any RunConfig key      tracegen traces only (metadata.config_json): the run is generated
+//                          again with the changed configuration -- tracegen's own model is the
+//                          faithful what-if -- and graph modifications then apply on top.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyzer/proto/analysis.pb.h"
+#include "analyzer/replay/graph_replay.h"
+#include "formats/trace.h"
+
+namespace moetrace::replay {
+
+struct RankPrediction {
+  int32_t rank = 0;
+  int64_t before_ns = 0;  // mean step span
+  int64_t after_ns = 0;
+};
+
+struct ReplayResult {
+  std::vector<std::string> sets;
+  bool regenerated = false;  // RunConfig keys applied through tracegen
+  bool graph_replayed = false;
+  GraphStats graph;
+  Trace predicted;
+  analysis::Analysis before, after;
+  std::vector<RankPrediction> ranks;
+  int64_t step_before_ns = 0, step_after_ns = 0;  // median over ranks of the mean step
+  int64_t peak_before_bytes = -1, peak_after_bytes = -1;  // -1 = unknown
+  std::vector<std::string> warnings;
+  double Gain() const;  // (before - after) / before; > 0 = faster
+};
+
+// True for the keys the graph replay understands (speed.*, host.dispatch_factor, sync.remove).
+bool IsGraphKey(std::string_view key);
+// Parses the graph keys of `sets` into `mods`, returns the other (RunConfig) assignments.
+// Throws InputError naming --set on a malformed value or unknown class.
+std::vector<std::string> SplitSets(const std::vector<std::string>& sets, GraphModifications* mods);
+
+// `before` is the analysis of `trace` when the caller has it (else computed).
+ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
+                    const analysis::Analysis* before = nullptr);
+
+// Median over ranks of each rank's mean step span (ns); 0 without ranks.
+int64_t MedianStepNs(const analysis::Analysis& a);
+int64_t MeanStepNs(const analysis::RankAnalysis& r);
+int64_t PeakMemoryBytes(const analysis::Analysis& a);  // -1 = unknown
+
+// The --json document: modifications, step time and peak memory before and
+// after, per-rank step times, graph statistics and the predicted analysis.
+std::string ReplayJson(const ReplayResult& result);
+std::string FormatReplay(const ReplayResult& result);  // terminal lines
+
+}  // namespace moetrace::replay

@@ -1,0 +1,57 @@
+// End-to-end: `moetrace replay` and `moetrace advise` on a generated run.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/run_command.h"
+
+namespace moetrace::testing {
+namespace {
+
+TEST(ReplayAdviseE2e, ReplayWritesJsonAndTrace) {
+  const std::string dir = TempDir("replay_e2e");
+  const std::string in = dir + "/tiny.mtrace";
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe -o " + in).exit_code, 0);
+  CommandResult r = RunMoetrace("replay " + in + " --set speed.flash_attention=1.5 --json " + dir +
+                                "/p.json -o " + dir + "/p.mtrace");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("graph replay"), std::string::npos) << r.output;
+  const std::string json = ReadFile(dir + "/p.json");
+  EXPECT_NE(json.find("\"step_time_ns\": {\"after\": "), std::string::npos);
+  EXPECT_NE(json.find("\"modifications\": [\"speed.flash_attention=1.5\"]"), std::string::npos);
+  EXPECT_EQ(RunMoetrace("info " + dir + "/p.mtrace").exit_code, 0);
+  // A RunConfig key regenerates the run.
+  CommandResult g = RunMoetrace("replay " + in + " --set host.task_queue=false");
+  ASSERT_EQ(g.exit_code, 0) << g.output;
+  EXPECT_NE(g.output.find("regenerated with tracegen"), std::string::npos) << g.output;
+}
+
+TEST(ReplayAdviseE2e, BadSetExitsTwoNamingTheKey) {
+  const std::string dir = TempDir("replay_bad");
+  const std::string in = dir + "/tiny.mtrace";
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe -o " + in).exit_code, 0);
+  CommandResult r = RunMoetrace("replay " + in + " --set speed.warp=2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("speed.warp=2"), std::string::npos) << r.output;
+}
+
+TEST(ReplayAdviseE2e, AdviseListsTheHostFixFirst) {
+  const std::string dir = TempDir("advise_e2e");
+  const std::string in = dir + "/host.mtrace";
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe --set schedule.kind=adaptive --set parallel.vpp=2 "
+                        "--set routing.edpb=true --set host.task_queue=false --set "
+                        "host.numa_affinity=false --set model.seq_length=256 -o " + in)
+                .exit_code,
+            0);
+  CommandResult r = RunMoetrace("advise " + in + " --json " + dir + "/a.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("1. ", 0), 0u) << r.output;
+  const std::string json = ReadFile(dir + "/a.json");
+  const size_t first = json.find("\"rule\": ");
+  ASSERT_NE(first, std::string::npos);
+  const std::string want = "\"rule\": \"dispatch_host_bound\"";
+  EXPECT_EQ(json.substr(first, want.size()), want);
+}
+
+}  // namespace
+}  // namespace moetrace::testing
