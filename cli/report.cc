@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "formats/atomic_file.h"
+#include "reports/advice.h"
 #include "reports/inputs.h"
 #include "reports/report.h"
 
@@ -16,11 +17,14 @@ namespace {
 
 struct ReportArgs {
   std::vector<std::string> inputs;
-  std::string html, md;
+  std::string html, md, advice;
   int threads = 0;
 };
 
 int RunReport(const ReportArgs& args) {
+  // A bad advice document exits 2 before the (long) analysis.
+  std::vector<advise::Proposal> proposals;
+  if (!args.advice.empty()) proposals = LoadAdviceJson(args.advice);
   std::function<void(size_t, size_t)> progress;
   if (isatty(STDERR_FILENO)) {
     progress = [](size_t done, size_t total) {
@@ -29,7 +33,8 @@ int RunReport(const ReportArgs& args) {
     };
   }
   LoadedInputs in = LoadInputs(args.inputs, args.threads, progress);
-  const ReportData data = CollectReportData(std::move(in.analysis), in.trace.get());
+  ReportData data = CollectReportData(std::move(in.analysis), in.trace.get());
+  data.proposals = std::move(proposals);
   const std::string md = RenderMarkdownReport(data);
   if (!args.html.empty()) WriteFileAtomically(args.html, RenderHtmlReport(data));
   if (!args.md.empty()) WriteFileAtomically(args.md, md);
@@ -46,6 +51,7 @@ void AddReportCommand(CLI::App& app) {
   sub->add_option("inputs", args->inputs, "Traces, or one document saved by `analyze --json`")->required();
   sub->add_option("--html", args->html, "Write a self-contained HTML report here");
   sub->add_option("--md", args->md, "Write a Markdown report (PR-comment sized) here");
+  sub->add_option("--advice", args->advice, "Add the proposals of a saved `moetrace advise --json`");
   sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
   Register(sub, [args] { return RunReport(*args); });
 }

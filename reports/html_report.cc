@@ -277,6 +277,24 @@ std::string RenderHtmlReport(const ReportData& rd) {
   root.set("has_headlines", data(!f.headlines.empty()));
   if (!f.headlines.empty()) sections.push_back(Section("headline", "Headline"));
 
+  list proposals;
+  for (size_t i = 0; i < rd.proposals.size(); ++i) {
+    const advise::Proposal& p = rd.proposals[i];
+    data row = object{{"n", std::to_string(i + 1)}, {"title", p.title}, {"knob", p.knob}, {"detail", p.detail},
+                      {"step", p.predicted ? fmt::format("{} \u2192 {} ({:+.1f} %)", FormatDuration(p.step_before_ns),
+                                                         FormatDuration(p.step_after_ns), -100 * p.gain)
+                                           : std::string("not predicted")},
+                      {"fixes", p.predicted && !p.fixes.empty()
+                                    ? fmt::format("{}: {:.4g} \u2192 {:.4g}", p.fixes, p.fixes_before, p.fixes_after)
+                                    : std::string("-")},
+                      {"confidence", fmt::format("{:.0f} %", 100 * p.confidence)}};
+    row.set("has_detail", data(!p.detail.empty()));
+    proposals.push_back(row);
+  }
+  root.set("proposals", proposals);
+  root.set("has_proposals", data(!rd.proposals.empty()));
+  if (!rd.proposals.empty()) sections.push_back(Section("advice", "Proposals"));
+
   if (!f.bars.empty()) {
     root.set("breakdown", BreakdownData(f));
     sections.push_back(Section("breakdown", "Step breakdown"));

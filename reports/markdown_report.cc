@@ -50,6 +50,15 @@ std::string RenderMarkdownReport(const ReportData& rd) {
     }
     s += "\n";
   }
+  if (!rd.proposals.empty()) {
+    s += "### Proposals (moetrace advise)\n\n| # | proposal | setting | predicted step time |\n|---:|---|---|---:|\n";
+    for (size_t i = 0; i < rd.proposals.size() && i < 8; ++i) {
+      const advise::Proposal& p = rd.proposals[i];
+      s += fmt::format("| {} | {} | `{}` | {} |\n", i + 1, Cell(p.title), Cell(p.knob),
+                       p.predicted ? fmt::format("{:+.1f} %", -100 * p.gain) : "not predicted");
+    }
+    s += "\n";
+  }
   if (!f.bars.empty()) {
     // The slowest bars first.
     std::vector<RankBar> bars = f.bars;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "analyzer/advise/advise.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "formats/trace_io.h"
 #include "reports/trace_extracts.h"
@@ -17,6 +18,7 @@ struct ReportData {
   std::optional<Timeline> timeline;   // worst step of the slowest rank
   std::optional<MemorySeries> memory; // the rank with the cluster's peak
   ExpertLoads experts;                // empty without routing records
+  std::vector<advise::Proposal> proposals;  // from `advise --json` (reports/advice.h)
 };
 
 // `trace` may be null (a saved analysis): the trace-only parts stay empty.

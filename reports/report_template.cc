@@ -66,6 +66,17 @@ ul.warn li { color: var(--warn); }
 </section>
 {{/has_headlines}}
 
+{{#has_proposals}}
+<section id="advice">
+<h2>Proposals</h2>
+<p class="note">From <code>moetrace advise</code>; the predicted effect comes from replaying the trace under the change.</p>
+<table><tr><th>#</th><th>proposal</th><th>setting</th><th>predicted step time</th><th>fixes</th><th>confidence</th></tr>
+{{#proposals}}<tr><td>{{n}}</td><td>{{title}}{{#has_detail}}<br><span class="note">{{detail}}</span>{{/has_detail}}</td><td><code>{{knob}}</code></td><td class="num">{{step}}</td><td>{{fixes}}</td><td class="num">{{confidence}}</td></tr>
+{{/proposals}}
+</table>
+</section>
+{{/has_proposals}}
+
 {{#breakdown}}
 <section id="breakdown">
 <h2>Step breakdown {{#grouped}}(rank groups; slow ranks on their own){{/grouped}}</h2>
