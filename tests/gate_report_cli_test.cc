@@ -126,5 +126,22 @@ TEST(ReportCli, HtmlAndMarkdownFromTraceAndFromJson) {
   EXPECT_EQ(r.output, md);
 }
 
+TEST(ReportCli, AdvisorProposalsFromSavedAdvice) {
+  const std::string dir = TempDir("report-advice");
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe --steps 2 --set host.task_queue=false -o " + dir + "/t.mtrace")
+                .exit_code,
+            0);
+  ASSERT_EQ(RunMoetrace("advise " + dir + "/t.mtrace --json " + dir + "/advice.json").exit_code, 0);
+  CommandResult r = RunMoetrace("report " + dir + "/t.mtrace --advice " + dir + "/advice.json --html " + dir +
+                                "/r.html --md " + dir + "/r.md");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(ReadFile(dir + "/r.html").find("<section id=\"advice\">"), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/r.md").find("### Proposals (moetrace advise)\n\n| # | proposal |"), std::string::npos);
+  std::ofstream(dir + "/bad.json") << "{\"proposals\": 3}";
+  r = RunMoetrace("report " + dir + "/t.mtrace --advice " + dir + "/bad.json --md " + dir + "/x.md");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find(dir + "/bad.json: not an `advise --json` document"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace moetrace::testing
