@@ -119,7 +119,14 @@ void CheckLabels(const Metadata& metadata, analysis::Analysis* analysis) {
   for (const auto& r : analysis->ranks()) ranks[r.rank()] = &r;
   // Appending label checks does not move the ranks (a different field).
   for (const LabeledValue& l : metadata.ground_truth) CheckOne(l, "ground_truth", ranks, analysis);
-  for (const LabeledValue& l : metadata.reference) CheckOne(l, "reference", ranks, analysis);
+  // A profiler's reference set can hold thousands of per-op figures (Ascend
+  // communication.json) that no metric corresponds to: list only the ones
+  // we compute. Every ground-truth label is listed, checked or not.
+  for (const LabeledValue& l : metadata.reference) {
+    analysis::Analysis scratch;
+    CheckOne(l, "reference", ranks, &scratch);
+    if (scratch.label_checks(0).has_actual()) *analysis->add_label_checks() = scratch.label_checks(0);
+  }
 }
 
 }  // namespace moetrace

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const moetrace::InputError&) {
   }
   try {
-    moetrace::CommunicationReference(text, "fuzz.json", -1);
+    moetrace::ReadCommunicationJson(text, "fuzz.json", -1);
+    moetrace::ReadCommunicationJson(text, "fuzz.json", 0);
   } catch (const moetrace::InputError&) {
   }
   return 0;

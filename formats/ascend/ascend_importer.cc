@@ -142,6 +142,7 @@ struct RankInput {
   int32_t rank = 0;
   fs::path output_dir;       // empty for loose CSVs / cluster-only ranks
   fs::path kernel_details;   // a loose kernel_details-like CSV
+  OpBytes op_bytes;          // from communication.json: fills CommRecord::bytes
 };
 
 class AscendSource : public TraceSource {
@@ -182,6 +183,7 @@ Rank AscendSource::ReadRank(size_t index) const {
   if (IsFile(d / "operator_memory.csv")) {
     ImportOperatorMemory(CsvTable::Load((d / "operator_memory.csv").string()), !pta, &rank);
   }
+  FillCommBytes(in.op_bytes, &rank);
   return rank;
 }
 
@@ -242,10 +244,10 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
   if (IsFile(p)) {
     if (p.filename() == "trace_view.json" || p.filename() == "kernel_details.csv") {
       out_dir = p.parent_path();
-      ranks.push_back({0, out_dir, {}});
+      ranks.push_back({0, out_dir, {}, {}});
       rank_dirs.push_back(out_dir);
     } else if (IsKernelDetailsCsv(p)) {
-      ranks.push_back({0, {}, p});
+      ranks.push_back({0, {}, p, {}});
       rank_dirs.push_back(p.parent_path());
       rule = "single";
     } else if (p.filename() == "cluster_step_trace_time.csv" ||
@@ -256,14 +258,14 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
                                 "kernel_details CSV)");
     }
   } else if (IsDir(p) && RankOutputDir(p, &out_dir)) {
-    ranks.push_back({0, out_dir, {}});
+    ranks.push_back({0, out_dir, {}, {}});
     rank_dirs.push_back(p);
   } else if (IsDir(p)) {
     std::vector<fs::path> csvs;
     for (const fs::path& c : SortedChildren(p)) {
       fs::path o;
       if (IsDir(c) && RankOutputDir(c, &o)) {
-        ranks.push_back({0, o, {}});
+        ranks.push_back({0, o, {}, {}});
         rank_dirs.push_back(c);
       } else if (IsKernelDetailsCsv(c)) {
         csvs.push_back(c);
@@ -272,7 +274,7 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
       }
     }
     if (ranks.empty() && !csvs.empty()) {
-      for (const fs::path& c : csvs) ranks.push_back({0, {}, c});
+      for (const fs::path& c : csvs) ranks.push_back({0, {}, c, {}});
       rule = "directory_order";
     } else {
       for (const fs::path& c : csvs) ignored.push_back(c.filename().string());
@@ -286,14 +288,15 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
       }
       if (IsFile(p / "cluster_communication.json")) {
         std::string text = ReadAllText(p / "cluster_communication.json");
-        auto refs = CommunicationReference(text, (p / "cluster_communication.json").string(), -1);
+        auto refs =
+            ReadCommunicationJson(text, (p / "cluster_communication.json").string(), -1).reference;
         for (const auto& r : refs) {
           if (std::find(ids.begin(), ids.end(), r.rank) == ids.end()) ids.push_back(r.rank);
         }
         AppendReference(std::move(refs), &md);
       }
       std::sort(ids.begin(), ids.end());
-      for (int32_t id : ids) ranks.push_back({id, {}, {}});
+      for (int32_t id : ids) ranks.push_back({id, {}, {}, {}});
       md.attributes.emplace_back("ascend.rank_rule", "cluster_step_trace_time");
       md.attributes.emplace_back("ascend.input", "cluster analysis output (reference figures only)");
       return std::make_unique<AscendSource>(std::move(md), std::move(ranks));
@@ -318,7 +321,7 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
   }
   // world_size stays 0 (unknown): a folder may hold a sample of the ranks.
   // Reference figures, available before any rank is read.
-  for (const RankInput& r : ranks) {
+  for (RankInput& r : ranks) {
     if (r.output_dir.empty()) continue;
     const fs::path& d = r.output_dir;
     if (IsFile(d / "trace_view.json")) {
@@ -330,7 +333,10 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
     }
     if (IsFile(d / "communication.json")) {
       std::string text = ReadAllText(d / "communication.json");
-      AppendReference(CommunicationReference(text, (d / "communication.json").string(), r.rank), &md);
+      CommunicationFigures comm =
+          ReadCommunicationJson(text, (d / "communication.json").string(), r.rank);
+      AppendReference(std::move(comm.reference), &md);
+      r.op_bytes = std::move(comm.op_bytes[r.rank]);
     }
   }
   return std::make_unique<AscendSource>(std::move(md), std::move(ranks));

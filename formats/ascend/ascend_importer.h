@@ -14,7 +14,9 @@
 // Per rank: trace_view.json is the timeline when present (kernel_details.csv
 // then only adds expert loads); otherwise kernel_details.csv gives the device
 // tasks. step_trace_time.csv, communication.json and trace_view's Overlap
-// Analysis become Metadata::reference; memory_record.csv / operator_memory.csv
+// Analysis become Metadata::reference (communication.json per rank and per op,
+// see communication_json.h; its per-op transit size also fills CommRecord::bytes
+// of the HCCL op of the same name); memory_record.csv / operator_memory.csv
 // become memory counters. Metadata::attributes say which rule and files were used.
 #pragma once
 

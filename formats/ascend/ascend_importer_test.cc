@@ -207,8 +207,13 @@ TEST_F(AscendLayout, PerRankFilesBecomeReferencesCountersAndRouting) {
   EXPECT_EQ(FindRef(md, 0, -1, "communication.op_count")->value, 1);
   EXPECT_EQ(FindRef(md, 0, -1, "communication.elapse_time_us")->value, 500);
   EXPECT_EQ(FindRef(md, 0, -1, "communication.wait_time_us")->value, 250);
-  EXPECT_EQ(FindRef(md, 0, -1, "communication.hccs.transit_size_bytes")->value, 2 * 1048576.0);
-  EXPECT_NEAR(FindRef(md, 0, -1, "communication.hccs.bandwidth_gb_s")->value, 2 * 1048576.0 / 1e9 / 1e-4, 1e-9);
+  // MB = 1e6 bytes (msprof), so GB/s = MB/ms.
+  EXPECT_EQ(FindRef(md, 0, -1, "communication.hccs.transit_size_bytes")->value, 2e6);
+  EXPECT_EQ(FindRef(md, 0, -1, "communication.hccs.bandwidth_gb_s")->value, 20);
+  // Per op, in the op's step, as written.
+  EXPECT_EQ(FindRef(md, 0, 2, "communication.op.hcom_alltoallv__9_4@123.elapse_time_ms")->value, 0.5);
+  EXPECT_EQ(FindRef(md, 0, 2, "communication.op.hcom_alltoallv__9_4@123.hccs.transit_size_mb")->value, 2);
+  EXPECT_EQ(FindRef(md, 0, 2, "communication.op.hcom_alltoallv__9_4@123.transit_bytes")->value, 2e6);
 
   Rank r = src->ReadRank(0);
   // Routing: per-group x, then the rank totals.
@@ -236,6 +241,10 @@ TEST_F(AscendLayout, PerRankFilesBecomeReferencesCountersAndRouting) {
   EXPECT_EQ(streams[-1]->role, TrackRole::kDeviceComm);
   EXPECT_EQ(streams[-1]->comms[0].kind, CollectiveKind::kAllToAllV);
   EXPECT_EQ(streams[-1]->comms[0].sequence, 4);
+  // communication.json's hcom_alltoallv__9_4@123 moved 2 MB: its bytes.
+  EXPECT_EQ(streams[-1]->comms[0].bytes, 2000000u);
+  EXPECT_EQ(Stat(r, "read.communication_json.ops_matched"), 1);
+  EXPECT_EQ(Stat(r, "read.communication_json.ops_unmatched"), 0);
   EXPECT_EQ(streams[4]->role, TrackRole::kDeviceCopy);
   // Memory: PTA allocated / reserved / active, APP reserved, operator_memory as secondary.
   std::map<std::string, const Track*> by_name;

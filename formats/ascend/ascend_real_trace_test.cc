@@ -487,8 +487,65 @@ TEST(AscendRealTraces, ClusterOutputGivesPerRankReferenceFigures) {
     EXPECT_EQ(v->value, n) << rank;
     const LabeledValue* b = FindRef(md, rank, "communication.hccs.transit_size_bytes");
     ASSERT_NE(b, nullptr);
-    EXPECT_NEAR(b->value, hccs_mb[rank] * 1048576.0, 1e-3);
+    EXPECT_NEAR(b->value, hccs_mb[rank] * 1e6, 1e-3);  // MB = 1e6 bytes (msprof)
   }
+  // Per op: every record's figures, in its step ("step" -> kNone), exactly
+  // as written; counted and compared independently here.
+  size_t records = 0;
+  for (auto [g, steps] : root.get_object()) {
+    for (auto [s, op_map] : steps.get_object()) {
+      for (auto [op, ranks] : op_map.get_object()) {
+        if (op == "Total Op Info") continue;
+        std::string prefix = "communication.op." + std::string(op) + ".";
+        for (auto [rk, rec] : ranks.get_object()) {
+          int32_t rank = std::stoi(std::string(rk));
+          ++records;
+          for (auto [k, v] : rec["Communication Time Info"].get_object()) {
+            std::string key = k == "Elapse Time(ms)"   ? "elapse_time_ms"
+                              : k == "Wait Time(ms)"   ? "wait_time_ms"
+                              : k == "Idle Time(ms)"   ? "idle_time_ms"
+                                                       : "";
+            if (key.empty()) continue;
+            const LabeledValue* x = FindRef(md, rank, prefix + key);
+            ASSERT_NE(x, nullptr) << prefix + key;
+            EXPECT_EQ(x->step, kNone);
+            EXPECT_EQ(x->value, double(v)) << prefix + key;
+          }
+          double mb = 0;
+          simdjson::dom::element e;
+          if (rec["Communication Bandwidth Info"]["HCCS"]["Transit Size(MB)"].get(e) == simdjson::SUCCESS) {
+            mb = e.is_double() ? double(e) : double(int64_t(e));
+          }
+          const LabeledValue* x = FindRef(md, rank, prefix + "hccs.transit_size_mb");
+          if (mb != 0) {
+            ASSERT_NE(x, nullptr) << prefix;
+            EXPECT_EQ(x->value, mb);
+          }
+        }
+      }
+    }
+  }
+  size_t elapse_keys = 0;
+  for (const auto& r : md.reference) {
+    std::string_view k = r.key;
+    if (k.rfind("communication.op.", 0) == 0 && k.size() > 15 &&
+        k.substr(k.size() - 15) == ".elapse_time_ms") {
+      ++elapse_keys;
+    }
+  }
+  EXPECT_EQ(elapse_keys, records);
+  // A few figures read off the file by hand.
+  const std::string b0 = "communication.op.hcom_broadcast__501_0@6297232067196334501.";
+  EXPECT_EQ(FindRef(md, 0, b0 + "elapse_time_ms")->value, 121.73694384375);
+  EXPECT_EQ(FindRef(md, 0, b0 + "synchronization_time_ms")->value, 102.699834);
+  EXPECT_EQ(FindRef(md, 1, b0 + "idle_time_ms")->value, 20.782182390624996);
+  EXPECT_EQ(FindRef(md, 0, b0 + "hccs.bandwidth_gb_s")->value, 2.7012);
+  EXPECT_EQ(FindRef(md, 0, b0 + "hccs.size_3072.count")->value, 18);
+  EXPECT_EQ(FindRef(md, 0, b0 + "hccs.size_3072.time_ms")->value, 0.0202498125);
+  EXPECT_EQ(FindRef(md, 0, b0 + "pcie.size_2944.count")->value, 1);
+  EXPECT_EQ(FindRef(md, 0, b0 + "rdma.transit_size_mb"), nullptr);  // all zero: omitted
+  // SDMA (= HCCS + PCIE) + RDMA: 0.08531199999999997 MB.
+  EXPECT_EQ(FindRef(md, 0, b0 + "transit_bytes")->value, 85312);
   Rank r0 = src->ReadRank(0);
   EXPECT_EQ(r0.rank, 0);
   EXPECT_EQ(r0.EventCount(), 0u);

@@ -2,7 +2,10 @@
 
 #include <simdjson.h>
 
-#include <map>
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
 
 #include "formats/ascend/ascend_csv.h"
 #include "formats/ascend/decimal.h"
@@ -11,100 +14,332 @@
 namespace moetrace {
 namespace {
 
+using simdjson::ondemand::json_type;
+
+constexpr std::string_view kTimeInfo = "Communication Time Info";
+constexpr std::string_view kBandwidthInfo = "Communication Bandwidth Info";
+constexpr std::string_view kSizeDistribution = "Size Distribution";
+constexpr std::string_view kTransitSize = "Transit Size(MB)";
+constexpr std::string_view kTransitTime = "Transit Time(ms)";
+constexpr int kMaxDepth = 16;
+
+// One op record as read: (key part, value) pairs in file order.
+struct Transport {
+  std::string name;  // key part: "hccs"
+  std::vector<std::pair<std::string, double>> fields;
+  std::vector<std::tuple<int64_t, double, double>> sizes;  // bytes, count, time ms
+  double size_mb = 0, time_ms = 0;
+  bool AllZero() const {
+    if (!sizes.empty()) return false;
+    for (const auto& [k, v] : fields) {
+      if (v != 0) return false;
+    }
+    return true;
+  }
+};
+
+struct Record {
+  bool seen = false;
+  std::vector<std::pair<std::string, double>> time;  // "elapse_time_ms" -> value
+  std::vector<std::pair<std::string, double>> time_ms_sums;  // "elapse" -> ms, for totals
+  std::vector<Transport> transports;
+};
+
 struct RankSums {
   int64_t ops = 0;
-  std::map<std::string, double> time_ms;             // "elapse" -> sum
+  std::map<std::string, double> time_ms;                       // "elapse" -> sum
   std::map<std::string, std::pair<double, double>> transport;  // name -> (MB, ms)
 };
 
-double Number(simdjson::dom::element e) {
-  double d = 0;
-  if (e.get_double().get(d) == simdjson::SUCCESS) return d;
-  int64_t i = 0;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) return static_cast<double>(i);
-  uint64_t u = 0;
-  if (e.get_uint64().get(u) == simdjson::SUCCESS) return static_cast<double>(u);
-  return 0;
+// "step12" -> 12, "step" -> kNone; false for other keys.
+bool StepKey(std::string_view key, int32_t* step) {
+  if (key.substr(0, 4) != "step") return false;
+  std::string_view digits = key.substr(4);
+  if (digits.empty()) {
+    *step = kNone;
+    return true;
+  }
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+  }
+  int64_t n = 0;
+  if (!ParseScaledDecimal(digits, 0, &n) || n > INT32_MAX) return false;
+  *step = static_cast<int32_t>(n);
+  return true;
 }
 
-void AddOp(simdjson::dom::object op, RankSums* s) {
-  ++s->ops;
-  simdjson::dom::object time;
-  if (op["Communication Time Info"].get_object().get(time) == simdjson::SUCCESS) {
-    for (auto [k, v] : time) {
-      std::string key(k);
+std::string KeyOpName(std::string_view op) {
+  std::string s(op);
+  std::replace(s.begin(), s.end(), '.', '_');
+  return s;
+}
+
+simdjson::ondemand::field FieldOf(simdjson::simdjson_result<simdjson::ondemand::field> r) {
+  simdjson::ondemand::field f;
+  if (auto err = std::move(r).get(f)) throw simdjson::simdjson_error(err);
+  return f;
+}
+
+class Walker {
+ public:
+  Walker(const simdjson::padded_string& text, const std::string& file, int32_t rank)
+      : text_(text), file_(file), rank_(rank) {}
+
+  void Object(simdjson::ondemand::object obj, int depth) {
+    Record rec;
+    for (auto field_result : obj) {
+      simdjson::ondemand::field field = FieldOf(std::move(field_result));
+      std::string_view key = field.unescaped_key();
+      simdjson::ondemand::value v = field.value();
+      json_type t = v.type();
+      if (key == kTimeInfo || key == kBandwidthInfo) {
+        if (t == json_type::null) continue;
+        if (t != json_type::object) Fail(v, "expected an object for \"" + std::string(key) + "\"");
+        rec.seen = true;
+        if (key == kTimeInfo) {
+          ReadTime(v.get_object(), &rec);
+        } else {
+          ReadBandwidth(v.get_object(), &rec);
+        }
+      } else if (t == json_type::object && depth < kMaxDepth) {
+        path_.emplace_back(key);
+        Object(v.get_object(), depth + 1);
+        path_.pop_back();
+      }
+    }
+    if (rec.seen) Emit(rec);
+  }
+
+  CommunicationFigures Finish() {
+    CommunicationFigures out;
+    for (auto& [r, s] : sums_) {
+      out.reference.push_back({r, kNone, "communication.op_count", static_cast<double>(s.ops)});
+      for (auto& [k, ms] : s.time_ms) {
+        out.reference.push_back({r, kNone, "communication." + k + "_time_us", ms * 1000.0});
+      }
+      for (auto& [t, mb_ms] : s.transport) {
+        double bytes = mb_ms.first * 1e6;
+        out.reference.push_back({r, kNone, "communication." + t + ".transit_size_bytes", bytes});
+        out.reference.push_back(
+            {r, kNone, "communication." + t + ".transit_time_us", mb_ms.second * 1000.0});
+        if (mb_ms.second > 0) {
+          out.reference.push_back(
+              {r, kNone, "communication." + t + ".bandwidth_gb_s", mb_ms.first / mb_ms.second});
+        }
+      }
+    }
+    std::stable_sort(per_op_.begin(), per_op_.end(), [](const LabeledValue& a, const LabeledValue& b) {
+      return std::tie(a.rank, a.step, a.key) < std::tie(b.rank, b.step, b.key);
+    });
+    for (auto& v : per_op_) out.reference.push_back(std::move(v));
+    for (auto& [r, name] : ambiguous_) op_bytes_[r].erase(name);
+    out.op_bytes = std::move(op_bytes_);
+    return out;
+  }
+
+ private:
+  [[noreturn]] void Fail(simdjson::ondemand::value& v, const std::string& what) {
+    std::string_view tok = v.raw_json_token();
+    std::string pos;
+    if (tok.data() >= text_.data() && tok.data() <= text_.data() + text_.size()) {
+      pos = "byte " + std::to_string(tok.data() - text_.data());
+    }
+    ThrowInputError(file_, pos, what);
+  }
+
+  // A number field; false for null (absent).
+  bool Number(simdjson::ondemand::value v, std::string_view name, double* out) {
+    json_type t = v.type();
+    if (t == json_type::null) return false;
+    if (t != json_type::number) Fail(v, "expected a number for \"" + std::string(name) + "\"");
+    *out = v.get_double();
+    return true;
+  }
+
+  void ReadTime(simdjson::ondemand::object obj, Record* rec) {
+    for (auto field_result : obj) {
+      simdjson::ondemand::field field = FieldOf(std::move(field_result));
+      std::string_view key = field.unescaped_key();
+      double d = 0;
+      if (!Number(field.value(), key, &d)) continue;
+      rec->time.emplace_back(ReferenceKeyPart(key), d);
       size_t p = key.find(" Time(ms)");
-      if (p == std::string::npos) continue;
-      s->time_ms[ReferenceKeyPart(key.substr(0, p))] += Number(v);
-    }
-  }
-  simdjson::dom::object bw;
-  if (op["Communication Bandwidth Info"].get_object().get(bw) == simdjson::SUCCESS) {
-    for (auto [k, v] : bw) {
-      simdjson::dom::object t;
-      if (v.get_object().get(t) != simdjson::SUCCESS) continue;
-      auto& sums = s->transport[ReferenceKeyPart(k)];
-      simdjson::dom::element e;
-      if (t["Transit Size(MB)"].get(e) == simdjson::SUCCESS) sums.first += Number(e);
-      if (t["Transit Time(ms)"].get(e) == simdjson::SUCCESS) sums.second += Number(e);
-    }
-  }
-}
-
-// Walks the tree; `parent_key` is the key under which `obj` sits.
-void Walk(simdjson::dom::object obj, std::string_view key, std::string_view parent_key,
-          int32_t rank, std::map<int32_t, RankSums>* sums, int depth) {
-  if (depth > 16) return;
-  simdjson::dom::element probe;
-  if (obj["Communication Time Info"].get(probe) == simdjson::SUCCESS) {
-    if (rank >= 0) {
-      if (key != "Total Op Info") AddOp(obj, &(*sums)[rank]);
-      return;
-    }
-    // Cluster file: {op: {rank: record}}.
-    int64_t r = 0;
-    if (parent_key != "Total Op Info" && ParseScaledDecimal(key, 0, &r) && r >= 0 && r <= INT32_MAX) {
-      AddOp(obj, &(*sums)[static_cast<int32_t>(r)]);
-    }
-    return;
-  }
-  for (auto [k, v] : obj) {
-    simdjson::dom::object child;
-    if (v.get_object().get(child) == simdjson::SUCCESS) Walk(child, k, key, rank, sums, depth + 1);
-  }
-}
-
-}  // namespace
-
-std::vector<LabeledValue> CommunicationReference(std::string_view json, const std::string& file,
-                                                 int32_t rank) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  auto err = parser.parse(json.data(), json.size()).get(root);
-  if (err) ThrowInputError(file, "", std::string("malformed JSON: ") + simdjson::error_message(err));
-  simdjson::dom::object obj;
-  if (root.get_object().get(obj) != simdjson::SUCCESS) {
-    ThrowInputError(file, "byte 0", "expected a JSON object");
-  }
-  std::map<int32_t, RankSums> sums;
-  Walk(obj, "", "", rank, &sums, 0);
-  std::vector<LabeledValue> out;
-  for (auto& [r, s] : sums) {
-    out.push_back({r, kNone, "communication.op_count", static_cast<double>(s.ops)});
-    for (auto& [k, ms] : s.time_ms) {
-      out.push_back({r, kNone, "communication." + k + "_time_us", ms * 1000.0});
-    }
-    for (auto& [t, mb_ms] : s.transport) {
-      double bytes = mb_ms.first * 1024.0 * 1024.0;
-      out.push_back({r, kNone, "communication." + t + ".transit_size_bytes", bytes});
-      out.push_back({r, kNone, "communication." + t + ".transit_time_us", mb_ms.second * 1000.0});
-      if (mb_ms.second > 0) {
-        out.push_back({r, kNone, "communication." + t + ".bandwidth_gb_s",
-                       bytes / 1e9 / (mb_ms.second / 1000.0)});
+      if (p != std::string_view::npos) {
+        rec->time_ms_sums.emplace_back(ReferenceKeyPart(key.substr(0, p)), d);
       }
     }
   }
-  return out;
+
+  void ReadBandwidth(simdjson::ondemand::object obj, Record* rec) {
+    for (auto field_result : obj) {
+      simdjson::ondemand::field field = FieldOf(std::move(field_result));
+      std::string_view transport = field.unescaped_key();
+      simdjson::ondemand::value tv = field.value();
+      json_type t = tv.type();
+      if (t == json_type::null) continue;
+      if (t != json_type::object) {
+        Fail(tv, "expected an object for transport \"" + std::string(transport) + "\"");
+      }
+      Transport tr;
+      tr.name = ReferenceKeyPart(transport);
+      for (auto f_result : tv.get_object()) {
+        simdjson::ondemand::field f = FieldOf(std::move(f_result));
+        std::string_view key = f.unescaped_key();
+        simdjson::ondemand::value v = f.value();
+        if (key == kSizeDistribution) {
+          ReadSizes(v, &tr);
+          continue;
+        }
+        double d = 0;
+        if (!Number(v, key, &d)) continue;
+        tr.fields.emplace_back(ReferenceKeyPart(key), d);
+        if (key == kTransitSize) tr.size_mb = d;
+        if (key == kTransitTime) tr.time_ms = d;
+      }
+      rec->transports.push_back(std::move(tr));
+    }
+  }
+
+  // {"0.003072": [count, time ms], ...}: packet size in MB -> bytes.
+  void ReadSizes(simdjson::ondemand::value v, Transport* tr) {
+    json_type t = v.type();
+    if (t == json_type::null) return;
+    if (t != json_type::object) Fail(v, "expected an object for \"Size Distribution\"");
+    for (auto f_result : v.get_object()) {
+      simdjson::ondemand::field f = FieldOf(std::move(f_result));
+      std::string key(f.unescaped_key().value());
+      simdjson::ondemand::value pair = f.value();
+      int64_t bytes = 0;
+      if (!ParseScaledDecimal(key, 6, &bytes) || bytes < 0) {
+        Fail(pair, "expected a packet size in MB as the key, got \"" + key + "\"");
+      }
+      if (pair.type() != json_type::array) {
+        Fail(pair, "expected [count, time ms] for packet size " + key);
+      }
+      double vals[2] = {0, 0};
+      int n = 0;
+      for (auto e_result : pair.get_array()) {
+        simdjson::ondemand::value e = e_result.value();
+        if (n >= 2 || e.type() != json_type::number) {
+          Fail(e, "expected [count, time ms] for packet size " + key);
+        }
+        vals[n++] = e.get_double();
+      }
+      if (n != 2) Fail(pair, "expected [count, time ms] for packet size " + key);
+      tr->sizes.emplace_back(bytes, vals[0], vals[1]);
+    }
+  }
+
+  void Emit(const Record& rec) {
+    if (path_.empty()) return;
+    int32_t r = rank_;
+    size_t op_index = path_.size() - 1;
+    if (rank_ < 0) {
+      // Cluster: {op: {rank id: record}}.
+      int64_t id = 0;
+      if (path_.size() < 2 || !ParseScaledDecimal(path_.back(), 0, &id) || id < 0 ||
+          id > INT32_MAX) {
+        return;
+      }
+      r = static_cast<int32_t>(id);
+      op_index = path_.size() - 2;
+    }
+    const std::string& op = path_[op_index];
+    if (op.rfind("Total", 0) == 0) return;  // the profiler's own sums
+    int32_t step = kNone;
+    for (size_t i = op_index; i-- > 0;) {
+      if (StepKey(path_[i], &step)) break;
+    }
+
+    RankSums& s = sums_[r];
+    ++s.ops;
+    for (const auto& [k, ms] : rec.time_ms_sums) s.time_ms[k] += ms;
+    std::string prefix = "communication.op." + KeyOpName(op) + ".";
+    for (const auto& [k, d] : rec.time) per_op_.push_back({r, step, prefix + k, d});
+    bool has_sdma = false;
+    for (const Transport& t : rec.transports) has_sdma |= t.name == "sdma";
+    double total_mb = 0;
+    for (const Transport& t : rec.transports) {
+      auto& tsum = s.transport[t.name];
+      tsum.first += t.size_mb;
+      tsum.second += t.time_ms;
+      bool part_of_sdma = t.name == "hccs" || t.name == "pcie" || t.name == "sio";
+      if (!(has_sdma && part_of_sdma)) total_mb += t.size_mb;
+      if (t.AllZero()) continue;
+      std::string tp = prefix + t.name + ".";
+      for (const auto& [k, d] : t.fields) per_op_.push_back({r, step, tp + k, d});
+      for (const auto& [bytes, count, ms] : t.sizes) {
+        std::string sp = tp + "size_" + std::to_string(bytes) + ".";
+        per_op_.push_back({r, step, sp + "count", count});
+        per_op_.push_back({r, step, sp + "time_ms", ms});
+      }
+    }
+    if (rec.transports.empty()) return;
+    uint64_t bytes = total_mb > 0 ? static_cast<uint64_t>(std::llround(total_mb * 1e6)) : 0;
+    per_op_.push_back({r, step, prefix + "transit_bytes", static_cast<double>(bytes)});
+    std::string name = op.substr(0, op.find('@'));
+    auto [it, inserted] = op_bytes_[r].emplace(name, bytes);
+    if (!inserted && it->second != bytes) ambiguous_.emplace(r, name);
+  }
+
+  const simdjson::padded_string& text_;
+  const std::string& file_;
+  int32_t rank_;
+  std::vector<std::string> path_;
+  std::map<int32_t, RankSums> sums_;
+  std::vector<LabeledValue> per_op_;
+  std::map<int32_t, OpBytes> op_bytes_;
+  std::set<std::pair<int32_t, std::string>> ambiguous_;
+};
+
+}  // namespace
+
+CommunicationFigures ReadCommunicationJson(std::string_view json, const std::string& file,
+                                           int32_t rank) {
+  simdjson::padded_string text(json);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  bool started = false;
+  Walker walker(text, file, rank);
+  try {
+    doc = parser.iterate(text);
+    started = true;
+    if (doc.type() != json_type::object) ThrowInputError(file, "byte 0", "expected a JSON object");
+    walker.Object(doc.get_object(), 0);
+  } catch (const simdjson::simdjson_error& e) {
+    std::string pos = "byte 0";
+    const char* loc = nullptr;
+    if (started && doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
+        loc <= text.data() + text.size()) {
+      pos = "byte " + std::to_string(loc - text.data());
+    }
+    ThrowInputError(file, pos, std::string("malformed JSON: ") + simdjson::error_message(e.error()));
+  }
+  return walker.Finish();
+}
+
+int64_t FillCommBytes(const OpBytes& op_bytes, Rank* rank) {
+  if (op_bytes.empty()) return 0;
+  std::set<std::string_view> matched;
+  for (Track& track : rank->tracks) {
+    if (track.kind != TrackKind::kDeviceStream) continue;
+    EventTable& ev = track.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      int32_t c = ev.comm[i];
+      if (c < 0 || static_cast<size_t>(c) >= track.comms.size()) continue;
+      if (ev.category[i] != Category::kCollective && ev.category[i] != Category::kP2P) continue;
+      std::string_view name = rank->strings.Get(ev.name[i]);
+      name = name.substr(0, name.find('@'));
+      auto it = op_bytes.find(name);
+      if (it == op_bytes.end()) continue;
+      matched.insert(it->first);
+      if (track.comms[c].bytes == 0) track.comms[c].bytes = it->second;
+    }
+  }
+  int64_t n = static_cast<int64_t>(matched.size());
+  rank->AddStat("read.communication_json.ops_matched", n);
+  rank->AddStat("read.communication_json.ops_unmatched", static_cast<int64_t>(op_bytes.size()) - n);
+  return n;
 }
 
 }  // namespace moetrace

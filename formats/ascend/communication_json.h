@@ -1,13 +1,43 @@
 // communication.json (per rank) and cluster_communication.json (cluster
-// analysis): HCCL time and bandwidth per op, summed per rank into reference
-// figures: communication.op_count, communication.{elapse,transit,wait,
-// synchronization,idle}_time_us, and per transport (rdma, hccs, pcie, sdma,
-// sio, ...) communication.<transport>.{transit_size_bytes,transit_time_us,
-// bandwidth_gb_s} (bandwidth = summed size / summed time, GB = 1e9 bytes,
-// size in MB = 2^20 bytes as the profiler counts). "Total Op Info" rows
-// are the profiler's own totals and are skipped.
+// analysis): the profiler's HCCL time and bandwidth figures per op.
+//
+// Layouts (found by walking, any nesting up to 16 levels):
+//   communication.json          {"step<N>"|"step": {"collective"|"p2p": {op: record}}}
+//   cluster_communication.json  {group: {"step<N>"|"step": {op: {rank id: record}}}}
+// A record is an object holding "Communication Time Info" and/or
+// "Communication Bandwidth Info"; "Total Op Info" records are the profiler's
+// own sums and are skipped. Step = N of the nearest "step<N>" key above the
+// record (kNone for a bare "step" or none).
+//
+// Reference figures (Metadata::reference, LabeledValue{rank, step, key}):
+//   per rank, step kNone (sums over the ops; µs as before):
+//     communication.op_count, communication.<t>_time_us (t = elapse, transit,
+//     wait, synchronization, idle), communication.<transport>.{transit_size_bytes,
+//     transit_time_us, bandwidth_gb_s}
+//   per op, step = the op's step, values exactly as written (JSON number ->
+//   nearest double):
+//     communication.op.<op>.<time field>           e.g. elapse_time_ms, transit_time_ms,
+//         wait_time_ms, synchronization_time_ms, idle_time_ms, start_timestamp_us,
+//         wait_time_ratio, synchronization_time_ratio
+//     communication.op.<op>.<transport>.<field>    e.g. hccs.transit_size_mb,
+//         hccs.transit_time_ms, hccs.bandwidth_gb_s, hccs.large_packet_ratio
+//     communication.op.<op>.<transport>.size_<B>.count / .time_ms
+//         "Size Distribution": packets of B bytes (key MB x 1e6, exact decimal)
+//     communication.op.<op>.transit_bytes          derived: bytes the op moved
+//   <op> is the file's op name ("hcom_allReduce__445_2@6297232067196334501")
+//   with '.' replaced by '_'; field and transport names are lower-cased with
+//   non-alphanumerics as '_' ("Elapse Time(ms)" -> elapse_time_ms). A
+//   transport whose figures are all 0 with no size distribution is omitted.
+//   Per-op values are sorted by (rank, step, key).
+//
+// Units: MB = 1e6 bytes (msprof divides bytes by 1000^2), so GB/s = MB/ms.
+// transit_bytes = sum over transports of Transit Size(MB) x 1e6, without
+// HCCS, PCIE and SIO when SDMA is present (msprof's SDMA entry is their sum).
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,9 +46,24 @@
 
 namespace moetrace {
 
-// `rank` >= 0: a per-rank file; -1: a cluster file whose op records are
-// keyed by rank id. Throws InputError for malformed JSON.
-std::vector<LabeledValue> CommunicationReference(std::string_view json, const std::string& file,
-                                                 int32_t rank);
+// HCCL op name without "@<group hash>" -> bytes moved (transit_bytes).
+using OpBytes = std::map<std::string, uint64_t, std::less<>>;
+
+struct CommunicationFigures {
+  std::vector<LabeledValue> reference;
+  // Per rank. A name seen twice with different sizes is left out (ambiguous).
+  std::map<int32_t, OpBytes> op_bytes;
+};
+
+// `rank` >= 0: a per-rank file; -1: a cluster file whose records are keyed by
+// rank id. Throws InputError naming the file and byte for malformed JSON or a
+// non-number where a number belongs.
+CommunicationFigures ReadCommunicationJson(std::string_view json, const std::string& file,
+                                           int32_t rank);
+
+// Sets CommRecord::bytes of the collective / p2p device ops of `rank` whose
+// name is in `op_bytes` (and whose bytes are still 0). Adds the stats
+// read.communication_json.{ops_matched,ops_unmatched}. Returns ops matched.
+int64_t FillCommBytes(const OpBytes& op_bytes, Rank* rank);
 
 }  // namespace moetrace
