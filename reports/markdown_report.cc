@@ -43,6 +43,9 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   const analysis::Analysis& a = rd.analysis;
   const Findings f = BuildFindings(a, 12);
   std::string s = fmt::format("## moetrace report: {}\n\n", Cell(f.title));
+  if (f.headlines.empty() && f.bars.empty() && rd.proposals.empty()) {
+    s += "Nothing to report: the analysis found no step with device activity.\n\n";
+  }
   if (!f.headlines.empty()) {
     s += "| | metric | value | detail |\n|---|---|---:|---|\n";
     for (const Headline& h : f.headlines) {

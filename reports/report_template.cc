@@ -55,6 +55,7 @@ ul.warn li { color: var(--warn); }
 <h1>moetrace report</h1>
 <p class="sub">{{title}}</p>
 <nav>{{#sections}}<a href="#{{id}}">{{name}}</a>{{/sections}}</nav>
+{{^sections}}<p class="note">Nothing to report: the analysis found no step with device activity.</p>{{/sections}}
 
 {{#has_headlines}}
 <section id="headline">

@@ -91,6 +91,9 @@ TEST(Report, EmptyAnalysisHasNoSections) {
   const std::string html = RenderHtmlReport(CollectReportData(analysis::Analysis(), nullptr));
   EXPECT_EQ(Count(html, "<section"), 0u);
   EXPECT_EQ(Count(html, "<nav></nav>"), 1u);
+  EXPECT_EQ(Count(html, "Nothing to report: the analysis found no step with device activity."), 1u);
+  EXPECT_NE(RenderMarkdownReport(CollectReportData(analysis::Analysis(), nullptr)).find("Nothing to report"),
+            std::string::npos);
 }
 
 TEST(Report, ThousandsOfRanksAreGroupedWithOutliersNamed) {
