@@ -451,7 +451,10 @@ void NativeSource::DecodeSamples(const Block& b, uint64_t off, Track& t, Scratch
 Rank NativeSource::ReadRank(size_t index) const {
   if (index >= rank_count()) throw std::out_of_range("NativeSource::ReadRank: no such rank");
   const native::RankIndex& ri = footer_.ranks(static_cast<int>(index));
-  Scratch s;
+  // One scratch per thread, kept between calls: a fresh zstd context and
+  // fresh multi-MiB buffers per rank cost page faults on every call.
+  // (ReadRank never re-enters itself on a thread.)
+  thread_local Scratch s;
   const uint64_t hoff = ri.header_offset();
   ReadRecord(hoff, data_end_, ri.header_size(), native::kRecordRankHeader, "rank header", s);
   native::RankHeader h;
