@@ -180,12 +180,21 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
   const uint64_t ubase = static_cast<uint64_t>(base);
   int64_t prev = col.first();  // DELTA: previous value; GAP: previous end
   // Transforms m offsets, u(j) giving the j-th, into o[] and appends them.
+  // A PACKED column whose every possible value (base + 0 .. base + the
+  // largest w-byte offset) lies in [lo, hi] needs no per-value check.
+  const bool packed_in_range =
+      encoding == PACKED && w < 8 && base >= lo && base <= hi &&
+      static_cast<uint64_t>(hi) - ubase >= (uint64_t{1} << (8 * w)) - 1;
   auto transform = [&](size_t at, auto m, auto u) {
     if (encoding == PACKED) {
-      for (size_t j = 0; j < m; ++j) {
-        int64_t v = static_cast<int64_t>(ubase + u(j));
-        if constexpr (kCheck) bad |= (v < lo) | (v > hi);
-        o[j] = static_cast<T>(v);
+      if (kCheck && !packed_in_range) {
+        for (size_t j = 0; j < m; ++j) {
+          int64_t v = static_cast<int64_t>(ubase + u(j));
+          bad |= (v < lo) | (v > hi);
+          o[j] = static_cast<T>(v);
+        }
+      } else {
+        for (size_t j = 0; j < m; ++j) o[j] = static_cast<T>(static_cast<int64_t>(ubase + u(j)));
       }
     } else if (encoding == DELTA) {
       for (size_t j = 0; j < m; ++j) {

@@ -409,9 +409,16 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
     for (size_t i = 0; i < n; ++i) {
       auto& out = recs[i].*member;
       using T = typename std::remove_reference_t<decltype(out)>::value_type;
-      out.resize(static_cast<size_t>(v[i]));
-      for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(elems[pos + k]);
-      pos += out.size();
+      // assign: one allocation and one pass (resize would zero-fill first).
+      const size_t len = static_cast<size_t>(v[i]);
+      const int64_t* from = elems.data() + pos;
+      if constexpr (sizeof(T) == sizeof(int64_t)) {
+        const T* f = reinterpret_cast<const T*>(from);  // same bits (uint64 <- int64)
+        out.assign(f, f + len);
+      } else {
+        out.assign(from, from + len);  // range-checked int32 values
+      }
+      pos += len;
     }
   };
   vec(native::CM_GROUP_RANKS_LEN, native::CM_GROUP_RANKS, kI32Min, kI32Max,
