@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 
 #include "formats/errors.h"
 #include "formats/native/column_codec.h"
+#include "formats/native/crc32.h"
 #include "formats/native/native_format.h"
 #include "formats/native/native_metadata.h"
 #include "formats/proto/mtrace.pb.h"
@@ -275,7 +275,7 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
   }
   uint8_t* src = s.stored.Resize(stored);
   bytes_->Read(offset + native::kRecordHeaderSize, stored, src);
-  const uint32_t actual = static_cast<uint32_t>(crc32(0, src, stored));
+  const uint32_t actual = native::Crc32(src, stored);
   if (actual != crc) {
     Fail(offset, std::string("checksum mismatch in the ") + what + " record (" +
                      std::to_string(stored) + " bytes from byte " +

@@ -1,6 +1,5 @@
 #include "formats/native/native_writer.h"
 
-#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "formats/atomic_file.h"
 #include "formats/errors.h"
 #include "formats/native/column_codec.h"
+#include "formats/native/crc32.h"
 #include "formats/native/native_format.h"
 #include "formats/native/native_metadata.h"
 #include "formats/proto/mtrace.pb.h"
@@ -182,8 +182,8 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
   uint8_t header[native::kRecordHeaderSize] = {};
   native::PutU32(header, static_cast<uint32_t>(n));
   native::PutU32(header + 4, static_cast<uint32_t>(serialized_.size()));
-  native::PutU32(header + 8, static_cast<uint32_t>(crc32(
-                                 0, reinterpret_cast<const Bytef*>(compressed_.data()), n)));
+  native::PutU32(header + 8,
+                 native::Crc32(reinterpret_cast<const uint8_t*>(compressed_.data()), n));
   header[12] = kind;
   uint64_t offset = file_.offset();
   file_.Write(header, sizeof header);
