@@ -36,9 +36,10 @@ class ColumnEncoder {
   // PACKED / DELTA / RLE (and GAP when `dur` is given: the values are start
   // times and `dur` their durations) is smallest. Returns false, leaving
   // `col` untouched, when every value equals `default_value` (if given):
-  // such a column is omitted from its block.
+  // such a column is omitted from its block. `range`, when given, is the
+  // smallest and the largest value (saves a pass).
   bool Encode(const int64_t* values, size_t n, std::optional<int64_t> default_value,
-              const int64_t* dur, Column* col);
+              const int64_t* dur, Column* col, const int64_t* range = nullptr);
 
  private:
   std::unique_ptr<uint8_t[]> buffer_;
@@ -59,15 +60,16 @@ inline int64_t WrapAdd(int64_t a, uint64_t b) {
 #pragma GCC push_options
 #pragma GCC optimize("tree-loop-vectorize")
 #endif
-// Appends n copies of `value` to `out` (reserved by the caller) at memset
-// speed: vector::insert(end, n, value) is a scalar loop at -O2.
+// Appends n copies of `value` to `out` (reserved by the caller), writing
+// each row once: zero is a memset; other values a fill loop, vectorized (see
+// the pragma) instead of resize's memset followed by a second pass.
 template <typename T>
 inline void AppendFill(std::vector<T>& out, size_t n, T value) {
-  const size_t start = out.size();
-  out.resize(start + n);  // zero-filled: a memset
-  T* p = out.data() + start;
-  if (value == T()) return;
-  for (size_t j = 0; j < n; ++j) p[j] = value;  // vectorized (see the pragma)
+  if (value == T()) {
+    out.resize(out.size() + n);
+    return;
+  }
+  out.insert(out.end(), n, value);
 }
 
 // u[j] = the (first + j)-th `w`-byte integer of data[0, size), j < m.
@@ -178,12 +180,21 @@ const char* DecodeColumn(const Column& col, size_t n, const int64_t* dur, int64_
   const uint64_t ubase = static_cast<uint64_t>(base);
   int64_t prev = col.first();  // DELTA: previous value; GAP: previous end
   // Transforms m offsets, u(j) giving the j-th, into o[] and appends them.
+  // A PACKED column whose every possible value (base + 0 .. base + the
+  // largest w-byte offset) lies in [lo, hi] needs no per-value check.
+  const bool packed_in_range =
+      encoding == PACKED && w < 8 && base >= lo && base <= hi &&
+      static_cast<uint64_t>(hi) - ubase >= (uint64_t{1} << (8 * w)) - 1;
   auto transform = [&](size_t at, auto m, auto u) {
     if (encoding == PACKED) {
-      for (size_t j = 0; j < m; ++j) {
-        int64_t v = static_cast<int64_t>(ubase + u(j));
-        if constexpr (kCheck) bad |= (v < lo) | (v > hi);
-        o[j] = static_cast<T>(v);
+      if (kCheck && !packed_in_range) {
+        for (size_t j = 0; j < m; ++j) {
+          int64_t v = static_cast<int64_t>(ubase + u(j));
+          bad |= (v < lo) | (v > hi);
+          o[j] = static_cast<T>(v);
+        }
+      } else {
+        for (size_t j = 0; j < m; ++j) o[j] = static_cast<T>(static_cast<int64_t>(ubase + u(j)));
       }
     } else if (encoding == DELTA) {
       for (size_t j = 0; j < m; ++j) {

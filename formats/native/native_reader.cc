@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 
 #include "formats/errors.h"
 #include "formats/native/column_codec.h"
+#include "formats/native/crc32.h"
 #include "formats/native/native_format.h"
 #include "formats/native/native_metadata.h"
 #include "formats/proto/mtrace.pb.h"
@@ -275,7 +275,7 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
   }
   uint8_t* src = s.stored.Resize(stored);
   bytes_->Read(offset + native::kRecordHeaderSize, stored, src);
-  const uint32_t actual = static_cast<uint32_t>(crc32(0, src, stored));
+  const uint32_t actual = native::Crc32(src, stored);
   if (actual != crc) {
     Fail(offset, std::string("checksum mismatch in the ") + what + " record (" +
                      std::to_string(stored) + " bytes from byte " +
@@ -409,9 +409,16 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
     for (size_t i = 0; i < n; ++i) {
       auto& out = recs[i].*member;
       using T = typename std::remove_reference_t<decltype(out)>::value_type;
-      out.resize(static_cast<size_t>(v[i]));
-      for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<T>(elems[pos + k]);
-      pos += out.size();
+      // assign: one allocation and one pass (resize would zero-fill first).
+      const size_t len = static_cast<size_t>(v[i]);
+      const int64_t* from = elems.data() + pos;
+      if constexpr (sizeof(T) == sizeof(int64_t)) {
+        const T* f = reinterpret_cast<const T*>(from);  // same bits (uint64 <- int64)
+        out.assign(f, f + len);
+      } else {
+        out.assign(from, from + len);  // range-checked int32 values
+      }
+      pos += len;
     }
   };
   vec(native::CM_GROUP_RANKS_LEN, native::CM_GROUP_RANKS, kI32Min, kI32Max,
@@ -451,7 +458,10 @@ void NativeSource::DecodeSamples(const Block& b, uint64_t off, Track& t, Scratch
 Rank NativeSource::ReadRank(size_t index) const {
   if (index >= rank_count()) throw std::out_of_range("NativeSource::ReadRank: no such rank");
   const native::RankIndex& ri = footer_.ranks(static_cast<int>(index));
-  Scratch s;
+  // One scratch per thread, kept between calls: a fresh zstd context and
+  // fresh multi-MiB buffers per rank cost page faults on every call.
+  // (ReadRank never re-enters itself on a thread.)
+  thread_local Scratch s;
   const uint64_t hoff = ri.header_offset();
   ReadRecord(hoff, data_end_, ri.header_size(), native::kRecordRankHeader, "rank header", s);
   native::RankHeader h;

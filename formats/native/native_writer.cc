@@ -1,6 +1,5 @@
 #include "formats/native/native_writer.h"
 
-#include <zlib.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -9,10 +8,12 @@
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include "formats/atomic_file.h"
 #include "formats/errors.h"
 #include "formats/native/column_codec.h"
+#include "formats/native/crc32.h"
 #include "formats/native/native_format.h"
 #include "formats/native/native_metadata.h"
 #include "formats/proto/mtrace.pb.h"
@@ -40,19 +41,24 @@ inline int64_t SaturatedEnd(int64_t ts, int64_t dur) {
 // True when p[0..n) are all equal. Checked on the narrow source type, 16
 // rows per step without branches, before anything is widened: most columns
 // of a block are constant.
+// The differences are OR-ed as integers of T's width (not as bools), which
+// GCC vectorizes; 64 rows per early-exit test.
 template <typename T>
 bool IsConstant(const T* p, size_t n) {
-  const T v0 = p[0];
+  using U = std::conditional_t<sizeof(T) == 1, uint8_t,
+            std::conditional_t<sizeof(T) == 2, uint16_t,
+            std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  static_assert(sizeof(U) == sizeof(T));
+  const U v0 = static_cast<U>(p[0]);
   size_t i = 1;
-  for (; i + 16 <= n; i += 16) {
-    bool diff = false;
-    for (size_t j = 0; j < 16; ++j) diff |= p[i + j] != v0;
-    if (diff) return false;
+  for (; i + 64 <= n; i += 64) {
+    U diff = 0;
+    for (size_t j = 0; j < 64; ++j) diff |= static_cast<U>(static_cast<U>(p[i + j]) ^ v0);
+    if (diff != 0) return false;
   }
-  for (; i < n; ++i) {
-    if (p[i] != v0) return false;
-  }
-  return true;
+  U diff = 0;
+  for (; i < n; ++i) diff |= static_cast<U>(static_cast<U>(p[i]) ^ v0);
+  return diff == 0;
 }
 
 class NativeSink : public TraceSink {
@@ -111,10 +117,10 @@ class NativeSink : public TraceSink {
       ++used_columns_;
       return;
     }
-    int64_t mn, mx;
-    const int64_t* v = Widen(col, start, n, &mn, &mx);
-    Require(mn >= lo && mx <= hi, what);
-    AddColumn(field, v, n, dflt);
+    int64_t range[2];
+    const int64_t* v = Widen(col, start, n, &range[0], &range[1]);
+    Require(range[0] >= lo && range[1] <= hi, what);
+    AddColumn(field, v, n, dflt, nullptr, range);
   }
   Column* NextColumn() {
     return used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
@@ -123,7 +129,7 @@ class NativeSink : public TraceSink {
   // Adds column `field` of `n` int64 values unless all equal `dflt`
   // (dflt == nullopt: always stored).
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
-                 const int64_t* dur = nullptr);
+                 const int64_t* dur = nullptr, const int64_t* range = nullptr);
   // Copies rows [start, start + n) of `col` into scratch_ as int64, with
   // the smallest and largest value (one fused pass).
   template <typename T>
@@ -176,8 +182,8 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
   uint8_t header[native::kRecordHeaderSize] = {};
   native::PutU32(header, static_cast<uint32_t>(n));
   native::PutU32(header + 4, static_cast<uint32_t>(serialized_.size()));
-  native::PutU32(header + 8, static_cast<uint32_t>(crc32(
-                                 0, reinterpret_cast<const Bytef*>(compressed_.data()), n)));
+  native::PutU32(header + 8,
+                 native::Crc32(reinterpret_cast<const uint8_t*>(compressed_.data()), n));
   header[12] = kind;
   uint64_t offset = file_.offset();
   file_.Write(header, sizeof header);
@@ -186,10 +192,10 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
 }
 
 void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
-                           const int64_t* dur) {
+                           const int64_t* dur, const int64_t* range) {
   // Reuse the block's Column objects (and their data buffers) across blocks.
   Column* col = NextColumn();
-  if (!encoder_.Encode(v, n, dflt, dur, col)) return;
+  if (!encoder_.Encode(v, n, dflt, dur, col, range)) return;
   col->set_field(field);
   ++used_columns_;
 }
