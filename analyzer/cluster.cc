@@ -242,11 +242,13 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
       std::vector<int32_t> idx(la.tokens.size());
       std::iota(idx.begin(), idx.end(), 0);
       size_t top = std::min<size_t>(3, idx.size());
+      // A named reference: clang 14 cannot capture structured bindings.
+      const auto& tokens = la.tokens;
       std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(top), idx.end(),
-                        [&](int32_t a, int32_t b) {
-                          return la.tokens[static_cast<size_t>(a)] != la.tokens[static_cast<size_t>(b)]
-                                     ? la.tokens[static_cast<size_t>(a)] > la.tokens[static_cast<size_t>(b)]
-                                     : a < b;
+                        [&tokens](int32_t a, int32_t b) {
+                          const auto ta = tokens[static_cast<size_t>(a)];
+                          const auto tb = tokens[static_cast<size_t>(b)];
+                          return ta != tb ? ta > tb : a < b;
                         });
       for (size_t k = 0; k < top; ++k) {
         analysis::HotExpert* h = l->add_hot_experts();

@@ -1373,7 +1373,10 @@ void EngineImpl::FinishRankOutput(RankSim& r) {
   double total = 0;
   std::vector<double> value(kCounterKindCount, 0);
   for (size_t i = 0; i < r.mem_events.size(); ++i) {
-    auto [ts, order, cat, delta] = r.mem_events[i];
+    // Plain copies, not structured bindings: clang 14 cannot capture those.
+    const auto ts = std::get<0>(r.mem_events[i]);
+    const auto cat = std::get<2>(r.mem_events[i]);
+    const auto delta = std::get<3>(r.mem_events[i]);
     value[cat] += double(delta);
     total += double(delta);
     bool last_at_ts = i + 1 == r.mem_events.size() || std::get<0>(r.mem_events[i + 1]) != ts;
