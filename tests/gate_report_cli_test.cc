@@ -61,12 +61,15 @@ TEST(GateCli, BetterHostBoundBaselineFailsNamingTheMetric) {
 }
 
 TEST(GateCli, HostBoundInducedByTracegenFailsOnHostBound) {
-  // The case: tiny-moe without the task queue (and with a cross-NUMA
-  // host; its micro-batch is already the smallest, 1) against the default.
+  // The case: the task queue off and a smaller micro-batch (2 -> 1)
+  // against the default host. Shorter sequences (512) make the device ops
+  // short enough for the host to show: host-bound goes from 0.5% to 4.1%.
   const std::string dir = TempDir("gate-tracegen");
-  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe --steps 2 -o " + dir + "/base.mtrace").exit_code, 0);
-  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe --steps 2 --set host.task_queue=false"
-                        " --set host.numa_affinity=false --set parallel.micro_batch_size=1 -o " +
+  const std::string common = "generate --preset tiny-moe --steps 2 --set model.seq_length=512 ";
+  ASSERT_EQ(RunMoetrace(common + "--set parallel.micro_batch_size=2 -o " + dir + "/base.mtrace")
+                .exit_code,
+            0);
+  ASSERT_EQ(RunMoetrace(common + "--set host.task_queue=false --set parallel.micro_batch_size=1 -o " +
                         dir + "/slow.mtrace")
                 .exit_code,
             0);
