@@ -18,27 +18,6 @@
 namespace moetrace::cli {
 namespace {
 
-// Several inputs analysed as one trace: their ranks, in input order.
-class ConcatSource : public TraceSource {
- public:
-  explicit ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts) : parts_(std::move(parts)) {
-    if (!parts_.empty()) metadata_ = parts_[0]->metadata();
-    for (size_t p = 0; p < parts_.size(); ++p) {
-      for (size_t i = 0; i < parts_[p]->rank_count(); ++i) index_.emplace_back(p, i);
-    }
-  }
-  const Metadata& metadata() const override { return metadata_; }
-  size_t rank_count() const override { return index_.size(); }
-  Rank ReadRank(size_t i) const override {
-    return parts_[index_[i].first]->ReadRank(index_[i].second);
-  }
-
- private:
-  std::vector<std::unique_ptr<TraceSource>> parts_;
-  std::vector<std::pair<size_t, size_t>> index_;
-  Metadata metadata_;
-};
-
 struct AnalyzeArgs {
   std::vector<std::string> inputs;
   std::string json;

@@ -2,6 +2,14 @@
 
 namespace moetrace {
 
+ConcatSource::ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts)
+    : parts_(std::move(parts)) {
+  if (!parts_.empty()) metadata_ = parts_[0]->metadata();
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    for (size_t i = 0; i < parts_[p]->rank_count(); ++i) index_.emplace_back(p, i);
+  }
+}
+
 Trace ReadAll(const TraceSource& source) {
   Trace t;
   t.metadata = source.metadata();

@@ -53,6 +53,23 @@ class MemorySink : public TraceSink {
   Trace trace_;
 };
 
+// Several sources read as one trace: their ranks in input order, the
+// metadata of the first. For commands that take INPUT... (analyze, report).
+class ConcatSource : public TraceSource {
+ public:
+  explicit ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts);
+  const Metadata& metadata() const override { return metadata_; }
+  size_t rank_count() const override { return index_.size(); }
+  Rank ReadRank(size_t i) const override {
+    return parts_[index_[i].first]->ReadRank(index_[i].second);
+  }
+
+ private:
+  std::vector<std::unique_ptr<TraceSource>> parts_;
+  std::vector<std::pair<size_t, size_t>> index_;  // (part, rank index in part)
+  Metadata metadata_;
+};
+
 // Reads every rank of `source` into memory.
 Trace ReadAll(const TraceSource& source);
 // Streams every rank of `source` into `sink` and finishes it.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/sample_trace.h"
+#include "formats/trace_io.h"
 
 namespace moetrace {
 namespace {
@@ -56,6 +57,28 @@ TEST(SampleTrace, IsDeterministicAndPopulated) {
   // 48 device ops, 48 launches + 7 syncs + 1 marker, 48 dequeues, 2x48 samples.
   EXPECT_EQ(a.ranks[0].EventCount(), 48u + 56u + 48u + 96u);
   EXPECT_NE(a, MakeSampleTrace(3, 16, 8));
+}
+
+}  // namespace
+}  // namespace moetrace
+
+namespace moetrace {
+namespace {
+
+TEST(ConcatSource, RanksInInputOrderWithFirstMetadata) {
+  Trace a = MakeSampleTrace(2, 4, 1);
+  Trace b = MakeSampleTrace(3, 4, 2);
+  for (Rank& r : b.ranks) r.rank += 10;
+  b.metadata.source = "second";
+  std::vector<std::unique_ptr<TraceSource>> parts;
+  parts.push_back(std::make_unique<MemorySource>(a));
+  parts.push_back(std::make_unique<MemorySource>(b));
+  ConcatSource all(std::move(parts));
+  ASSERT_EQ(all.rank_count(), 5u);
+  EXPECT_EQ(all.metadata(), a.metadata);
+  EXPECT_EQ(all.ReadRank(1), a.ranks[1]);
+  EXPECT_EQ(all.ReadRank(2).rank, 10);
+  EXPECT_EQ(all.ReadRank(4), b.ranks[2]);
 }
 
 }  // namespace
