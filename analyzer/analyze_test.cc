@@ -213,6 +213,26 @@ TEST(Analysis, LabelChecksCompareGroundTruthByPath) {
   EXPECT_DOUBLE_EQ(a.label_checks(5).error(), 1.0 / 4000);  // 1 µs of a 4 ms step
 }
 
+TEST(Analysis, AscendOverlapOnlyOnAscendSources) {
+  Trace t = GroupTrace();
+  MemorySource plain(t);
+  analysis::Analysis a = Analyze(plain, Threads(1));
+  EXPECT_FALSE(a.ranks(0).has_ascend());
+  t.metadata.source = "ascend";
+  t.metadata.reference = {{0, -1, "overlap_analysis.free_segments", 7}};
+  MemorySource ascend(std::move(t));
+  analysis::Analysis b = Analyze(ascend, Threads(1));
+  ASSERT_TRUE(b.ranks(0).has_ascend());
+  const analysis::AscendOverlap& ov = b.ranks(0).ascend().overlap_analysis();
+  const analysis::Breakdown& bd = b.ranks(0).breakdown();
+  // No copies here: the profiler's figures equal METRICS.md's.
+  EXPECT_EQ(ov.computing_ns(), bd.compute_ns());
+  EXPECT_EQ(ov.communication_not_overlapped_ns(), bd.comm_exposed_ns());
+  EXPECT_EQ(ov.free_ns(), bd.free_ns());
+  ASSERT_EQ(b.label_checks_size(), 1);
+  EXPECT_EQ(b.label_checks(0).actual(), ov.free_segments());
+}
+
 TEST(StableJson, NumbersAndNulls) {
   EXPECT_EQ(FormatJsonDouble(NAN), "null");
   EXPECT_EQ(FormatJsonDouble(3.0), "3.0");
