@@ -61,6 +61,9 @@ class ClusterAccumulator {
   std::vector<std::string> group_names_;
   std::unordered_map<uint64_t, Collective> collectives_;
   std::map<RoutingKey, RoutingAgg> routing_;
+  // Local expert loads (records with ep_size 0: Ascend GroupedMatmul group
+  // sizes, or one total per rank), by rank.
+  std::map<RoutingKey, std::map<int32_t, std::vector<int64_t>>> local_;
   int64_t max_steps_ = 0;
 };
 

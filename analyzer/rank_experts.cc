@@ -24,12 +24,16 @@ bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, Expert
   struct Layer { std::vector<double> loads; const RoutingRecord* rec = nullptr; };
   std::map<std::pair<int32_t, int32_t>, Layer> layers;
   for (const RoutingRecord& r : rank.routing) {
+    // ep_size 0: loads of this rank's own experts (Ascend GroupedMatmul),
+    // not the routing of its tokens; the cluster compares those across ranks.
+    if (r.ep_size <= 0) continue;
     Layer& l = layers[{r.step, r.layer}];
     if (l.loads.size() < r.tokens_per_expert.size()) l.loads.resize(r.tokens_per_expert.size(), 0);
     for (size_t e = 0; e < r.tokens_per_expert.size(); ++e)
       l.loads[e] += static_cast<double>(r.tokens_per_expert[e]);
     if (!l.rec || !r.expert_to_ep_rank.empty()) l.rec = &r;
   }
+  if (layers.empty()) return false;
   std::vector<double> ep;
   double vio = 0, ep_vio = 0;
   int n = 0;
