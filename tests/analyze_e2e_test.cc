@@ -140,7 +140,7 @@ TEST(AscendAdvisorTimeline, ComputeAndFreeMatchOverlapAnalysis) {
     EXPECT_NEAR(double(c["actual"]), double(c["expected"]), 0.01) << key;
     ++checked;
   }
-  EXPECT_EQ(checked, 4);  // computing/free in us and in segments
+  EXPECT_EQ(checked, 5);  // computing/free in us and in segments, span
 }
 
 TEST(AnalyzeE2e, AscendSectionOnlyOnAscendTraces) {
