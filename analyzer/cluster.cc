@@ -54,7 +54,11 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
       g = it->second;
     }
     Collective& c = collectives_[CollectiveKey(static_cast<uint32_t>(g), a.sequence)];
-    if (c.members == 0) {
+    // Name, layer and step from the lowest member rank (members may name
+    // their ops differently, e.g. send / recv): independent of the order in
+    // which worker threads add ranks.
+    if (c.members == 0 || m.rank < c.name_rank) {
+      c.name_rank = m.rank;
       c.name = std::string(rank.strings.Get(a.name));
       c.layer = a.layer;
       c.step = a.step;
@@ -164,8 +168,14 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
     r.first += total;
     r.second += 1;
   }
-  std::sort(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) {
-    return a.total != b.total ? a.total > b.total : a.key < b.key;
+  // Ties by group name and sequence (group ids depend on the order ranks
+  // were added, which depends on thread scheduling).
+  std::sort(waits.begin(), waits.end(), [this](const Wait& a, const Wait& b) {
+    if (a.total != b.total) return a.total > b.total;
+    const std::string& ga = group_names_[a.key >> 40];
+    const std::string& gb = group_names_[b.key >> 40];
+    if (ga != gb) return ga < gb;
+    return (a.key & ((1ull << 40) - 1)) < (b.key & ((1ull << 40) - 1));
   });
   for (size_t i = 0; i < waits.size() && i < 20; ++i) {
     const Collective& col = *waits[i].c;

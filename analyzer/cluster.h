@@ -36,6 +36,7 @@ class ClusterAccumulator {
     int64_t sum_dur = 0;
     int64_t min_dur = INT64_MAX;
     int32_t last_rank = -1;
+    int32_t name_rank = -1;  // the member whose op name / layer / step is kept
     std::string name;
     int32_t layer = -1, step = -1;
     bool a2a = false, combine = false;
