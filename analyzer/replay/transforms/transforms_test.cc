@@ -2,6 +2,7 @@
 // times and memory.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
