@@ -71,6 +71,7 @@ int64_t HierarchicalAllToAll(const Trace& trace, const Calibration& cal, int top
   const CollectiveGroups groups(trace);
   const int dpn = std::max(1, cal.devices_per_node);
   constexpr double kHccsOverRoce = 392.0 / 25.0;  // ASCEND.md per-NPU figures
+  constexpr size_t kMaxGroup = 4096;
   int64_t changed = 0;
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto& members = groups.Members(int64_t(g));
@@ -83,7 +84,8 @@ int64_t HierarchicalAllToAll(const Trace& trace, const Calibration& cal, int top
     if (rec0->comm_class != CommClass::kEP && rec0->comm_class != CommClass::kOther) continue;
     const std::vector<int32_t>& ranks = rec0->group_ranks;
     const size_t n = ranks.size();
-    if (n != members.size()) continue;
+    // The cost is quadratic in the group: real EP groups are a few hundred ranks.
+    if (n != members.size() || n > kMaxGroup) continue;
     // send[i][j] from each member's own splits, members ordered as group_ranks.
     std::vector<std::vector<double>> send(n, std::vector<double>(n, 0));
     std::vector<int32_t> node(n);

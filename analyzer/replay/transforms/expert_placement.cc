@@ -67,6 +67,13 @@ int64_t RebalanceExperts(const Trace& trace, const Calibration& cal, EventEdits*
       }
     }
   }
+  // Each rank's routing records by layer instance.
+  std::vector<std::unordered_map<uint64_t, const RoutingRecord*>> record_of(trace.ranks.size());
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    for (const RoutingRecord& x : trace.ranks[r].routing) {
+      record_of[r][WorkKey(x.step, x.micro_batch, x.layer)] = &x;
+    }
+  }
   // Per rank and layer instance: compute scale and all-to-all ratio.
   struct Change { double compute = 1, vector = 1, a2a = 1; };
   std::vector<std::unordered_map<uint64_t, Change>> changes(trace.ranks.size());
@@ -81,7 +88,8 @@ int64_t RebalanceExperts(const Trace& trace, const Calibration& cal, EventEdits*
       if (members.empty() || members[0] != trace.ranks[r].rank) continue;  // once per group
       const int32_t E = int32_t(rr.tokens_per_expert.size());
       const int32_t ep = int32_t(members.size());
-      if (E < ep || rr.step <= 0) continue;
+      // The greedy packing is experts x ranks; a hostile record could ask for 1e10.
+      if (E < ep || rr.step <= 0 || int64_t(E) * ep > 10'000'000) continue;
       auto prev = loads.find({rr.step - 1, rr.layer});
       if (prev == loads.end()) continue;
       std::vector<int32_t> old = rr.expert_to_ep_rank.size() == size_t(E) ? rr.expert_to_ep_rank
@@ -100,10 +108,8 @@ int64_t RebalanceExperts(const Trace& trace, const Calibration& cal, EventEdits*
         auto it = index_of.find(members[size_t(i)]);
         ok = it != index_of.end();
         if (!ok) break;
-        const RoutingRecord* found = nullptr;
-        for (const RoutingRecord& x : trace.ranks[it->second].routing) {
-          if (x.step == rr.step && x.micro_batch == rr.micro_batch && x.layer == rr.layer) found = &x;
-        }
+        auto rec_it = record_of[it->second].find(key);
+        const RoutingRecord* found = rec_it == record_of[it->second].end() ? nullptr : rec_it->second;
         ok = found && int32_t(found->tokens_per_expert.size()) == E;
         if (ok) counts[size_t(i)] = found->tokens_per_expert;
       }

@@ -73,7 +73,12 @@ std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<s
   }
   for (const Set& s : todo) {
     if (s.key == "slow_rank.fix") {
-      MatchPeers(trace, int32_t(ParseNumber(s.text, s.value)), &edits);
+      char* end = nullptr;
+      const long rank = std::strtol(s.value.c_str(), &end, 10);
+      if (s.value.empty() || *end != '\0' || rank < 0 || rank > (1 << 30)) {
+        ThrowInputError("--set", s.text, "expected a rank number");
+      }
+      MatchPeers(trace, int32_t(rank), &edits);
     } else if (s.key == "routing.edpb") {
       const bool on = ParseBool(s.text, s.value);
       const bool was = run.known ? run.edpb : false;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/core.h>
+
 #include "analyzer/replay/transforms/op_index.h"
 #include "formats/errors.h"
 
@@ -41,7 +43,7 @@ void ScaleMicroBatch(const Trace& trace, double k, const Calibration& cal, Event
   const int32_t M = MicroBatchCount(trace);
   const int32_t ki = int32_t(std::llround(k));
   if (M <= 0 || std::abs(k - ki) > 1e-9 || ki < 1 || M % ki != 0) {
-    ThrowInputError("--set", "micro-batch x" + std::to_string(k),
+    ThrowInputError("--set", fmt::format("micro-batch x{:g}", k),
                     "the graph replay merges micro-batches: a whole factor dividing the " +
                         std::to_string(M) + " micro-batches of the trace");
   }
