@@ -135,6 +135,11 @@ class Advisor {
           const bool transform = !r.regenerated && !p.config.empty() && p.replay == p.config;
           const bool stand_in = !r.regenerated && !p.config.empty() && !transform;
           p.confidence = r.regenerated ? 0.9 : transform ? 0.7 : stand_in ? 0.4 : 0.6;
+          // A recorded trace does not say whether its dispatch threads are
+          // bound: the NUMA transform assumes they are not.
+          if (transform && !cfg_ && p.config == std::vector<std::string>{"host.numa_affinity=true"}) {
+            p.confidence = std::min(p.confidence, 0.4);
+          }
           if (r.graph.forced > 0) p.confidence = std::min(p.confidence, 0.3);
         } catch (const InputError& e) {
           if (cfg_) continue;  // not applicable to this run (the changed config is invalid)
