@@ -13,6 +13,7 @@
 
 #include "analyzer/analyze.h"
 #include "analyzer/replay/replay.h"
+#include "analyzer/replay/transforms/graph_knobs.h"
 #include "formats/errors.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
@@ -150,6 +151,23 @@ void BM_GraphReplayTinyMoe(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * nodes);
 }
 BENCHMARK(BM_GraphReplayTinyMoe)->Unit(benchmark::kMillisecond);
+
+// The graph transforms of two knobs (memory split, micro-batch merge, full
+// recompute) and the replay, per node of the trace.
+void BM_GraphTransformsTinyMoe(benchmark::State& state) {
+  Trace t = TinyMoe({});
+  int64_t nodes = 0;
+  for (auto _ : state) {
+    replay::GraphModifications mods;
+    replay::ApplyGraphKnobs(t, {"parallel.micro_batch_size=2", "memory.recompute=full"}, &mods);
+    replay::GraphStats stats;
+    Trace out = replay::ReplayGraph(t, mods, &stats);
+    benchmark::DoNotOptimize(out.ranks.size());
+    nodes = stats.nodes;
+  }
+  state.SetItemsProcessed(state.iterations() * nodes);
+}
+BENCHMARK(BM_GraphTransformsTinyMoe)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace moetrace
