@@ -70,6 +70,9 @@ void PrintTable() {
       {"recompute selective -> none", {"memory.recompute=selective"}, {"memory.recompute=none"}, {}},
       {"recompute full -> none", {"memory.recompute=full"}, {"memory.recompute=none"}, {}},
       {"swap on -> off", {"memory.swap=true"}, {"memory.swap=false"}, {}},
+      {"swap off -> on", {}, {"memory.swap=true"}, {"memory.swap=true"}},
+      {"swap off -> on (full recompute)", {"memory.recompute=full"}, {"memory.swap=true"},
+       {"memory.recompute=full", "memory.swap=true"}},
   };
   std::printf("| knob | step A (ms) | actual B (ms) | regenerate B (ms) | graph B (ms) | graph error | peak A (GiB) | peak B actual | peak B graph | graph peak error |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");

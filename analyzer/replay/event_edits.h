@@ -31,6 +31,7 @@ struct MemDelta {
   TimeNs ts = 0;               // original time
   double delta = 0;
   bool removed = false;
+  TimeNs offset = 0;           // after the op's edge (a copy that follows it)
 };
 
 struct RankMemory {

@@ -567,7 +567,7 @@ class Replayer {
       if (d.op_track >= 0) {
         const int64_t n = base_[r][size_t(d.op_track)] + d.op_event;
         if (removed_[size_t(n)]) continue;
-        t = d.at_end ? ne_[size_t(n)] : ns_[size_t(n)];
+        t = (d.at_end ? ne_[size_t(n)] : ns_[size_t(n)]) + d.offset;
       }
       steps.push_back({t, k, d.counter_track, d.delta});
     }

@@ -83,6 +83,14 @@ TEST(GraphWhatIf, RecomputeOff) {
 // A slow rank planted by the graph (rank 3's compute 30% longer, every
 // rank then waits for it at collectives), then replayed at its peers' speed:
 // the step comes back to the unslowed run's.
+TEST(GraphWhatIf, SwapOn) {
+  ExpectGraphWhatIf({}, {"memory.swap=true"}, {"memory.swap=true"});
+}
+
+TEST(GraphWhatIf, SwapOff) {
+  ExpectGraphWhatIf({"memory.swap=true"}, {"memory.swap=false"}, {});
+}
+
 TEST(GraphWhatIf, SlowRankAtItsPeersSpeed) {
   Trace base = Tiny({});
   GraphModifications slow;

@@ -26,6 +26,7 @@ Calibration CalibrationFor(const Metadata& metadata) {
     c.enqueue_ns = hw.enqueue_ns();
     c.cross_numa_factor = hw.cross_numa_factor();
     c.grouped_gemm_half_tokens = hw.grouped_gemm_half_tokens();
+    c.host_link_bw = hw.host_link_bandwidth();
     c.devices_per_node = hw.devices_per_node();
     break;
   }

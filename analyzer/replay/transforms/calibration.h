@@ -21,6 +21,7 @@ struct Calibration {
   double framework_op_ns = 0, launch_ns = 0, enqueue_ns = 0;
   double cross_numa_factor = 1.35;    // ASCEND.md-derived default when unknown
   double grouped_gemm_half_tokens = 0;
+  double host_link_bw = 25e9;         // bytes/s per device (swap); ASCEND.md PCIe default
   int devices_per_node = 8;
 };
 

@@ -99,7 +99,7 @@ std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<s
     } else if (s.key == "memory.swap") {
       if (ParseBool(s.text, s.value)) {
         const bool was = run.known ? run.swap : false;
-        if (!was) ThrowInputError("--set", s.text, "the graph replay can remove swap copies, not add them");
+        if (!was) AddSwap(trace, cal, &edits);
       } else {
         RemoveSwap(trace, &edits);
       }

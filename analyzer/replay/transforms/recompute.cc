@@ -1,6 +1,7 @@
 #include "analyzer/replay/transforms/recompute.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -241,6 +242,74 @@ void ChangeRecompute(const Trace& trace, const std::string& from, const std::str
   if (from != "none") ToNone(trace, edits);
   if (to != "none") FromNone(trace, to == "full", settings, edits);
   edits->notes.push_back("recompute " + from + " -> " + to);
+}
+
+int64_t AddSwap(const Trace& trace, const Calibration& cal, EventEdits* edits) {
+  if (!edits->active) edits->Init(trace);
+  const double bw = cal.host_link_bw > 0 ? cal.host_link_bw : 25e9;
+  const double ovh = cal.known ? cal.kernel_overhead_ns : 0;
+  int64_t swapped = 0;
+  for (size_t r = 0; r < trace.ranks.size(); ++r) {
+    const Rank& rank = trace.ranks[r];
+    const int32_t act = CounterTrack(rank, CounterKind::kMemActivations);
+    if (act < 0) continue;
+    LaunchIndex li(rank);
+    struct Layer { TimeNs fwd_compute = 0; Op last_fwd{-1, -1, 0}; };
+    std::unordered_map<uint64_t, Layer> layers;
+    std::unordered_map<uint64_t, Op> first_bwd;  // per (step, micro-batch): the backward task's start
+    for (size_t tk = 0; tk < rank.tracks.size(); ++tk) {
+      const Track& tr = rank.tracks[tk];
+      if (tr.kind != TrackKind::kDeviceStream) continue;
+      const EventTable& ev = tr.events;
+      for (size_t i = 0; i < ev.size(); ++i) {
+        if (ev.micro_batch[i] < 0 || edits->IsRemoved(r, tk, i) || ev.category[i] != Category::kCompute) continue;
+        if (ev.phase[i] == Phase::kForward && ev.layer[i] >= 0) {
+          Layer& l = layers[WorkKey(ev.step[i], ev.micro_batch[i], ev.layer[i])];
+          l.fwd_compute += edits->dur[r][tk][i];
+          if (l.last_fwd.t < 0 || ev.ts[i] >= l.last_fwd.ts) l.last_fwd = {int32_t(tk), int64_t(i), ev.ts[i]};
+        }
+        if (ev.phase[i] == Phase::kBackward) {
+          Op& b = first_bwd.try_emplace(WorkKey(ev.step[i], ev.micro_batch[i], 0), Op{-1, -1, 0}).first->second;
+          if (b.t < 0 || ev.ts[i] < b.ts) b = {int32_t(tk), int64_t(i), ev.ts[i]};
+        }
+      }
+    }
+    RankMemory& mem = edits->memory[r];
+    auto steps = ActivationSteps(rank, mem, act);
+    auto add_launch = [&](const Op& o) {
+      for (auto [h, k] : li.Of(rank.tracks[size_t(o.t)].events.correlation[size_t(o.i)])) {
+        edits->dur[r][size_t(h)][size_t(k)] += trace.ranks[r].tracks[size_t(h)].events.dur[size_t(k)];
+      }
+    };
+    for (auto& [key, l] : layers) {
+      auto sm = steps.find(key);
+      if (sm == steps.end() || sm->second.growth < 0 || l.last_fwd.t < 0) continue;
+      const EventTable& lev = rank.tracks[size_t(l.last_fwd.t)].events;
+      auto b = first_bwd.find(WorkKey(lev.step[size_t(l.last_fwd.i)], lev.micro_batch[size_t(l.last_fwd.i)], 0));
+      if (b == first_bwd.end()) continue;
+      const double kept = mem.deltas[size_t(sm->second.growth)].delta;
+      const double y = std::min(kept, double(l.fwd_compute) * bw / 1e9);
+      if (y <= 0) continue;
+      MemDelta out;
+      out.op_track = l.last_fwd.t;
+      out.op_event = l.last_fwd.i;
+      out.at_end = true;
+      out.ts = l.last_fwd.ts;
+      out.offset = TimeNs(std::ceil(y * 1e9 / bw + ovh));
+      AddDelta(&mem, act, out, -y);
+      MemDelta in;
+      in.op_track = b->second.t;
+      in.op_event = b->second.i;
+      in.ts = b->second.ts;
+      AddDelta(&mem, act, in, y);
+      add_launch(l.last_fwd);
+      add_launch(b->second);
+      ++swapped;
+    }
+  }
+  edits->memory_edited = true;
+  edits->notes.push_back("swap on: " + std::to_string(swapped) + " layer instances swapped");
+  return swapped;
 }
 
 int64_t RemoveSwap(const Trace& trace, EventEdits* edits) {

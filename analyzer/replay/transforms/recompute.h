@@ -34,4 +34,12 @@ void ChangeRecompute(const Trace& trace, const std::string& from, const std::str
 // Removes swap copies (returns how many).
 int64_t RemoveSwap(const Trace& trace, EventEdits* edits);
 
+// Swap on (tracegen's policy): each layer instance's kept activations go to
+// the host, as much as the host link moves while the layer's forward
+// computes (min(kept, forward compute time x host link bandwidth)), freed
+// when that copy ends after the layer's last forward op, back when the
+// micro-batch's backward starts (prefetched: the backward is assumed not to
+// wait); each copy adds one launch on the host. Returns the layer instances swapped.
+int64_t AddSwap(const Trace& trace, const Calibration& cal, EventEdits* edits);
+
 }  // namespace moetrace::replay

@@ -257,6 +257,21 @@ TEST(RecomputeTransform, SwapOffRemovesTheCopiesAndTheirSavings) {
   EXPECT_EQ(Samples(out.ranks[0].tracks[5]), (S{{10, 1000}, {210, 0}}));
 }
 
+TEST(RecomputeTransform, SwapOnMovesWhatTheForwardTimeAllows) {
+  Trace t = OneLayer();
+  Calibration cal;
+  cal.host_link_bw = 5e9;  // 5 bytes/ns: 150 ns of forward compute move 750 of the 1000 bytes
+  GraphModifications mods;
+  EXPECT_EQ(AddSwap(t, cal, &mods.edits), 1);
+  Trace out = ReplayGraph(t, mods);
+  // Freed when the copy ends (150 ns after the forward's last op), back at the backward's start.
+  EXPECT_EQ(Samples(out.ranks[0].tracks[5]), (S{{10, 1000}, {160, 1750}, {310, 1000}, {460, 0}}));
+  // One more launch for each copy.
+  EXPECT_EQ(out.ranks[0].tracks[0].events.dur[1], 20);
+  EXPECT_EQ(out.ranks[0].tracks[0].events.dur[2], 20);
+  EXPECT_EQ(out.ranks[0].tracks[1].events.End(3), 460);
+}
+
 // ---- all-to-all algorithm ---------------------------------------------------
 
 TEST(AllToAllTransform, TwoLevelCostOfAnEvenExchange) {
