@@ -10,11 +10,14 @@ namespace moetrace {
 // one more pass gathers the values of those (at most 3) buckets, and a
 // selection inside each gives the exact value. Three linear passes in all.
 void NearestRankPercentiles(const int64_t* v, size_t n, std::vector<int64_t>* scratch,
-                            int64_t* p50, int64_t* p90, int64_t* p99) {
+                            int64_t* p50, int64_t* p90, int64_t* p99, int64_t max) {
   *p50 = *p90 = *p99 = 0;
   if (n == 0) return;
-  int64_t mx = 0;
-  for (size_t i = 0; i < n; ++i) mx = std::max(mx, v[i]);
+  int64_t mx = max;
+  if (mx < 0) {
+    mx = 0;
+    for (size_t i = 0; i < n; ++i) mx = std::max(mx, v[i]);
+  }
   int shift = 0;
   while ((mx >> shift) >= 4096) ++shift;
   std::array<uint32_t, 4097> count{};

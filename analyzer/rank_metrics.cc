@@ -250,7 +250,9 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
   // One scan of the host threads: launches (L(b)), syncs (ends, sorted),
   // step markers.
-  std::vector<std::vector<TimeNs>> sync_ends(rank.tracks.size());
+  std::vector<std::vector<TimeNs>>& sync_ends = s->sync_ends;  // kept capacity
+  if (sync_ends.size() < rank.tracks.size()) sync_ends.resize(rank.tracks.size());
+  for (size_t ti = 0; ti < rank.tracks.size(); ++ti) sync_ends[ti].clear();
   std::vector<Marker> markers;
   LaunchTable launches(rank, s);
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
@@ -277,7 +279,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         markers.push_back({ts[i], end, step[i]});
       }
     }
-    std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
+    if (!std::is_sorted(sync_ends[ti].begin(), sync_ends[ti].end()))
+      std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
   }
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
@@ -303,6 +306,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   size_t n_items = 0;
   int64_t* delays_out = s->delays.data();
   size_t n_delays = 0;
+  int64_t delay_max = 0;
   s->run_begin.clear();
   s->group_class.assign(rank.strings.size(), -1);
   s->name_class.assign(rank.strings.size(), -1);
@@ -417,7 +421,9 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       ++out.device_ops;
       if (L != kNoTime) {
         ++out.launch_count;
-        delays_out[n_delays++] = std::max<TimeNs>(0, start - L);
+        const int64_t delay = std::max<TimeNs>(0, start - L);
+        delays_out[n_delays++] = delay;
+        delay_max = std::max(delay_max, delay);
       }
       if (max_end != kNoTime && start > max_end && L != kNoTime && L > max_end) {
         uint32_t wmask = kBitHostWait;
@@ -615,7 +621,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   out.has_experts = RankExpertImbalance(rank, &out.expert_steps, &out.experts);
 
   NearestRankPercentiles(s->delays.data(), n_delays, &s->selected, &out.delay_p50,
-                         &out.delay_p90, &out.delay_p99);
+                         &out.delay_p90, &out.delay_p99, delay_max);
 
   // Memory: peaks of the allocated / reserved counters, categories at the
   // allocated peak (reserved when nothing else is known).

@@ -85,6 +85,7 @@ struct RankScratch {
   std::vector<int32_t> op_step;
   std::vector<int64_t> delays;
   std::vector<int64_t> selected;  // percentile buckets
+  std::vector<std::vector<TimeNs>> sync_ends;  // by track: ends of host syncs
   // L(b) by correlation (dense tables): latest launch end and the threads
   // of the first and of the latest launch event.
   struct LaunchSlot { TimeNs end; int32_t first, last; };
