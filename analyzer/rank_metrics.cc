@@ -39,11 +39,6 @@ enum Acc : int {
 // Unions whose length per window is accumulated directly.
 constexpr uint32_t kMeasured = (1u << kAccCompute) | (1u << kAccComm) | (1u << kAccCc) |
                                (1u << kAccBusy) | (((1u << kCommClassCount) - 1) << kAccClass0);
-// Unions kept as interval lists for the differences.
-constexpr uint32_t kListed = (1u << kAccCompute) | (1u << kAccBusy) | (1u << kAccPp) |
-                             (1u << kAccHw) | (1u << kAccHs) |
-                             (((1u << kCommClassCount) - 1) << kAccClass0);
-
 // Per-window outputs after the accumulators: differences.
 enum Out : int {
   kOutHostBound = kAccCount, kOutHostSync, kOutBubble, kOutClassExposed0,
@@ -72,13 +67,6 @@ const std::array<uint32_t, kMaskCount>& AccTable() {
   return table;
 }
 
-// One interval union being built from start-ordered intervals. It starts
-// "closed at -inf", so the first interval always opens a new piece.
-struct Union {
-  TimeNs s = std::numeric_limits<TimeNs>::min(), e = std::numeric_limits<TimeNs>::min();
-  size_t w = 0;  // window cursor
-};
-
 struct Windows {
   const TimeNs* start;  // W + 1 boundaries: window w = [b[w], b[w+1])
   size_t count;
@@ -98,17 +86,22 @@ inline void Emit(size_t& cursor, TimeNs s, TimeNs e, const Windows& win, int64_t
 
 using Interval = std::pair<TimeNs, TimeNs>;
 
+struct Pieces {
+  const Interval* p;
+  size_t n;
+};
+
 // |A \ B| per window, for sorted disjoint interval lists A and B.
-void Subtract(const std::vector<Interval>& A, const std::vector<Interval>& B, const Windows& win,
-              int64_t* lens) {
+void Subtract(Pieces A, Pieces B, const Windows& win, int64_t* lens) {
   size_t cursor = 0, j = 0;
-  for (const auto& [as, ae] : A) {
+  for (size_t i = 0; i < A.n; ++i) {
+    const auto [as, ae] = A.p[i];
     TimeNs cur = as;
-    while (j < B.size() && B[j].second <= cur) ++j;
+    while (j < B.n && B.p[j].second <= cur) ++j;
     size_t k = j;
-    while (k < B.size() && B[k].first < ae) {
-      if (B[k].first > cur) Emit(cursor, cur, B[k].first, win, lens);
-      cur = std::max(cur, B[k].second);
+    while (k < B.n && B.p[k].first < ae) {
+      if (B.p[k].first > cur) Emit(cursor, cur, B.p[k].first, win, lens);
+      cur = std::max(cur, B.p[k].second);
       if (cur >= ae) break;
       ++k;
     }
@@ -116,29 +109,55 @@ void Subtract(const std::vector<Interval>& A, const std::vector<Interval>& B, co
   }
 }
 
-// Merges start-ordered item runs [a, ae) and [b, be): each item goes to
-// `out` (when not null) and to `sink`, in start order. Branch-free choice.
-template <typename Sink>
+// Merges start-ordered item runs [a, ae) and [b, be) into `out`.
+// Branch-free choice.
 inline void MergeTwo(const RankScratch::Item* a, const RankScratch::Item* ae,
                      const RankScratch::Item* b, const RankScratch::Item* be,
-                     RankScratch::Item* out, Sink&& sink) {
+                     RankScratch::Item* out) {
   while (a < ae && b < be) {
     const bool take_b = b->start < a->start;
-    const RankScratch::Item* it = take_b ? b : a;
-    if (out) *out++ = *it;
-    sink(*it);
+    *out++ = *(take_b ? b : a);
     b += take_b;
     a += !take_b;
   }
-  for (; a < ae; ++a) {
-    if (out) *out++ = *a;
-    sink(*a);
-  }
-  for (; b < be; ++b) {
-    if (out) *out++ = *b;
-    sink(*b);
-  }
+  out = std::copy(a, ae, out);
+  std::copy(b, be, out);
 }
+
+// c ? a : b without a branch. The sweep's choices depend on how the
+// streams interleave, so branches would be mispredicted often, and the
+// compiler turns plain selections into branches at will.
+inline __attribute__((always_inline)) TimeNs Pick(bool c, TimeNs a, TimeNs b) {
+#if defined(__x86_64__)
+  asm("testl %k[c], %k[c]\n\tcmovne %[a], %[b]"
+      : [b] "+r"(b)
+      : [a] "r"(a), [c] "r"(static_cast<uint32_t>(c))
+      : "cc");
+  return b;
+#else
+  const int64_t m = -static_cast<int64_t>(c);
+  return (a & m) | (b & ~m);
+#endif
+}
+
+// One interval union built from start-ordered items, branch-free: the
+// piece being grown is stored at the list's end on every item, and the
+// list advances when an item starts after it (a new piece). Items that do
+// not belong (`in` false) change nothing. It starts "closed at -inf", so
+// the first item always opens a new piece.
+struct UnionBuilder {
+  Interval* w;  // slot of the current piece
+  TimeNs s = std::numeric_limits<TimeNs>::min(), e = std::numeric_limits<TimeNs>::min();
+  inline __attribute__((always_inline)) void Add(TimeNs st, TimeNs en, bool in) {
+    *w = Interval(s, e);
+    const TimeNs st_in = Pick(in, st, std::numeric_limits<TimeNs>::min());
+    const TimeNs en_in = Pick(in, en, std::numeric_limits<TimeNs>::min());
+    const bool fresh = st_in > e;
+    w += fresh;
+    s = Pick(fresh, st, s);
+    e = Pick(fresh, en, Pick(en_in > e, en_in, e));
+  }
+};
 
 struct Marker { TimeNs ts, end; int32_t step; };
 
@@ -149,7 +168,7 @@ struct Marker { TimeNs ts, end; int32_t step; };
 // access), a hash map otherwise.
 class LaunchTable {
  public:
-  using Slot = RankScratch::LaunchSlot;
+  using Threads = RankScratch::LaunchThreads;
   LaunchTable(const Rank& rank, RankScratch* s) : s_(s) {
     int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1, n = 0;
     for (const Track& t : rank.tracks) {
@@ -164,7 +183,8 @@ class LaunchTable {
         n += launch;
       }
     }
-    s_->launches.clear();
+    s_->launch_end.clear();
+    s_->launch_threads.clear();
     if (hi < 0) {
       size_ = 0;
       return;
@@ -173,48 +193,79 @@ class LaunchTable {
     const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
     sparse_ = range > static_cast<uint64_t>(4 * n + (1 << 16));
     if (!sparse_) {
-      s_->launches.assign(range, Slot{kNoTime, -1, -1});
+      s_->launch_end.assign(range, kNoTime);
+      s_->launch_threads.assign(range, Threads{-1, -1});
+      end_ = s_->launch_end.data();
+      threads_ = s_->launch_threads.data();
       size_ = range;
     }
   }
 
   void Add(int64_t corr, TimeNs end, int32_t thread) {
-    Slot* slot = sparse_ ? &map_.try_emplace(corr, Slot{kNoTime, -1, -1}).first->second
-                         : &s_->launches[static_cast<uint64_t>(corr - base_)];
-    if (slot->first < 0) slot->first = thread;
-    if (end >= slot->end) {
-      slot->end = end;
-      slot->last = thread;
+    TimeNs* slot_end;
+    Threads* th;
+    if (sparse_) {
+      Slot& slot = map_.try_emplace(corr, Slot{kNoTime, {-1, -1}}).first->second;
+      slot_end = &slot.end;
+      th = &slot.threads;
+    } else {
+      const uint64_t k = static_cast<uint64_t>(corr - base_);
+      slot_end = end_ + k;
+      th = threads_ + k;
+    }
+    if (th->first < 0) th->first = thread;
+    if (end >= *slot_end) {
+      *slot_end = end;
+      th->last = thread;
     }
   }
 
-  // Prefetches the slot of `corr` (the device pass reads slots ahead).
+  // Prefetches the slot of `corr`: L(b) only (the device pass), or with
+  // its threads (the host pass).
   void Prefetch(int64_t corr) const {
     const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
-    if (k < size_) __builtin_prefetch(s_->launches.data() + k);
+    if (k < size_) __builtin_prefetch(end_ + k);
+  }
+  void PrefetchAll(int64_t corr) const {
+    const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
+    if (k < size_) {
+      __builtin_prefetch(end_ + k, 1);
+      __builtin_prefetch(threads_ + k, 1);
+    }
   }
 
-  // L(b), or kNoTime when the op has no launch.
-  TimeNs Find(int64_t corr, int32_t* first, int32_t* last) const {
-    const Slot* slot;
+  // L(b), or kNoTime when the op has no launch; `*th` gets the threads of
+  // its first and of its latest launch event (read only when needed: host
+  // waits are rare, the ends are what the device pass streams through).
+  TimeNs Find(int64_t corr, const Threads** th) const {
     if (!sparse_) {
       // Unsigned: huge (absent) when corr < base_, no overflow on hostile ids.
       const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
-      if (k >= size_) return kNoTime;
-      slot = &s_->launches[k];
-    } else {
-      if (corr < 0) return kNoTime;
-      auto it = map_.find(corr);
-      if (it == map_.end()) return kNoTime;
-      slot = &it->second;
+      if (k >= size_) {
+        *th = &kNoThreads;
+        return kNoTime;
+      }
+      *th = threads_ + k;
+      return end_[k];
     }
-    *first = slot->first;
-    *last = slot->last;
-    return slot->end;
+    auto it = corr < 0 ? map_.end() : map_.find(corr);
+    if (it == map_.end()) {
+      *th = &kNoThreads;
+      return kNoTime;
+    }
+    *th = &it->second.threads;
+    return it->second.end;
   }
 
  private:
+  struct Slot {
+    TimeNs end;
+    Threads threads;
+  };
+  static constexpr Threads kNoThreads{-1, -1};
   RankScratch* s_;
+  TimeNs* end_ = nullptr;
+  Threads* threads_ = nullptr;
   int64_t base_ = 0;
   uint64_t size_ = 0;
   bool sparse_ = false;
@@ -267,7 +318,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     const TimeNs* dur = ev.dur.data();
     const int32_t* step = ev.step.data();
     for (size_t i = 0; i < n; ++i) {
-      if (i + 16 < n) launches.Prefetch(corr[i + 16]);
+      if (i + 16 < n) launches.PrefetchAll(corr[i + 16]);
       const TimeNs end = ts[i] + std::max<TimeNs>(dur[i], 0);
       if (cat[i] == Category::kLaunch && corr[i] >= 0) {
         launches.Add(corr[i], end, static_cast<int32_t>(ti));
@@ -308,6 +359,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   size_t n_delays = 0;
   int64_t delay_max = 0;
   s->run_begin.clear();
+  s->mask_count.assign(kMaskCount, 0);
+  uint64_t* mask_count = s->mask_count.data();
   s->group_class.assign(rank.strings.size(), -1);
   s->name_class.assign(rank.strings.size(), -1);
   std::vector<TimeNs> step_first, step_last;  // by step number
@@ -416,8 +469,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       }
 
       // Launch join, host wait, step.
-      int32_t th_first = -1, th_last = -1;
-      const TimeNs L = launches.Find(col_corr[i], &th_first, &th_last);
+      const LaunchTable::Threads* th;
+      const TimeNs L = launches.Find(col_corr[i], &th);
       ++out.device_ops;
       if (L != kNoTime) {
         ++out.launch_count;
@@ -427,12 +480,15 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       }
       if (max_end != kNoTime && start > max_end && L != kNoTime && L > max_end) {
         uint32_t wmask = kBitHostWait;
+        const int32_t th_first = th->first, th_last = th->last;
         if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
           wmask |= kBitHostSync;
         items_out[n_items++] = {max_end, std::min(start, L), wmask};
+        ++mask_count[wmask & (kMaskCount - 1)];
         ++out.ops_with_host_wait;
       }
       items_out[n_items++] = {start, end, mask};
+      ++mask_count[mask & (kMaskCount - 1)];
       max_end = std::max(max_end, end);
 
       int32_t step = col_step[i];
@@ -476,65 +532,36 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   Windows win{bounds.data(), W};
   s->lens.assign(static_cast<size_t>(kOutCount) * std::max<size_t>(W, 1), 0);
   int64_t* lens = s->lens.data();
-  for (auto& l : s->unions) l.clear();
 
-  // Pass 2: merge the streams by start and build every union at once.
+  // Pass 2: merge the streams by start, build the unions, clip them to the
+  // step windows.
   if (W > 0) {
-    const auto& table = AccTable();
-    std::array<Union, kAccCount> u{};
-    // Whole-rank pieces of COMPUTE and of COMPUTE ∪ COMM, unclipped: the
-    // Ascend profiler's Overlap Analysis (segments of positive length).
-    OverlapNs& ov = out.overlap;
-    int64_t cc_len = 0;
-    TimeNs cc_first = kNoTime, cc_last = kNoTime;
-    auto close = [&](int a, Union& x) __attribute__((always_inline)) {
-      if ((kMeasured >> a) & 1u) Emit(x.w, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
-      if ((kListed >> a) & 1u) s->unions[a].emplace_back(x.s, x.e);
-      if (x.e > x.s) {
-        if (a == kAccCompute) {
-          ov.computing += x.e - x.s;
-          ++ov.computing_segments;
-        } else if (a == kAccCc) {
-          cc_len += x.e - x.s;
-          if (cc_first == kNoTime) cc_first = x.s;
-          else ++ov.free_segments;
-          cc_last = x.e;
-        }
-      }
-    };
-    auto feed = [&](const RankScratch::Item& it) __attribute__((always_inline)) {
-      uint32_t accs = table[it.mask & (kMaskCount - 1)];
-      while (accs) {
-        int a = __builtin_ctz(accs);
-        accs &= accs - 1;
-        Union& x = u[static_cast<size_t>(a)];
-        if (it.start > x.e) {
-          if (x.e != std::numeric_limits<TimeNs>::min()) close(a, x);
-          x.s = it.start;
-          x.e = it.end;
-        } else if (it.end > x.e) {
-          x.e = it.end;
-        }
-      }
-    };
+    // Items per union (pass 1 counted them per mask).
+    const auto& acc_table = AccTable();
+    uint64_t acc_items[kAccCount] = {};
+    for (uint32_t m = 0; m < kMaskCount; ++m) {
+      if (mask_count[m] == 0) continue;
+      for (uint32_t accs = acc_table[m]; accs != 0; accs &= accs - 1)
+        acc_items[__builtin_ctz(accs)] += mask_count[m];
+    }
+
+    // The items of all streams in start order. Ties may go either way:
+    // unions do not depend on their order.
+    const RankScratch::Item* seq = items_out;
     const size_t runs = s->run_begin.size();
     s->run_begin.push_back(n_items);
-    if (runs == 1) {
-      for (size_t k = 0; k < n_items; ++k) feed(items_out[k]);
-    } else if (runs <= 8) {
-      // Few streams: merge runs pairwise (branch-free, into a second buffer,
-      // ping-pong) until two remain, then merge those two into the sweep.
-      // Ties may go either way: unions do not depend on their order.
+    if (runs > 1 && runs <= 8) {
+      // Few streams: merge runs pairwise (branch-free, into a second
+      // buffer, ping-pong) until one remains.
       if (s->merged.size() < n_items) s->merged.resize(n_items);
       RankScratch::Item* src = items_out;
       RankScratch::Item* dst = s->merged.data();
       std::vector<size_t>& rb = s->run_begin;  // runs + 1 boundaries
-      while (rb.size() > 3) {
+      while (rb.size() > 2) {
         size_t w = 1;
         for (size_t r = 0; r + 1 < rb.size(); r += 2) {
           if (r + 2 < rb.size()) {
-            MergeTwo(src + rb[r], src + rb[r + 1], src + rb[r + 1], src + rb[r + 2], dst + rb[r],
-                     [](const RankScratch::Item&) {});
+            MergeTwo(src + rb[r], src + rb[r + 1], src + rb[r + 1], src + rb[r + 2], dst + rb[r]);
             rb[w++] = rb[r + 2];
           } else {
             std::copy(src + rb[r], src + rb[r + 1], dst + rb[r]);
@@ -544,15 +571,17 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         rb.resize(w);
         std::swap(src, dst);
       }
-      MergeTwo(src + rb[0], src + rb[1], src + rb[1], src + rb[2], nullptr, feed);
-    } else {
+      seq = src;
+    } else if (runs > 8) {
       // Many streams: a binary heap of run cursors keyed by the next start.
+      if (s->merged.size() < n_items) s->merged.resize(n_items);
+      RankScratch::Item* dst = s->merged.data();
       struct Head { TimeNs start; size_t pos, end; };
       std::vector<Head> heap;
       heap.reserve(runs);
       for (size_t r = 0; r < runs; ++r) {
         if (s->run_begin[r] < s->run_begin[r + 1])
-          heap.push_back({s->items[s->run_begin[r]].start, s->run_begin[r], s->run_begin[r + 1]});
+          heap.push_back({items_out[s->run_begin[r]].start, s->run_begin[r], s->run_begin[r + 1]});
       }
       auto later = [](const Head& a, const Head& b) { return a.start > b.start; };
       std::make_heap(heap.begin(), heap.end(), later);
@@ -562,26 +591,119 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         // Drain this run while it stays the earliest.
         const TimeNs limit = heap.size() > 1 ? heap.front().start : std::numeric_limits<TimeNs>::max();
         do {
-          feed(s->items[h.pos]);
+          *dst++ = items_out[h.pos];
           ++h.pos;
-        } while (h.pos < h.end && s->items[h.pos].start <= limit);
+        } while (h.pos < h.end && items_out[h.pos].start <= limit);
         if (h.pos < h.end) {
-          h.start = s->items[h.pos].start;
+          h.start = items_out[h.pos].start;
           std::push_heap(heap.begin(), heap.end(), later);
         } else {
           heap.pop_back();
         }
       }
+      seq = s->merged.data();
+    }
+
+    // The unions, as lists of pieces. The four that most items feed are
+    // built together in one pass; the others by a pass each, or shared
+    // when they hold the same items (one comm class, syncs only).
+    Pieces U[kAccCount];
+    auto storage = [&](int a) {
+      const size_t need = acc_items[a] + 1;  // one slot per item, the initial piece
+      if (s->unions[a].size() < need) s->unions[a].resize(need);
+      return s->unions[a].data();
+    };
+    auto finish = [&](int a, const UnionBuilder& ub) {
+      Interval* w = ub.w;
+      if (ub.e != kNoTime) *w++ = Interval(ub.s, ub.e);
+      const Interval* first = s->unions[a].data();
+      // The list starts with the initial piece (ending at -inf) whenever
+      // the first item opened a new one: skip it.
+      if (w > first && first->second == kNoTime) ++first;
+      U[a] = Pieces{first, static_cast<size_t>(w - first)};
+    };
+    auto item_bit = [](int a) -> uint32_t {
+      return a == kAccPp   ? kBitPpRecv
+             : a == kAccHw ? kBitHostWait
+             : a == kAccHs ? kBitHostSync
+                           : kBitClass0 << (a - kAccClass0);
+    };
+    // Pipeline receives and classes are comm items, host syncs host waits:
+    // a union with as many items as that superset has the same items.
+    auto superset = [](int a) { return a == kAccHs ? kAccHw : kAccComm; };
+    auto shared = [&](int a) { return a != kAccHw && acc_items[a] == acc_items[superset(a)]; };
+    uint32_t rare_bits = 0;
+    for (int a = kAccPp; a < kAccCount; ++a) {
+      if (acc_items[a] != 0 && !shared(a)) rare_bits |= item_bit(a);
+    }
+    uint64_t rare_items = 0;
+    for (uint32_t m = 0; m < kMaskCount; ++m) rare_items += (m & rare_bits) ? mask_count[m] : 0;
+    if (s->rare.size() < rare_items + 1) s->rare.resize(rare_items + 1);
+    RankScratch::Item* rare = s->rare.data();
+    size_t n_rare = 0;
+    {
+      // The items of the other unions are gathered on the way (few: host
+      // waits, receives, mixed classes) for their own passes.
+      UnionBuilder compute{storage(kAccCompute)}, comm{storage(kAccComm)}, cc{storage(kAccCc)},
+          busy{storage(kAccBusy)};
+      for (size_t k = 0; k < n_items; ++k) {
+        const TimeNs st = seq[k].start, en = seq[k].end;
+        const uint32_t m = seq[k].mask;
+        compute.Add(st, en, m & kBitCompute);
+        comm.Add(st, en, m & kBitComm);
+        cc.Add(st, en, m & (kBitCompute | kBitComm));
+        busy.Add(st, en, m & kBusy);
+        rare[n_rare] = seq[k];
+        n_rare += (m & rare_bits) != 0;
+      }
+      finish(kAccCompute, compute);
+      finish(kAccComm, comm);
+      finish(kAccCc, cc);
+      finish(kAccBusy, busy);
+    }
+    for (int a = kAccPp; a < kAccCount; ++a) {
+      if (acc_items[a] == 0) {
+        U[a] = Pieces{nullptr, 0};
+      } else if (shared(a)) {
+        U[a] = U[superset(a)];
+      } else {
+        const uint32_t bit = item_bit(a);
+        UnionBuilder ub{storage(a)};
+        for (size_t k = 0; k < n_rare; ++k) ub.Add(rare[k].start, rare[k].end, rare[k].mask & bit);
+        finish(a, ub);
+      }
     }
     for (int a = 0; a < kAccCount; ++a) {
-      Union& x = u[static_cast<size_t>(a)];
-      if (x.e != std::numeric_limits<TimeNs>::min()) close(a, x);
+      if (!((kMeasured >> a) & 1u)) continue;
+      size_t cursor = 0;
+      int64_t* l = lens + static_cast<size_t>(a) * W;
+      for (size_t i = 0; i < U[a].n; ++i) Emit(cursor, U[a].p[i].first, U[a].p[i].second, win, l);
+    }
+    // Whole-rank pieces of COMPUTE and of COMPUTE ∪ COMM, unclipped: the
+    // Ascend profiler's Overlap Analysis (segments of positive length).
+    OverlapNs& ov = out.overlap;
+    for (size_t i = 0; i < U[kAccCompute].n; ++i) {
+      const auto [ps, pe] = U[kAccCompute].p[i];
+      if (pe > ps) {
+        ov.computing += pe - ps;
+        ++ov.computing_segments;
+      }
+    }
+    int64_t cc_len = 0;
+    TimeNs cc_first = kNoTime, cc_last = kNoTime;
+    for (size_t i = 0; i < U[kAccCc].n; ++i) {
+      const auto [ps, pe] = U[kAccCc].p[i];
+      if (pe > ps) {
+        cc_len += pe - ps;
+        if (cc_first == kNoTime) cc_first = ps;
+        else ++ov.free_segments;
+        cc_last = pe;
+      }
     }
     if (cc_first != kNoTime) {
       ov.comm_not_overlapped = cc_len - ov.computing;
       ov.free = (cc_last - cc_first) - cc_len;
     }
-    const auto& U = s->unions;
     auto out_lens = [&](int o) { return lens + static_cast<size_t>(o) * W; };
     Subtract(U[kAccHw], U[kAccBusy], win, out_lens(kOutHostBound));
     Subtract(U[kAccHs], U[kAccBusy], win, out_lens(kOutHostSync));

@@ -80,20 +80,24 @@ struct RankScratch {
   struct Item { TimeNs start, end; uint32_t mask; };
   std::vector<Item> items;
   std::vector<Item> merged;  // ping-pong buffer of the run merges
+  std::vector<Item> rare;    // items of the less fed unions
   std::vector<size_t> run_begin;
   std::vector<uint32_t> order;
   std::vector<int32_t> op_step;
   std::vector<int64_t> delays;
   std::vector<int64_t> selected;  // percentile buckets
   std::vector<std::vector<TimeNs>> sync_ends;  // by track: ends of host syncs
-  // L(b) by correlation (dense tables): latest launch end and the threads
-  // of the first and of the latest launch event.
-  struct LaunchSlot { TimeNs end; int32_t first, last; };
-  std::vector<LaunchSlot> launches;
+  // L(b) by correlation (dense tables): latest launch end and, apart, the
+  // threads of the first and of the latest launch event.
+  struct LaunchThreads { int32_t first, last; };
+  std::vector<TimeNs> launch_end;
+  std::vector<LaunchThreads> launch_threads;
   std::vector<int8_t> group_class, name_class;
   std::vector<int64_t> lens;
-  // Materialized interval unions of the sweep (indexed by rank_metrics.cc's Acc).
+  // Pieces of the interval unions of the sweep (indexed by rank_metrics.cc's
+  // Acc), sized by the number of items of each mask (counted in pass 1).
   std::vector<std::pair<TimeNs, TimeNs>> unions[7 + kCommClassCount];
+  std::vector<uint64_t> mask_count;
   // Storage handed to RankMetrics::arrivals; give it back with Recycle().
   std::vector<Arrival> arrivals_pool;
 };
