@@ -149,15 +149,59 @@ struct UnionBuilder {
   Interval* w;  // slot of the current piece
   TimeNs s = std::numeric_limits<TimeNs>::min(), e = std::numeric_limits<TimeNs>::min();
   inline __attribute__((always_inline)) void Add(TimeNs st, TimeNs en, bool in) {
+    constexpr TimeNs kMin = std::numeric_limits<TimeNs>::min();
+    // An item that does not belong starts and ends at -inf: no effect.
+    st = Pick(in, st, kMin);
+    en = Pick(in, en, kMin);
     *w = Interval(s, e);
-    const TimeNs st_in = Pick(in, st, std::numeric_limits<TimeNs>::min());
-    const TimeNs en_in = Pick(in, en, std::numeric_limits<TimeNs>::min());
-    const bool fresh = st_in > e;
+#if defined(__x86_64__)
+    // fresh = st > e; s = fresh ? st : s; e = max(e, en). An item ends at
+    // or after its start, so a fresh piece ends at `en`.
+    uint64_t fresh;
+    asm("xorl %k[f], %k[f]\n\t"
+        "cmpq %[e], %[st]\n\t"
+        "setg %b[f]\n\t"
+        "cmovgq %[st], %[s]\n\t"
+        "cmpq %[e], %[en]\n\t"
+        "cmovgq %[en], %[e]"
+        : [s] "+r"(s), [e] "+r"(e), [f] "=&r"(fresh)
+        : [st] "r"(st), [en] "r"(en)
+        : "cc");
+    w += fresh;
+#else
+    const bool fresh = st > e;
     w += fresh;
     s = Pick(fresh, st, s);
-    e = Pick(fresh, en, Pick(en_in > e, en_in, e));
+    e = Pick(en > e, en, e);
+#endif
   }
 };
+
+// The sweep over the merged items: COMPUTE, COMM, COMPUTE ∪ COMM and busy
+// time (`u[0..3]`), and the items of the other unions gathered in `rare`
+// (few: host waits, receives, mixed classes) for their own passes. Its own
+// function, so that the unions' state can live in registers.
+__attribute__((noinline)) size_t SweepMain(const RankScratch::Item* seq, size_t n,
+                                           UnionBuilder* u, uint32_t rare_bits,
+                                           RankScratch::Item* rare) {
+  UnionBuilder compute = u[0], comm = u[1], cc = u[2], busy = u[3];
+  size_t n_rare = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const TimeNs st = seq[k].start, en = seq[k].end;
+    const uint32_t m = seq[k].mask;
+    compute.Add(st, en, m & kBitCompute);
+    comm.Add(st, en, m & kBitComm);
+    cc.Add(st, en, m & (kBitCompute | kBitComm));
+    busy.Add(st, en, m & kBusy);
+    rare[n_rare] = seq[k];
+    n_rare += (m & rare_bits) != 0;
+  }
+  u[0] = compute;
+  u[1] = comm;
+  u[2] = cc;
+  u[3] = busy;
+  return n_rare;
+}
 
 struct Marker { TimeNs ts, end; int32_t step; };
 
@@ -642,24 +686,13 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     RankScratch::Item* rare = s->rare.data();
     size_t n_rare = 0;
     {
-      // The items of the other unions are gathered on the way (few: host
-      // waits, receives, mixed classes) for their own passes.
-      UnionBuilder compute{storage(kAccCompute)}, comm{storage(kAccComm)}, cc{storage(kAccCc)},
-          busy{storage(kAccBusy)};
-      for (size_t k = 0; k < n_items; ++k) {
-        const TimeNs st = seq[k].start, en = seq[k].end;
-        const uint32_t m = seq[k].mask;
-        compute.Add(st, en, m & kBitCompute);
-        comm.Add(st, en, m & kBitComm);
-        cc.Add(st, en, m & (kBitCompute | kBitComm));
-        busy.Add(st, en, m & kBusy);
-        rare[n_rare] = seq[k];
-        n_rare += (m & rare_bits) != 0;
-      }
-      finish(kAccCompute, compute);
-      finish(kAccComm, comm);
-      finish(kAccCc, cc);
-      finish(kAccBusy, busy);
+      UnionBuilder main[4] = {{storage(kAccCompute)}, {storage(kAccComm)}, {storage(kAccCc)},
+                              {storage(kAccBusy)}};
+      n_rare = SweepMain(seq, n_items, main, rare_bits, rare);
+      finish(kAccCompute, main[0]);
+      finish(kAccComm, main[1]);
+      finish(kAccCc, main[2]);
+      finish(kAccBusy, main[3]);
     }
     for (int a = kAccPp; a < kAccCount; ++a) {
       if (acc_items[a] == 0) {
