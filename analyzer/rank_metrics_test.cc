@@ -105,6 +105,34 @@ TEST(Breakdown, OverlappingNestedTouchingIntervals) {
   ExpectPartition(t);
 }
 
+// More than 8 streams take the heap merge instead of the pairwise one.
+TEST(Breakdown, ManyStreams) {
+  RankBuilder b;
+  std::vector<size_t> streams;
+  for (int i = 0; i < 11; ++i) streams.push_back(b.Stream(("s" + std::to_string(i)).c_str()));
+  for (int i = 0; i < 10; ++i) b.Add(streams[static_cast<size_t>(i)], Category::kCompute, 100 * i, 150);
+  b.Add(streams[0], Category::kCompute, 1300, 100);
+  CommRecord rec;
+  rec.kind = CollectiveKind::kAllReduce;
+  b.AddComm(streams[10], Category::kCollective, 1000, 200, rec);
+  RankMetrics m = b.Run();
+  ASSERT_EQ(m.steps.size(), 1u);
+  // COMPUTE = [0,1050) + [1300,1400); COMM = [1000,1200).
+  const BreakdownNs& t = m.total;
+  EXPECT_EQ(t.span, 1400);
+  EXPECT_EQ(t.compute, 1150);
+  EXPECT_EQ(t.comm, 200);
+  EXPECT_EQ(t.comm_exposed, 150);
+  EXPECT_EQ(t.comm_overlapped, 50);
+  EXPECT_EQ(t.free, 100);
+  ExpectPartition(t);
+  EXPECT_EQ(m.overlap.computing, 1150);
+  EXPECT_EQ(m.overlap.computing_segments, 2);
+  EXPECT_EQ(m.overlap.comm_not_overlapped, 150);
+  EXPECT_EQ(m.overlap.free, 100);
+  EXPECT_EQ(m.overlap.free_segments, 1);
+}
+
 TEST(Breakdown, UnsortedInputGivesTheSameAnswer) {
   RankBuilder b;
   size_t c0 = b.Stream("compute0"), comm = b.Stream("comm");
