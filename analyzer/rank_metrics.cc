@@ -214,19 +214,22 @@ class LaunchTable {
  public:
   using Threads = RankScratch::LaunchThreads;
   LaunchTable(const Rank& rank, RankScratch* s) : s_(s) {
-    int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1, n = 0;
+    uint64_t lo_u = std::numeric_limits<uint64_t>::max();
+    int64_t hi = -1, n = 0;
     for (const Track& t : rank.tracks) {
       if (t.kind != TrackKind::kHostThread) continue;
+      // Over every id of the thread, not only the launches': a wider
+      // range costs only unused slots, and this loop reads one column.
+      // Negative (absent) ids are huge unsigned, never the minimum.
       const size_t m = t.events.size();
-      const Category* cat = t.events.category.data();
       const int64_t* corr = t.events.correlation.data();
       for (size_t i = 0; i < m; ++i) {
-        const bool launch = cat[i] == Category::kLaunch && corr[i] >= 0;
-        lo = launch ? std::min(lo, corr[i]) : lo;
-        hi = launch ? std::max(hi, corr[i]) : hi;
-        n += launch;
+        lo_u = std::min(lo_u, static_cast<uint64_t>(corr[i]));
+        hi = std::max(hi, corr[i]);
+        n += corr[i] >= 0;
       }
     }
+    const int64_t lo = static_cast<int64_t>(lo_u);
     s_->launch_end.clear();
     s_->launch_threads.clear();
     if (hi < 0) {
@@ -398,7 +401,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   if (s->items.size() < 2 * device_events) s->items.resize(2 * device_events);
   if (s->delays.size() < device_events) s->delays.resize(device_events);
   RankScratch::Item* items_out = s->items.data();
-  size_t n_items = 0;
+  size_t n_items = 0, n_waits = 0;
   int64_t* delays_out = s->delays.data();
   size_t n_delays = 0;
   int64_t delay_max = 0;
@@ -515,9 +518,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       // Launch join, host wait, step.
       const LaunchTable::Threads* th;
       const TimeNs L = launches.Find(col_corr[i], &th);
-      ++out.device_ops;
       if (L != kNoTime) {
-        ++out.launch_count;
         const int64_t delay = std::max<TimeNs>(0, start - L);
         delays_out[n_delays++] = delay;
         delay_max = std::max(delay_max, delay);
@@ -529,7 +530,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
           wmask |= kBitHostSync;
         items_out[n_items++] = {max_end, std::min(start, L), wmask};
         ++mask_count[wmask & (kMaskCount - 1)];
-        ++out.ops_with_host_wait;
+        ++n_waits;
       }
       items_out[n_items++] = {start, end, mask};
       ++mask_count[mask & (kMaskCount - 1)];
@@ -556,6 +557,12 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       note_step(step, start, end);
     }
   }
+
+  // Every op is one item and at most one host wait before it; every
+  // launched op one delay.
+  out.ops_with_host_wait = static_cast<int64_t>(n_waits);
+  out.device_ops = static_cast<int64_t>(n_items - n_waits);
+  out.launch_count = static_cast<int64_t>(n_delays);
 
   // Step windows: [first op start of k, first op start of next), the last
   // ending at its last op's end.
