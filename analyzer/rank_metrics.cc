@@ -178,12 +178,11 @@ struct UnionBuilder {
 };
 
 // The sweep over the merged items: COMPUTE, COMM, COMPUTE ∪ COMM and busy
-// time (`u[0..3]`), and the items of the other unions gathered in `rare`
+// time (`u[0..3]`), and the items of the other unions listed in `rare`
 // (few: host waits, receives, mixed classes) for their own passes. Its own
 // function, so that the unions' state can live in registers.
 __attribute__((noinline)) size_t SweepMain(const RankScratch::Item* seq, size_t n,
-                                           UnionBuilder* u, uint32_t rare_bits,
-                                           RankScratch::Item* rare) {
+                                           UnionBuilder* u, uint32_t rare_bits, size_t* rare) {
   UnionBuilder compute = u[0], comm = u[1], cc = u[2], busy = u[3];
   size_t n_rare = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -193,7 +192,7 @@ __attribute__((noinline)) size_t SweepMain(const RankScratch::Item* seq, size_t 
     comm.Add(st, en, m & kBitComm);
     cc.Add(st, en, m & (kBitCompute | kBitComm));
     busy.Add(st, en, m & kBusy);
-    rare[n_rare] = seq[k];
+    rare[n_rare] = k;
     n_rare += (m & rare_bits) != 0;
   }
   u[0] = compute;
@@ -690,7 +689,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     uint64_t rare_items = 0;
     for (uint32_t m = 0; m < kMaskCount; ++m) rare_items += (m & rare_bits) ? mask_count[m] : 0;
     if (s->rare.size() < rare_items + 1) s->rare.resize(rare_items + 1);
-    RankScratch::Item* rare = s->rare.data();
+    size_t* rare = s->rare.data();
     size_t n_rare = 0;
     {
       UnionBuilder main[4] = {{storage(kAccCompute)}, {storage(kAccComm)}, {storage(kAccCc)},
@@ -709,7 +708,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       } else {
         const uint32_t bit = item_bit(a);
         UnionBuilder ub{storage(a)};
-        for (size_t k = 0; k < n_rare; ++k) ub.Add(rare[k].start, rare[k].end, rare[k].mask & bit);
+        for (size_t k = 0; k < n_rare; ++k) {
+          const RankScratch::Item& it = seq[rare[k]];
+          ub.Add(it.start, it.end, it.mask & bit);
+        }
         finish(a, ub);
       }
     }

@@ -80,7 +80,7 @@ struct RankScratch {
   struct Item { TimeNs start, end; uint32_t mask; };
   std::vector<Item> items;
   std::vector<Item> merged;  // ping-pong buffer of the run merges
-  std::vector<Item> rare;    // items of the less fed unions
+  std::vector<size_t> rare;  // positions of the items of the less fed unions
   std::vector<size_t> run_begin;
   std::vector<uint32_t> order;
   std::vector<int32_t> op_step;
