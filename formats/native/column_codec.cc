@@ -26,7 +26,164 @@ struct MinMax {
   }
 };
 
+// The passes over whole columns, written as plain loops GCC vectorizes;
+// each is compiled twice, for the x86-64 baseline and for AVX2 (picked at
+// run time), because 64-bit compares (min, max) only vectorize from AVX2.
+enum Kind { kPlainKind, kDeltaKind, kGapKind };
+
+// Transformed value of row i (i >= 1 for DELTA and GAP).
+template <int X>
+[[gnu::always_inline]] inline uint64_t Transformed(const int64_t* v, const int64_t* dur, size_t i) {
+  uint64_t t = static_cast<uint64_t>(v[i]);
+  if constexpr (X != kPlainKind) t -= static_cast<uint64_t>(v[i - 1]);
+  if constexpr (X == kGapKind) t -= static_cast<uint64_t>(dur[i - 1]);
+  return t;
+}
+
+struct FrameStats {
+  int64_t lo, hi;
+  size_t changes;  // rows i >= 1 with v[i] != v[i - 1]
+};
+
+// Frame of the transformed rows (all rows for plain, from row 1 on
+// otherwise) and the number of value changes.
+template <int X>
+[[gnu::always_inline]] inline FrameStats FrameImpl(const int64_t* v, const int64_t* dur,
+                                                   size_t n) {
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  if constexpr (X == kPlainKind) lo = hi = v[0];
+  size_t changes = 0;
+  for (size_t i = 1; i < n; ++i) {
+    const int64_t t = static_cast<int64_t>(Transformed<X>(v, dur, i));
+    lo = t < lo ? t : lo;
+    hi = t > hi ? t : hi;
+    changes += static_cast<size_t>(v[i] != v[i - 1]);
+  }
+  return {lo, hi, changes};
+}
+
+// out[i] = transformed row i - lo in U (row 0 stores 0 for DELTA and GAP).
+template <int X, typename U>
+[[gnu::always_inline]] inline void StoreImpl(const int64_t* v, const int64_t* dur, size_t n,
+                                             uint64_t lo, uint8_t* out) {
+  size_t i = 0;
+  if constexpr (X != kPlainKind) {
+    const U zero = 0;
+    std::memcpy(out, &zero, sizeof(U));
+    i = 1;
+  }
+  for (; i < n; ++i) {
+    const U u = static_cast<U>(Transformed<X>(v, dur, i) - lo);
+    std::memcpy(out + i * sizeof(U), &u, sizeof(U));
+  }
+}
+
+// Smallest start and largest end (ts + dur saturated at the int64 limits).
+[[gnu::always_inline]] inline void EndRangeImpl(const int64_t* ts, const int64_t* dur, size_t n,
+                                                int64_t* min_ts, int64_t* max_end) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  int64_t lo = kMax, hi = kMin;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = ts[i], d = dur[i];
+    int64_t end = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(d));
+    const bool overflow = ((a ^ end) & (d ^ end)) < 0;  // a, d of one sign, end of the other
+    end = overflow ? (d > 0 ? kMax : kMin) : end;
+    lo = a < lo ? a : lo;
+    hi = end > hi ? end : hi;
+  }
+  *min_ts = lo;
+  *max_end = hi;
+}
+
+#define MOETRACE_COLUMN_PASSES                                                              \
+  void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* lo, int64_t* hi) { \
+    EndRangeImpl(ts, dur, n, lo, hi);                                                       \
+  }                                                                                         \
+  FrameStats Frame(int kind, const int64_t* v, const int64_t* dur, size_t n) {              \
+    switch (kind) {                                                                         \
+      case kPlainKind: return FrameImpl<kPlainKind>(v, dur, n);                             \
+      case kDeltaKind: return FrameImpl<kDeltaKind>(v, dur, n);                             \
+      default: return FrameImpl<kGapKind>(v, dur, n);                                       \
+    }                                                                                       \
+  }                                                                                         \
+  template <int X>                                                                          \
+  void StoreKind(uint32_t w, const int64_t* v, const int64_t* dur, size_t n, uint64_t lo,   \
+                 uint8_t* out) {                                                            \
+    switch (w) {                                                                            \
+      case 1: return StoreImpl<X, uint8_t>(v, dur, n, lo, out);                             \
+      case 2: return StoreImpl<X, uint16_t>(v, dur, n, lo, out);                            \
+      case 4: return StoreImpl<X, uint32_t>(v, dur, n, lo, out);                            \
+      default: return StoreImpl<X, uint64_t>(v, dur, n, lo, out);                          \
+    }                                                                                       \
+  }                                                                                         \
+  void Store(int kind, uint32_t w, const int64_t* v, const int64_t* dur, size_t n,          \
+             uint64_t lo, uint8_t* out) {                                                   \
+    switch (kind) {                                                                         \
+      case kPlainKind: return StoreKind<kPlainKind>(w, v, dur, n, lo, out);                 \
+      case kDeltaKind: return StoreKind<kDeltaKind>(w, v, dur, n, lo, out);                 \
+      default: return StoreKind<kGapKind>(w, v, dur, n, lo, out);                           \
+    }                                                                                       \
+  }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("tree-loop-vectorize", "vect-cost-model=dynamic")
+#endif
+namespace baseline {
+MOETRACE_COLUMN_PASSES
+}  // namespace baseline
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MOETRACE_COLUMN_AVX2 1
+namespace avx2 {
+#pragma GCC push_options
+#pragma GCC target("avx2")
+MOETRACE_COLUMN_PASSES
+#pragma GCC pop_options
+}  // namespace avx2
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+#ifdef MOETRACE_COLUMN_AVX2
+bool HasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+#undef MOETRACE_COLUMN_PASSES
+
+FrameStats Frame(int kind, const int64_t* v, const int64_t* dur, size_t n) {
+#ifdef MOETRACE_COLUMN_AVX2
+  if (HasAvx2()) return avx2::Frame(kind, v, dur, n);
+#endif
+  return baseline::Frame(kind, v, dur, n);
+}
+
+// Stores u[i] in w bytes (1, 2, 4 or 8).
+void Store(int kind, uint32_t w, const int64_t* v, const int64_t* dur, size_t n, uint64_t lo,
+           uint8_t* out) {
+#ifdef MOETRACE_COLUMN_AVX2
+  if (HasAvx2()) return avx2::Store(kind, w, v, dur, n, lo, out);
+#endif
+  return baseline::Store(kind, w, v, dur, n, lo, out);
+}
+
 }  // namespace
+
+void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts,
+              int64_t* max_end) {
+#ifdef MOETRACE_COLUMN_AVX2
+  if (HasAvx2()) return avx2::EndRange(ts, dur, n, min_ts, max_end);
+#endif
+  return baseline::EndRange(ts, dur, n, min_ts, max_end);
+}
+
+void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi) {
+  const FrameStats f = Frame(kPlainKind, v, nullptr, n);
+  *lo = f.lo;
+  *hi = f.hi;
+}
 
 bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
                            const int64_t* dur, Column* col, const int64_t* range) {
@@ -88,33 +245,13 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   // when RLE may win. A PACKED frame may be known already (`range`).
   MinMax frame;
   size_t changes = 0;
-  if (best == PACKED) {
-    if (range != nullptr) {
-      frame.lo = range[0], frame.hi = range[1];
-      if (maybe_rle) {
-        for (size_t i = 1; i < n; ++i) changes += v[i] != v[i - 1];
-      }
-    } else if (maybe_rle) {
-      frame.Add(v[0]);
-      for (size_t i = 1; i < n; ++i) {
-        frame.Add(v[i]);
-        changes += v[i] != v[i - 1];
-      }
-    } else {
-      for (size_t i = 0; i < n; ++i) frame.Add(v[i]);
-    }
-  } else if (best == DELTA) {
-    for (size_t i = 1; i < n; ++i) {
-      const int64_t step = WrapSub(v[i], v[i - 1]);
-      frame.Add(step);
-      changes += step != 0;
-    }
+  const int kind = best == PACKED ? kPlainKind : best == DELTA ? kDeltaKind : kGapKind;
+  if (best == PACKED && range != nullptr && !maybe_rle) {
+    frame.lo = range[0], frame.hi = range[1];
   } else {
-    for (size_t i = 1; i < n; ++i) {
-      const int64_t step = WrapSub(v[i], v[i - 1]);
-      frame.Add(WrapSub(step, dur[i - 1]));
-      changes += step != 0;
-    }
+    const FrameStats f = Frame(kind, v, dur, n);
+    frame.lo = f.lo, frame.hi = f.hi;
+    changes = f.changes;
   }
   const uint32_t w = frame.width();
   const size_t packed_size = n * w;
@@ -153,37 +290,22 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   // u[i] = transformed value - frame.lo, stored in w bytes (8-byte stores
   // into a buffer with 8 bytes of slack, each overwriting the last's spill).
   const uint64_t lo = static_cast<uint64_t>(frame.lo);
-  auto put = [begin, w](size_t i, uint64_t u) { std::memcpy(begin + i * w, &u, 8); };
-  // PACKED at widths 1, 2, 4 and 8 is stored through a typed pointer, so
-  // that the loop vectorizes.
-  auto put_packed = [&](auto zero) {
-    using U = decltype(zero);
-    for (size_t i = 0; i < n; ++i) {
-      const U u = static_cast<U>(static_cast<uint64_t>(v[i]) - lo);
-      std::memcpy(begin + i * sizeof(U), &u, sizeof(U));
-    }
-  };
-  if (w > 0) {
-    if (best == PACKED) {
-      switch (w) {
-        case 1: put_packed(uint8_t{}); break;
-        case 2: put_packed(uint16_t{}); break;
-        case 4: put_packed(uint32_t{}); break;
-        case 8: put_packed(uint64_t{}); break;
-        default:
-          for (size_t i = 0; i < n; ++i) put(i, static_cast<uint64_t>(v[i]) - lo);
+  if (w == 1 || w == 2 || w == 4 || w == 8) {
+    Store(kind, w, v, dur, n, lo, begin);
+  } else if (w > 0) {
+    // 3, 5, 6 or 7 bytes: 8-byte stores into a buffer with 8 bytes of
+    // slack, each overwriting the last one's spill.
+    auto put_all = [&](auto x) {
+      constexpr int X = decltype(x)::value;
+      for (size_t i = 0; i < n; ++i) {
+        const uint64_t u = X != kPlainKind && i == 0 ? 0 : Transformed<X>(v, dur, i) - lo;
+        std::memcpy(begin + i * w, &u, 8);
       }
-    } else if (best == DELTA) {
-      put(0, 0);
-      for (size_t i = 1; i < n; ++i) {
-        put(i, static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[i - 1]) - lo);
-      }
-    } else {
-      put(0, 0);
-      for (size_t i = 1; i < n; ++i) {
-        put(i, static_cast<uint64_t>(v[i]) - static_cast<uint64_t>(v[i - 1]) -
-                   static_cast<uint64_t>(dur[i - 1]) - lo);
-      }
+    };
+    switch (kind) {
+      case kPlainKind: put_all(std::integral_constant<int, kPlainKind>()); break;
+      case kDeltaKind: put_all(std::integral_constant<int, kDeltaKind>()); break;
+      default: put_all(std::integral_constant<int, kGapKind>()); break;
     }
   }
   col->set_encoding(best);

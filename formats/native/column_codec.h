@@ -46,6 +46,12 @@ class ColumnEncoder {
   size_t capacity_ = 0;
 };
 
+// Smallest and largest of v[0, n), n >= 1 (vectorized).
+void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi);
+// Smallest ts[i] and largest ts[i] + dur[i] (saturated at the int64
+// limits) over i < n, n >= 1 (vectorized).
+void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts, int64_t* max_end);
+
 inline int64_t WrapSub(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
 }

@@ -30,14 +30,6 @@ void Require(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("native writer: ") + what);
 }
 
-inline int64_t SaturatedEnd(int64_t ts, int64_t dur) {
-  int64_t end;
-  if (__builtin_add_overflow(ts, dur, &end)) {
-    return dur > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
-  return end;
-}
-
 // True when p[0..n) are all equal. Checked on the narrow source type, 16
 // rows per step without branches, before anything is widened: most columns
 // of a block are constant.
@@ -117,6 +109,15 @@ class NativeSink : public TraceSink {
       ++used_columns_;
       return;
     }
+    if constexpr (sizeof(T) == 8) {
+      if (lo == std::numeric_limits<int64_t>::min() && hi == std::numeric_limits<int64_t>::max()) {
+        // Unchecked int64 and uint64 fields are encoded in place, with no
+        // widening copy (uint64 and int64 views of the same bits alias).
+        static_assert(std::is_integral_v<T>);
+        AddColumn(field, reinterpret_cast<const int64_t*>(p), n, dflt);
+        return;
+      }
+    }
     int64_t range[2];
     const int64_t* v = Widen(col, start, n, &range[0], &range[1]);
     Require(range[0] >= lo && range[1] <= hi, what);
@@ -131,21 +132,14 @@ class NativeSink : public TraceSink {
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                  const int64_t* dur = nullptr, const int64_t* range = nullptr);
   // Copies rows [start, start + n) of `col` into scratch_ as int64, with
-  // the smallest and largest value (one fused pass).
+  // the smallest and largest value.
   template <typename T>
   const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo,
                        int64_t* hi) {
-    int64_t mn = std::numeric_limits<int64_t>::max(), mx = std::numeric_limits<int64_t>::min();
     const T* src = col.data() + start;
     int64_t* dst = scratch_.data();
-    for (size_t i = 0; i < n; ++i) {
-      int64_t x = static_cast<int64_t>(src[i]);
-      dst[i] = x;
-      mn = std::min(mn, x);
-      mx = std::max(mx, x);
-    }
-    *lo = mn;
-    *hi = mx;
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<int64_t>(src[i]);  // vectorized
+    native::RangeOf(dst, n, lo, hi);
     return dst;
   }
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
@@ -235,17 +229,15 @@ void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t tra
     block_.set_values_are_integers(false);
     const int64_t* ts = e.ts.data() + start;
     const int64_t* dur = e.dur.data() + start;
-    int64_t min_ts = ts[0], max_end = SaturatedEnd(ts[0], dur[0]);
-    for (size_t i = 1; i < n; ++i) {
-      min_ts = std::min(min_ts, ts[i]);
-      max_end = std::max(max_end, SaturatedEnd(ts[i], dur[i]));
-    }
     AddTyped(native::EV_DUR, e.dur, start, n, 0);
     if (IsConstant(ts, n)) {
       AddTyped(native::EV_TS, e.ts, start, n, 0);
     } else {
       AddColumn(native::EV_TS, ts, n, 0, dur);
     }
+    // After the two columns' passes, while they are in cache.
+    int64_t min_ts, max_end;
+    native::EndRange(ts, dur, n, &min_ts, &max_end);
     AddTyped(native::EV_NAME, e.name, start, n, 0, 0, strings - 1,
              "event name id not in the string table");
     AddTyped(native::EV_CATEGORY, e.category, start, n, 0, 0, kCategoryCount - 1,
@@ -301,7 +293,14 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
       values_.resize(total);
       int64_t* out = values_.data();
       for (size_t i = 0; i < n; ++i) {
-        for (auto x : get(c[i])) *out++ = static_cast<int64_t>(x);
+        const auto& vec = get(c[i]);
+        using T = typename std::remove_reference_t<decltype(vec)>::value_type;
+        if constexpr (sizeof(T) == sizeof(int64_t)) {
+          if (!vec.empty()) std::memcpy(out, vec.data(), vec.size() * sizeof(T));  // same bits
+          out += vec.size();
+        } else {
+          out = std::copy(vec.begin(), vec.end(), out);  // widening
+        }
       }
       AddColumn(len_field, scratch_.data(), n, 0);
       if (!values_.empty()) AddColumn(values_field, values_.data(), values_.size(), std::nullopt);
