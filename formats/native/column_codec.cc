@@ -511,8 +511,8 @@ void StreamFence() {
 #endif
 }
 
-const char* ColumnReader::Init(const Column& col, size_t n, int64_t lo, int64_t hi) {
-  const std::string& data = col.data();
+const char* ColumnReader::Init(const ColumnView& col, size_t n, int64_t lo, int64_t hi) {
+  const std::string_view data = col.data();
   data_ = reinterpret_cast<const uint8_t*>(data.data());
   end_ = data_ + data.size();
   encoding_ = col.encoding();

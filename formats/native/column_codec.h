@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "formats/native/block_view.h"
 #include "formats/native/varint.h"
 #include "formats/proto/mtrace.pb.h"
 
@@ -76,7 +77,10 @@ class ColumnReader {
   // Prepares to decode the `n` rows of `col`, each within [lo, hi] (as
   // int64). Returns nullptr or what is wrong with the column's header.
   // `col` must outlive the reader's use.
-  const char* Init(const Column& col, size_t n, int64_t lo, int64_t hi);
+  const char* Init(const ColumnView& col, size_t n, int64_t lo, int64_t hi);
+  const char* Init(const Column& col, size_t n, int64_t lo, int64_t hi) {
+    return Init(ViewOf(col), n, lo, hi);
+  }
   // Decodes the next `m` rows into out[0, m). `dur` (GAP only) points at
   // the decoded durations of the same m rows. Returns nullptr or what is
   // wrong; then `out` holds garbage and the reader must not be used again.

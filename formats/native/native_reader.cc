@@ -21,8 +21,9 @@
 namespace moetrace {
 namespace {
 
-using native::Block;
-using native::Column;
+// Blocks are parsed in place (block_view.h); the accessors match protobuf's.
+using Block = native::BlockView;
+using Column = native::ColumnView;
 
 // Random access to the bytes of a file or of an in-memory copy.
 class ByteSource {
@@ -587,7 +588,7 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     const uint64_t off = bi.offset();
     ReadRecord(off, data_end_, bi.size(), native::kRecordBlock, "block", s);
     Block& b = s.block;
-    if (!b.ParseFromArray(s.raw.data.get(), static_cast<int>(s.raw.size))) {
+    if (!native::ParseBlockView(s.raw.data.get(), s.raw.size, &b)) {
       Fail(off, "block record does not hold a valid Block message");
     }
     if (b.kind() != bi.kind() || b.count() != bi.count()) {
