@@ -187,6 +187,19 @@ void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi) {
 
 bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
                            const int64_t* dur, Column* col, const int64_t* range) {
+  ColumnView view;
+  if (!Encode(v, n, default_value, dur, &view, range)) return false;
+  col->Clear();
+  col->set_encoding(view.encoding());
+  col->set_constant(view.constant());
+  col->set_width(view.width());
+  col->set_first(view.first());
+  col->set_data(view.data().data(), view.data().size());
+  return true;
+}
+
+bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
+                           const int64_t* dur, ColumnView* col, const int64_t* range) {
   // Constant columns (the most common kind) are found by a scan that stops
   // at the first difference; the others get one fused pass for all stats.
   const int64_t v0 = v[0];
@@ -199,9 +212,9 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   while (first_change < n && v[first_change] == v0) ++first_change;
   if (first_change == n) {
     if (default_value && v[0] == *default_value) return false;
-    col->Clear();
-    col->set_encoding(CONSTANT);
-    col->set_constant(v[0]);
+    *col = ColumnView();
+    col->encoding_ = CONSTANT;
+    col->constant_ = v[0];
     return true;
   }
 
@@ -267,7 +280,7 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
     buffer_.reset(new uint8_t[capacity_]);
   }
   uint8_t* const begin = buffer_.get();
-  col->Clear();
+  *col = ColumnView();
   // Encode the runs, stopping once they are no shorter than packing.
   if (try_rle) {
     uint8_t* out = begin;
@@ -282,8 +295,9 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
       i = j;
     }
     if (out < stop) {
-      col->set_encoding(RLE);
-      col->set_data(begin, static_cast<size_t>(out - begin));
+      col->encoding_ = RLE;
+      col->data_ = std::string_view(reinterpret_cast<const char*>(begin),
+                                    static_cast<size_t>(out - begin));
       return true;
     }
   }
@@ -308,11 +322,11 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
       default: put_all(std::integral_constant<int, kGapKind>()); break;
     }
   }
-  col->set_encoding(best);
-  col->set_constant(frame.lo);
-  col->set_width(w);
-  if (best != PACKED) col->set_first(WrapSub(v[0], frame.lo));
-  col->set_data(begin, packed_size);
+  col->encoding_ = best;
+  col->constant_ = frame.lo;
+  col->width_ = w;
+  if (best != PACKED) col->first_ = WrapSub(v[0], frame.lo);
+  col->data_ = std::string_view(reinterpret_cast<const char*>(begin), packed_size);
   return true;
 }
 
