@@ -133,7 +133,8 @@ template <int X, typename U>
 namespace baseline {
 MOETRACE_COLUMN_PASSES
 }  // namespace baseline
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// (GCC only: clang has no "#pragma GCC target"; it then uses the baseline.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define MOETRACE_COLUMN_AVX2 1
 namespace avx2 {
 #pragma GCC push_options
