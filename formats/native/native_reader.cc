@@ -157,6 +157,7 @@ class NativeSource : public TraceSource {
     native::RankHeader header;
     std::vector<int64_t> values;    // one column of a block
     std::vector<uint64_t> rows, cursor;  // per track and block kind
+    std::vector<uint8_t> in_place;       // per track: see DecodeEvents
   };
 
   [[noreturn]] void Fail(uint64_t offset, std::string_view what) const {
@@ -170,13 +171,20 @@ class NativeSource : public TraceSource {
                   const char* what, Scratch& s) const;
   // Decode a block into rows [start, start + count) of the track (sized
   // by the caller; every row of the range is written).
-  void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, size_t start) const;
+  // `in_place`: the track's columns already hold their final sizes and
+  // rows [start, start + count) are overwritten; otherwise the rows are
+  // appended (into reserved capacity: a fresh Rank's memory is written once).
+  void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
+                    bool in_place) const;
   void DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
                    uint64_t* budget, Scratch& s) const;
   void DecodeSamples(const Block& b, uint64_t off, Track& t, size_t start, Scratch& s) const;
   // Column pointers of `b` by field id; rejects unknown and repeated ids.
   void IndexColumns(const Block& b, uint64_t off, int fields, const char* kind,
                     const Column** cols) const;
+  template <typename T>
+  void AppendColumn(const Column* c, size_t n, int64_t lo, int64_t hi, std::vector<T>& out,
+                    T dflt, const int64_t* dur, uint64_t off, const char* field) const;
   void CheckColumn(const char* err, uint64_t off, const char* kind, const char* field) const {
     if (err != nullptr) {
       Fail(off, std::string(kind) + " block, column '" + field + "': " + err);
@@ -323,8 +331,35 @@ void NativeSource::IndexColumns(const Block& b, uint64_t off, int fields, const 
   }
 }
 
+template <typename T>
+void NativeSource::AppendColumn(const Column* c, size_t n, int64_t lo, int64_t hi,
+                                std::vector<T>& out, T dflt, const int64_t* dur, uint64_t off,
+                                const char* field) const {
+  if (c == nullptr) {
+    out.resize(out.size() + n, dflt);  // one fill of the reserved memory
+    return;
+  }
+  native::ColumnReader r;
+  CheckColumn(r.Init(*c, n, lo, hi), off, "events", field);
+  // Decoded through an L1 chunk, appended into the reserved capacity.
+  constexpr size_t kChunk = 4096 / sizeof(T);
+  T tmp[kChunk];
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t k = std::min(kChunk, n - at);
+    const char* err;
+    if constexpr (sizeof(T) == 8) {
+      err = r.Next(k, native::Out(tmp), dur == nullptr ? nullptr : dur + at);
+    } else {
+      err = r.Next(k, native::Out(tmp));
+    }
+    CheckColumn(err, off, "events", field);
+    out.insert(out.end(), tmp, tmp + k);
+  }
+  CheckColumn(r.Finish(), off, "events", field);
+}
+
 void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t,
-                                size_t start) const {
+                                size_t start, bool in_place) const {
   const Column* cols[kEventFields];
   IndexColumns(b, off, kEventFields, "events", cols);
   const size_t n = b.count();
@@ -332,6 +367,10 @@ void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Tr
   // Writes the column's rows, or n default values when it is absent.
   auto column = [&](int f, auto& vec, auto dflt, int64_t lo, int64_t hi,
                     const int64_t* dur = nullptr) {
+    if (!in_place) {
+      AppendColumn(cols[f], n, lo, hi, vec, dflt, dur, off, kEventFieldNames[f]);
+      return;
+    }
     auto* out = vec.data() + start;
     if (cols[f] == nullptr) {
       native::FillValue(native::Out(out), n,
@@ -551,6 +590,7 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   // a reused track to the same sizes writes nothing: the blocks then
   // write every row exactly once.
   rank.tracks.resize(ntracks);
+  s.in_place.assign(ntracks, 0);
   for (size_t i = 0; i < ntracks; ++i) {
     const native::TrackDescriptor& d = h.tracks(static_cast<int>(i));
     Track& t = rank.tracks[i];
@@ -559,7 +599,23 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     t.counter = static_cast<CounterKind>(d.counter());
     t.name = d.name();
     t.native_id = d.native_id();
-    t.events.Resize(d.event_count());
+    // A track whose columns already have the right size (a reused Rank
+    // holding a rank of the same shape) is overwritten in place; any other
+    // is emptied and refilled by appending into reserved capacity, so
+    // that fresh memory is written once (resizing would zero it first).
+    EventTable& e = t.events;
+    const size_t count = d.event_count();
+    const bool same = e.ts.size() == count && e.dur.size() == count && e.name.size() == count &&
+                      e.category.size() == count && e.phase.size() == count &&
+                      e.flags.size() == count && e.correlation.size() == count &&
+                      e.step.size() == count && e.micro_batch.size() == count &&
+                      e.layer.size() == count && e.comm.size() == count &&
+                      e.flops.size() == count && e.bytes.size() == count;
+    s.in_place[i] = same;
+    if (!same) {
+      e.Clear();
+      e.Reserve(count);
+    }
     t.comms.resize(d.comm_count());
     t.sample_ts.resize(d.sample_count());
     t.sample_value.resize(d.sample_count());
@@ -599,7 +655,9 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     const size_t start = static_cast<size_t>(at);
     at += bi.count();
     switch (bi.kind()) {
-      case native::EVENTS: DecodeEvents(b, off, strings, t, start); break;
+      case native::EVENTS:
+        DecodeEvents(b, off, strings, t, start, s.in_place[bi.track()] != 0);
+        break;
       case native::COMMS: DecodeComms(b, off, strings, t, start, &budget, s); break;
       default: DecodeSamples(b, off, t, start, s); break;
     }
