@@ -31,6 +31,8 @@ struct Op {
   int32_t step = 0, mb = -1;
   bool backward = false;    // backward or recompute
   bool collective = false;
+  bool compute = false;
+  bool shared = false;      // a shared-expert op (a branch off the layer's chain)
   TimeNs est = 0;           // duration (a collective: its transfer)
   TimeNs ts = 0, end = 0;   // recorded
 };
@@ -107,6 +109,7 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
                     "swap copies are prefetched across pipeline items: the graph does not "
                     "re-order them (switch memory.swap off first)");
   }
+  const bool overlap = cfg.comm().shared_expert_overlap();
   const TimeNs kBig = std::numeric_limits<TimeNs>::max() / 8;
   EventEdits& ed = mods->edits;
   if (!ed.active) ed.Init(trace);
@@ -141,6 +144,8 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
         o.mb = ev.phase[i] == Phase::kOptimizer ? -1 : ev.micro_batch[i];
         o.backward = ev.phase[i] == Phase::kBackward || ev.phase[i] == Phase::kRecompute;
         o.collective = ev.category[i] == Category::kCollective;
+        o.compute = ev.category[i] == Category::kCompute;
+        o.shared = rank.strings.Get(ev.name[i]).find("_shared") != std::string_view::npos;
         o.est = ed.active ? ed.dur[r][t][i] : ev.dur[i];
         // A receive's recorded time is mostly waiting for its send: the
         // issue order (like tracegen's) takes it as free.
@@ -223,21 +228,36 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
       auto vid = [&](const Op& o, bool second) {
         return o.collective ? (second ? kCommB : kCommA) : o.ref.track;
       };
-      // Dependencies inside a task: an op waits, per stream, for the latest
-      // earlier op of its task that had ended when it started (its chain
-      // predecessor, or the branch it forked from: tracegen's overlapped
-      // shared experts start after the permute, not the dispatch).
-      std::vector<char> seen(size_t(ntracks), 0);
+      // Dependencies inside a task, as tracegen builds them: each op waits
+      // for the previous op of the layer chain; the shared-expert ops are a
+      // branch chained among themselves, forking from the previous chain op,
+      // or with --moe-shared-expert-overlap from the previous compute op
+      // (the permute, or the combine's predecessor in the backward) so that
+      // they overlap the all-to-all.
       auto chain = [&](const std::vector<size_t>& list) {
-        for (size_t p = 1; p < list.size(); ++p) {
+        int64_t main = -1, branch = -1;
+        for (size_t p = 0; p < list.size(); ++p) {
           const Op& o = ops[list[p]];
-          std::fill(seen.begin(), seen.end(), 0);
-          for (size_t q = p; q-- > 0 && p - q <= 64;) {
-            const Op& d = ops[list[q]];
-            if (d.end > o.ts || seen[size_t(d.ref.track)]) continue;
-            seen[size_t(d.ref.track)] = 1;
-            ro.waits.push_back({o.ref, d.ref});
+          int64_t on = -1;
+          if (o.shared) {
+            if (p > 0 && ops[list[p - 1]].shared) {
+              on = branch;
+            } else if (!overlap) {
+              on = main;
+            } else {
+              for (size_t q = p; q-- > 0;) {
+                if (!ops[list[q]].shared && ops[list[q]].compute) {
+                  on = int64_t(list[q]);
+                  break;
+                }
+              }
+            }
+            branch = int64_t(list[p]);
+          } else {
+            on = main;
+            main = int64_t(list[p]);
           }
+          if (on >= 0) ro.waits.push_back({o.ref, ops[size_t(on)].ref});
         }
       };
       for (size_t k : head) seq.push_back({k, vid(ops[k], false)});
