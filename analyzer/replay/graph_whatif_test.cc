@@ -136,6 +136,24 @@ TEST(GraphWhatIf, Schedule1f1bToInterleaved) {
   ExpectGraphWhatIf({}, {"schedule.kind=interleaved"}, {"schedule.kind=interleaved"});
 }
 
+TEST(GraphWhatIf, ScheduleFourStages) {
+  const std::vector<std::string> p4 = {"model.num_layers=8", "parallel.pp=4", "parallel.dp=4",
+                                       "parallel.ep=4"};
+  auto with = [&](std::vector<std::string> x) {
+    x.insert(x.begin(), p4.begin(), p4.end());
+    return x;
+  };
+  ExpectGraphWhatIf(with({"schedule.kind=interleaved", "parallel.vpp=2"}), {"schedule.kind=adaptive"},
+                    with({"schedule.kind=adaptive", "parallel.vpp=2"}));
+}
+
+// With another transform: the issue order is estimated after it.
+TEST(GraphWhatIf, ScheduleWithRecomputeOff) {
+  ExpectGraphWhatIf({"schedule.kind=interleaved", "parallel.vpp=2", "memory.recompute=full"},
+                    {"schedule.kind=adaptive", "memory.recompute=none"},
+                    {"schedule.kind=adaptive", "parallel.vpp=2"});
+}
+
 // Another vpp (or dualpipe) re-splits the layers: refused, not guessed.
 TEST(GraphWhatIf, ScheduleWithAnotherLayerSplitIsRefused) {
   Trace ta = Tiny({});

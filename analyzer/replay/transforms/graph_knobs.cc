@@ -17,9 +17,11 @@
 namespace moetrace::replay {
 namespace {
 
-constexpr std::string_view kOrder[] = {"parallel.vpp",        "schedule.kind",      "slow_rank.fix",       "routing.edpb",       "comm.a2a",
+constexpr std::string_view kOrder[] = {"slow_rank.fix",       "routing.edpb",       "comm.a2a",
                                        "memory.recompute",    "memory.swap",        "parallel.micro_batch_size",
-                                       "micro_batch.scale",   "host.numa_affinity", "host.task_queue"};
+                                       "micro_batch.scale",   "host.numa_affinity", "host.task_queue",
+                                       // last: the issue order estimates from the edited durations
+                                       "parallel.vpp",        "schedule.kind"};
 
 bool ParseBool(const std::string& assignment, std::string_view v) {
   if (v == "true" || v == "1" || v == "on") return true;
@@ -75,17 +77,17 @@ std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<s
     edits.notes.push_back("no hardware calibration for device '" + trace.metadata.device +
                           "': costs from the trace's own measurements");
   }
-  bool scheduled = false;
+  bool merged = false;  // micro-batches merged (ops removed)
   for (const Set& s : todo) {
     if (s.key == "parallel.vpp") {
       CheckVpp(trace, int(ParseNumber(s.text, s.value)));
     } else if (s.key == "schedule.kind") {
+      if (merged) {
+        ThrowInputError("--set", s.text,
+                        "the graph re-orders the recorded micro-batches: change the schedule or "
+                        "the micro-batches, not both");
+      }
       edits.notes.push_back(ChangeSchedule(trace, s.value, mods));
-      scheduled = true;
-    } else if (scheduled && (s.key == "parallel.micro_batch_size" || s.key == "micro_batch.scale")) {
-      ThrowInputError("--set", s.text,
-                      "the graph re-orders the recorded micro-batches: change the schedule or the "
-                      "micro-batches, not both");
     } else if (s.key == "slow_rank.fix") {
       char* end = nullptr;
       const long rank = std::strtol(s.value.c_str(), &end, 10);
@@ -118,9 +120,11 @@ std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<s
         RemoveSwap(trace, &edits);
       }
     } else if (s.key == "parallel.micro_batch_size") {
+      merged = true;
       const double now = run.known ? run.mbs : 1;
       ScaleMicroBatch(trace, ParseNumber(s.text, s.value) / now, cal, &edits);
     } else if (s.key == "micro_batch.scale") {
+      merged = true;
       ScaleMicroBatch(trace, ParseNumber(s.text, s.value), cal, &edits);
     } else if (s.key == "host.numa_affinity") {
       const bool on = ParseBool(s.text, s.value);

@@ -30,8 +30,9 @@ bool IsGraphKnob(std::string_view key);
 bool IsGraphOnlyKnob(std::string_view key);
 
 // Applies the assignments (KEY=VALUE) in a fixed order (placement,
-// all-to-all, recompute, swap, micro-batch, NUMA, task queue) so that each
-// sees the run the previous ones made. Returns what was done.
+// all-to-all, recompute, swap, micro-batch, NUMA, task queue, schedule) so
+// that each sees the run the previous ones made (the schedule last: its
+// issue order is estimated from the edited durations). Returns what was done.
 std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<std::string>& sets,
                                          GraphModifications* mods);
 
