@@ -10,6 +10,7 @@
 
 #include "tracegen/config.h"
 #include "tracegen/model.h"
+#include "tracegen/overlap.h"
 #include "tracegen/rng.h"
 #include "tracegen/routing.h"
 #include "tracegen/schedule.h"
@@ -69,10 +70,6 @@ struct Op {
   bool host_sync = false;  // host blocks until `dep` ends before issuing this op
   int32_t mb = kNone, layer = kNone;
   TimeNs dur = 0;
-  // Rank-independent duration estimate used to order the ops of a fused
-  // F&B item: every member of a group must issue its collectives in the
-  // same order, so the order may not depend on this rank's routing.
-  TimeNs est_dur = -1;
   uint64_t flops = 0, bytes = 0;
   int32_t dep = -1, dep2 = -1;
   int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
@@ -582,14 +579,6 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
       for (int e = 0; e < E; ++e)
         if (g.placement[e] == pos) recv_tokens += g.counts[size_t(i) * E + e];
     TimeNs a2a_dur = g.a2a_dur;
-    // Rank- and group-independent estimate for issue ordering (see est_dur).
-    TimeNs a2a_est = 0;
-    {
-      const double n = members.size();
-      const bool spans = shape.SpansNodes(members);
-      a2a_est = TimeNs((n - 1) * (spans ? hw.alpha_inter_ns() : hw.alpha_intra_ns())) +
-                TransferNs(double(shape.TokensMoe()) * shape.top_k * 2.0 * shape.hidden * (n - 1) / n, spans);
-    }
     if (ph != Phase::kRecompute && --g.uses_left == 0 && !pass2_cache_)
       routing_cache_.erase(Key(shape.EpGroupId(r.rank), r.step, mb, layer));
     b.a2a.push_back(std::move(info));
@@ -615,7 +604,6 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     Op disp = Collective(r, kAllToAllVDispatch, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
                          members, 0, ph, mb, layer, bw);
     disp.dur = a2a_dur;
-    disp.est_dur = a2a_est;
     disp.bytes = 0;
     for (auto v : b.a2a[a2a_idx].send) disp.bytes += v;
     disp.a2a = a2a_idx;
@@ -632,26 +620,15 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
     gg1.dep = dispatch;
-    // Balanced-routing estimate (same on every rank) for issue ordering.
-    const double balanced = double(shape.TokensMoe()) * shape.top_k;
-    const double btpe = balanced / std::max(1.0, local_experts);
-    gg1.est_dur = Compute(kGroupedMatmulGateUp, kGrouped, 2 * balanced * h * 2 * Fe / shard,
-                          (local_experts * 2 * h * Fe / shard + balanced * h) * 2, ph, mb, layer,
-                          bw, btpe).dur;
     Add(b, chain, gg1);
     Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);
-    sw.est_dur = Compute(kSwiGluExperts, kVector, 0, balanced * Fe / shard * 6, ph, mb, layer, bw).dur;
     Add(b, chain, sw);
     Op gg2 = Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
                      (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
-    gg2.est_dur = Compute(kGroupedMatmulDown, kGrouped, 2 * balanced * Fe * h / shard,
-                          (local_experts * Fe * h / shard + balanced * h) * 2, ph, mb, layer, bw,
-                          btpe).dur;
     Add(b, chain, gg2);
     Op comb = Collective(r, kAllToAllVCombine, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
                          members, 0, ph, mb, layer, bw);
     comb.dur = a2a_dur;
-    comb.est_dur = a2a_est;
     comb.a2a = a2a_idx;
     for (auto v : b.a2a[a2a_idx].recv) comb.bytes += v;
     Add(b, chain, comb);
@@ -742,8 +719,6 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
       o.bytes = uint64_t(o.bytes * 1.5);
       TimeNs base = o.dur - TimeNs(hw.kernel_overhead_ns());
       o.dur = TimeNs(std::ceil(base * mult + hw.kernel_overhead_ns()));
-      if (o.est_dur >= 0)
-        o.est_dur = TimeNs(std::ceil((o.est_dur - hw.kernel_overhead_ns()) * mult + hw.kernel_overhead_ns()));
       if (o.name == kFlashAttentionScore) {
         // backward efficiency differs from forward
         bool opt = cfg.compute().optimized_kernels();
@@ -891,37 +866,18 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
   // tasks' all-to-alls do not queue behind each other.
   for (size_t i = na; i < n; ++i)
     if (b.ops[i].stream == kSComm) b.ops[i].stream = kSComm2;
-  // Issue order from a list schedule over the two chains with the ops'
-  // estimated durations: always issue next the op that could start first,
-  // so one task computes while the other's collective is in flight.
-  std::vector<int32_t> order;
-  order.reserve(n);
-  {
-    TimeNs stream_free[kStreams] = {};
-    TimeNs chain_ready[2] = {0, 0};
-    size_t cur[2] = {0, na}, lim[2] = {na, n};
-    while (cur[0] < lim[0] || cur[1] < lim[1]) {
-      TimeNs est[2];
-      for (int c = 0; c < 2; ++c) {
-        if (cur[c] >= lim[c]) {
-          est[c] = std::numeric_limits<TimeNs>::max();
-          continue;
-        }
-        const Op& o = b.ops[cur[c]];
-        est[c] = o.cat == Category::kCopy ? chain_ready[c]
-                                          : std::max(chain_ready[c], stream_free[o.stream]);
-      }
-      int c = est[1] < est[0] ? 1 : 0;
-      const Op& o = b.ops[cur[c]];
-      // Copies (swap) depend on this rank's routing and do not gate the chain.
-      if (o.cat != Category::kCopy) {
-        TimeNs end = est[c] + std::max<TimeNs>(o.est_dur >= 0 ? o.est_dur : o.dur, 0);
-        stream_free[o.stream] = end;
-        chain_ready[c] = end;
-      }
-      order.push_back(int32_t(cur[c]++));
-    }
+  // Issue order: DualPipe's fixed pattern. Each chain is cut into segments
+  // ending at an expert all-to-all and the segments alternate, so every
+  // all-to-all is in flight while the other chain computes its next
+  // segment (F&B: the backward first, its combine gradient overlapping the
+  // forward's attention; the forward's dispatch the backward's experts; ...).
+  std::vector<OverlapOp> kinds(n);
+  for (size_t i = 0; i < n; ++i) {
+    kinds[i].chain = i < na ? 0 : 1;
+    kinds[i].boundary = b.ops[i].cat == Category::kCollective && (b.ops[i].cclass == CommClass::kEP);
   }
+  const bool fb = it.a.backward != it.b.backward;
+  std::vector<int32_t> order = AlternateSegments(kinds, fb && it.b.backward ? 1 : 0);
   std::vector<int32_t> where(n);
   for (size_t k = 0; k < n; ++k) where[order[k]] = int32_t(k);
   std::vector<Op> ops(n);

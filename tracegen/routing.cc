@@ -31,7 +31,6 @@ void RoutingModel::SampleCounts(const std::vector<double>& popularity, int64_t t
   Rng r(Key(seed, 0x5a3, step, (static_cast<uint64_t>(mb) << 32) | static_cast<uint32_t>(layer),
             rank));
   int64_t total = 0;
-  int best = 0;
   for (int e = 0; e < experts; ++e) {
     // Multinomial marginal ~ Normal(n p, n p (1 - p)), rounded and clamped.
     double mean = slots * popularity[e];
@@ -40,18 +39,21 @@ void RoutingModel::SampleCounts(const std::vector<double>& popularity, int64_t t
     c = std::clamp<int64_t>(c, 0, slots);
     out[e] = static_cast<int32_t>(c);
     total += c;
-    if (out[e] > out[best]) best = e;
   }
-  // Keep the exact total: adjust the largest expert (or spread a deficit).
+  // Keep the exact total: spread the rounding difference one token per
+  // expert, starting at a random expert, so that no expert (and no EP rank)
+  // is systematically lighter or heavier.
   int64_t diff = slots - total;
-  if (diff >= 0 || out[best] + diff >= 0) {
-    out[best] = static_cast<int32_t>(out[best] + diff);
-  } else {
-    for (int e = 0; e < experts && diff < 0; ++e) {
-      int64_t take = std::min<int64_t>(out[e], -diff);
-      out[e] -= static_cast<int32_t>(take);
-      diff += take;
+  int e = experts > 0 ? static_cast<int>(r.Next() % uint64_t(experts)) : 0;
+  while (diff != 0) {
+    if (diff > 0) {
+      ++out[e];
+      --diff;
+    } else if (out[e] > 0) {
+      --out[e];
+      ++diff;
     }
+    e = e + 1 == experts ? 0 : e + 1;
   }
 }
 
