@@ -10,6 +10,7 @@
 #include "formats/errors.h"
 #include "tracegen/config.h"
 #include "tracegen/model.h"
+#include "tracegen/overlap.h"
 #include "tracegen/schedule.h"
 
 namespace moetrace::replay {
@@ -33,39 +34,11 @@ struct Op {
   bool collective = false;
   bool compute = false;
   bool shared = false;      // a shared-expert op (a branch off the layer's chain)
-  TimeNs est = 0;           // duration (a collective: its transfer)
-  TimeNs ts = 0, end = 0;   // recorded
+  bool ep = false;          // an expert all-to-all (ends a segment of a fused item)
 };
 
 int64_t TaskKey(const tracegen::PipeTask& t) {
   return (int64_t(t.mb) * 4096 + t.model_stage) * 2 + (t.backward ? 1 : 0);
-}
-
-// Collective transfer: the shortest member duration of each (group, sequence).
-std::unordered_map<std::string, TimeNs> Transfers(const Trace& trace, const EventEdits& ed) {
-  std::unordered_map<std::string, TimeNs> out;
-  for (size_t r = 0; r < trace.ranks.size(); ++r) {
-    const Rank& rank = trace.ranks[r];
-    for (size_t t = 0; t < rank.tracks.size(); ++t) {
-      const Track& tr = rank.tracks[t];
-      if (tr.kind != TrackKind::kDeviceStream) continue;
-      const EventTable& ev = tr.events;
-      for (size_t i = 0; i < ev.size(); ++i) {
-        if (ev.category[i] != Category::kCollective || ev.comm[i] < 0 ||
-            size_t(ev.comm[i]) >= tr.comms.size()) {
-          continue;
-        }
-        const CommRecord& rec = tr.comms[size_t(ev.comm[i])];
-        std::string key(rank.strings.Get(rec.group));
-        key += '#';
-        key += std::to_string(rec.sequence);
-        const TimeNs d = ed.active ? ed.dur[r][t][i] : ev.dur[i];
-        auto [it, fresh] = out.emplace(key, d);
-        if (!fresh) it->second = std::min(it->second, d);
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -110,13 +83,11 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
                     "re-order them (switch memory.swap off first)");
   }
   const bool overlap = cfg.comm().shared_expert_overlap();
-  const TimeNs kBig = std::numeric_limits<TimeNs>::max() / 8;
   EventEdits& ed = mods->edits;
   if (!ed.active) ed.Init(trace);
   // The memory steps move with the ops they are attached to (activations
   // held from a layer's forward to its backward).
   ed.memory_edited = true;
-  const auto transfers = Transfers(trace, ed);
   const tracegen::ScheduleShape old_sh{old, shape.pp, shape.vpp, shape.micro_batches};
   const tracegen::ScheduleShape new_sh{kind, shape.pp, shape.vpp, shape.micro_batches};
   mods->order.resize(trace.ranks.size());
@@ -146,20 +117,9 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
         o.collective = ev.category[i] == Category::kCollective;
         o.compute = ev.category[i] == Category::kCompute;
         o.shared = rank.strings.Get(ev.name[i]).find("_shared") != std::string_view::npos;
-        o.est = ed.active ? ed.dur[r][t][i] : ev.dur[i];
-        // A receive's recorded time is mostly waiting for its send: the
-        // issue order (like tracegen's) takes it as free.
-        if (ev.category[i] == Category::kP2P && ev.comm[i] >= 0 && size_t(ev.comm[i]) < tr.comms.size() &&
-            tr.comms[size_t(ev.comm[i])].kind == CollectiveKind::kRecv) {
-          o.est = 0;
-        }
-        o.ts = ev.ts[i];
-        o.end = ev.ts[i] + std::max<TimeNs>(0, ev.dur[i]);
         if (o.collective && ev.comm[i] >= 0 && size_t(ev.comm[i]) < tr.comms.size()) {
-          const CommRecord& rec = tr.comms[size_t(ev.comm[i])];
-          auto it = transfers.find(std::string(rank.strings.Get(rec.group)) + '#' +
-                                   std::to_string(rec.sequence));
-          if (it != transfers.end()) o.est = it->second;
+          // A removed op (e.g. a recomputed forward's all-to-all) cuts nothing.
+          o.ep = tr.comms[size_t(ev.comm[i])].comm_class == CommClass::kEP && !ed.IsRemoved(r, t, i);
         }
         ops.push_back(o);
       }
@@ -278,27 +238,22 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
         ++fused_items;
         const std::vector<size_t>& b = find(it.b);
         chain(b);
-        // tracegen's fused item: always issue next the op that could start
-        // first (estimated from the durations), one task computing while
-        // the other's collective is in flight on its own stream.
-        std::vector<TimeNs> free_at(ro.streams.size(), 0);
-        TimeNs ready[2] = {0, 0};
-        size_t cur[2] = {0, 0};
-        const std::vector<size_t>* lists[2] = {&a, &b};
-        while (cur[0] < a.size() || cur[1] < b.size()) {
-          TimeNs est[2];
-          for (int c = 0; c < 2; ++c) {
-            est[c] = cur[c] < lists[c]->size()
-                         ? std::max(ready[c], free_at[size_t(vid(ops[(*lists[c])[cur[c]]], c == 1))])
-                         : kBig;
+        // tracegen's fused item (DualPipe's fixed pattern): each task cut
+        // into segments ending at an expert all-to-all, the segments
+        // alternating, the backward first; its collectives on their own
+        // stream so both tasks' all-to-alls can be in flight.
+        std::vector<tracegen::OverlapOp> kinds;
+        std::vector<size_t> merged;
+        for (int c = 0; c < 2; ++c) {
+          for (size_t k : c == 0 ? a : b) {
+            kinds.push_back({uint8_t(c), ops[k].ep});
+            merged.push_back(k);
           }
-          const int c = est[1] < est[0] ? 1 : 0;
-          const size_t k = (*lists[c])[cur[c]++];
-          const int v = vid(ops[k], c == 1);
-          const TimeNs end = est[c] + std::max<TimeNs>(0, ops[k].est);
-          free_at[size_t(v)] = end;
-          ready[c] = end;
-          seq.push_back({k, v});
+        }
+        const bool fb = it.a.backward != it.b.backward;
+        for (int32_t x : tracegen::AlternateSegments(kinds, fb && it.b.backward ? 1 : 0)) {
+          const size_t k = merged[size_t(x)];
+          seq.push_back({k, vid(ops[k], size_t(x) >= a.size())});
         }
       }
       // The optimizer starts once every op before it has ended.

@@ -6,9 +6,9 @@
 // Only changes that keep the layer -> stage split (same pp, vpp and
 // micro-batches) are modelled: 1f1b <-> interleaved (the same order at the
 // same vpp), interleaved/1f1b <-> adaptive (fused forward & backward: the
-// two tasks' ops interleaved by a list schedule on their durations, the
-// backward's collectives on a second communication stream). A change that
-// needs another vpp, or dualpipe, is an InputError.
+// two tasks' ops interleaved in segments ending at the expert all-to-alls,
+// tracegen/overlap.h, the backward's collectives on a second communication
+// stream). A change that needs another vpp, or dualpipe, is an InputError.
 #pragma once
 
 #include <string_view>

@@ -450,7 +450,7 @@ Trace OneStage() {
     compute += x;
     launch += 10;
     comm = std::max({comm, compute, launch + 10});
-    b.Op("a2a " + tag, launch, 10, 2, comm, 50, ph, mb, 0, 0, Category::kCollective);
+    b.Op("a2a " + tag, launch, 10, 2, comm, 50, ph, mb, 0, 0, Category::kCollective, 0);
     comm += 50;
     launch += 10;
     compute = std::max({compute, comm, launch + 10});
@@ -458,6 +458,10 @@ Trace OneStage() {
     compute += x;
     launch += 10;
   };
+  CommRecord ep;
+  ep.kind = CollectiveKind::kAllToAllV;
+  ep.comm_class = CommClass::kEP;
+  b.rank.tracks[2].comms.push_back(ep);
   task(0, false);
   task(1, false);
   task(0, true);
@@ -488,25 +492,25 @@ TEST(ScheduleTransform, SameOrderIsExact) {
   EXPECT_EQ(Timeline(out.ranks[0], 2), Timeline(t.ranks[0], 2));
 }
 
-// Adaptive: F0, then F1 fused with B0 (issue order by the list schedule on
-// the durations: F1.x, F1.a2a, B0.x, F1.z, B0.a2a on the second stream,
-// B0.z), then B1.
+// Adaptive: F0, then F1 fused with B0 (tracegen's alternating segments,
+// each ending at the expert all-to-all, the backward first: B0.x B0.a2a |
+// F1.x F1.a2a | B0.z | F1.z; B0's all-to-all on the second stream), then B1.
 TEST(ScheduleTransform, AdaptiveFusesForwardAndBackward) {
   Trace t = OneStage();
   GraphModifications mods;
   ChangeSchedule(t, "adaptive", &mods);
   Trace out = ReplayGraph(t, mods);
   EXPECT_EQ(Timeline(out.ranks[0], 1),
-            (std::vector<std::string>{"x f0 10..110", "z f0 160..260", "x f1 260..360", "x b0 360..560",
-                                      "z f1 560..660", "z b0 660..860", "x b1 860..1060",
+            (std::vector<std::string>{"x f0 10..110", "z f0 160..260", "x b0 260..460", "x f1 460..560",
+                                      "z b0 560..760", "z f1 760..860", "x b1 860..1060",
                                       "z b1 1110..1310"}));
   EXPECT_EQ(Timeline(out.ranks[0], 2),
-            (std::vector<std::string>{"a2a f0 110..160", "a2a f1 360..410", "a2a b0 560..610",
+            (std::vector<std::string>{"a2a f0 110..160", "a2a b0 460..510", "a2a f1 560..610",
                                       "a2a b1 1060..1110"}));
-  // The launches follow the new order: B0.x is issued 6th.
+  // The launches follow the new order: B0.x is issued 4th.
   const EventTable& py = out.ranks[0].tracks[0].events;
-  EXPECT_EQ(std::string(out.ranks[0].strings.Get(py.name[5])), "launch x b0");
-  EXPECT_EQ(py.End(5), 60);
+  EXPECT_EQ(std::string(out.ranks[0].strings.Get(py.name[3])), "launch x b0");
+  EXPECT_EQ(py.End(3), 40);
 }
 
 TEST(ScheduleTransform, AnotherLayerSplitIsRefused) {
