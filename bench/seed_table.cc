@@ -8,8 +8,10 @@
 // expert groups); only the DP gradient collectives see 4 instead of 48
 // members, whose ring time (n-1)/n * S/B changes by < 25% and sits in the
 // optimizer tail. Ranks written: rank 0 of every pipeline stage.
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,7 +81,13 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // Row filter: `seed_table <row-key>...` runs only those rows (keys: mfu a2a
+  // adaptive edpb both ops rs host); no argument runs every row.
+  std::vector<std::string> keys(argv + 1, argv + argc);
+  auto want = [&](const char* k) {
+    return keys.empty() || std::find(keys.begin(), keys.end(), k) != keys.end();
+  };
   // The arXiv system: interleaved VPP 2, hierarchical all-to-all, no EDPB.
   const std::vector<std::string> arxiv = {};
   const std::vector<std::string> optimized = {"schedule.kind=adaptive", "routing.edpb=true",
@@ -89,66 +97,85 @@ int main() {
                  std::string measured, std::string note) {
     rows.push_back(fmt::format("| {} | {} | {} | {} | {} |", technique, pair, published, measured, note));
   };
-  std::fprintf(stderr, "arXiv layout\n");
-  Result base = Run(arxiv);
-  std::fprintf(stderr, "optimized system\n");
-  Result opt = Run(optimized);
-  row("MFU, arXiv layout", "preset (interleaved, hierarchical a2a)", "30.0%",
-      fmt::format("{:.1f}%", base.mfu * 100), "");
-  row("MFU, optimized system", "+ adaptive pipe + EDPB + accelerated kernels", "41%",
-      fmt::format("{:.1f}%", opt.mfu * 100), "");
-
-  std::fprintf(stderr, "flat all-to-all\n");
-  Result flat = Run({"comm.a2a=flat"});
-  row("Hierarchical all-to-all", "comm.a2a flat -> hierarchical", "~2x faster EP communication",
-      fmt::format("{:.2f}x (EP comm {:.0f} -> {:.0f} ms over the 16 stages)", flat.ep_total / base.ep_total,
-                  flat.ep_total / 1e6, base.ep_total / 1e6),
-      "expected de-duplication of top-8 copies per destination node");
-
-  std::fprintf(stderr, "adaptive pipe\n");
-  Result adaptive = Run({"schedule.kind=adaptive"});
-  row("Adaptive Pipe", "schedule.kind interleaved -> adaptive",
-      "EP comm > 98% masked (2% unmasked)",
-      fmt::format("unmasked {:.1f}% -> {:.1f}%", 100 * base.ep_exposed / base.ep_total,
-                  100 * adaptive.ep_exposed / adaptive.ep_total),
-      "");
-
-  std::fprintf(stderr, "EDPB under skew\n");
-  Result skew = Run({"routing.skew=1.0"});
-  Result skew_edpb = Run({"routing.skew=1.0", "routing.edpb=true"});
-  row("EDP Balance", "routing.edpb false -> true (routing.skew 1.0)", "+25.5% throughput",
-      fmt::format("{:+.1f}%", 100 * (skew.span / skew_edpb.span - 1)), "");
-
-  std::fprintf(stderr, "adaptive + EDPB under skew\n");
-  Result both = Run({"routing.skew=1.0", "routing.edpb=true", "schedule.kind=adaptive"});
-  row("Adaptive Pipe + EDPB", "both, vs interleaved without EDPB (routing.skew 1.0)", "+72.6%",
-      fmt::format("{:+.1f}%", 100 * (skew.span / both.span - 1)), "");
-
-  std::fprintf(stderr, "operator acceleration\n");
-  Result ops = Run({"compute.optimized_kernels=true"});
-  row("Operator acceleration", "compute.optimized_kernels false -> true", "+15% end-to-end",
-      fmt::format("{:+.1f}%", 100 * (base.span / ops.span - 1)), "");
-
-  std::fprintf(stderr, "recompute/swap\n");
-  // Peaks need the real DP 48 (optimizer states are sharded over DP / EDP).
-  Result sel = Run({"memory.recompute=selective", "memory.swap=false"}, true);
-  Result rs = Run({"memory.recompute=selective", "memory.swap=true"}, true);
-  Result rs2 = Run({"memory.recompute=selective", "memory.swap=true", "parallel.micro_batch_size=4"}, true);
-  row("Selective R/S", "memory.swap false -> true (selective recompute in both), DP 48",
-      "-70% activation memory; 2x micro-batch fits",
-      fmt::format("{:+.0f}% activations ({:.1f} -> {:.1f} GiB, peak {:.1f}{} -> {:.1f} GiB{}); MBS 4 with R/S: peak {:.1f} GiB{}",
-                  100 * (rs.act_peak / sel.act_peak - 1), sel.act_peak / (1 << 30),
-                  rs.act_peak / (1 << 30), sel.mem_peak / (1 << 30), sel.oom ? " OOM" : "",
-                  rs.mem_peak / (1 << 30), rs.oom ? " OOM" : "", rs2.mem_peak / (1 << 30),
-                  rs2.oom ? " OOM" : " fits"),
-      "swap moves what the host link can copy during the layer's forward");
-
-  std::fprintf(stderr, "host dispatch\n");
-  Result host_bad = Run({"host.task_queue=false", "host.numa_affinity=false",
-                         "host.sync_before_a2a=true", "parallel.micro_batch_size=1"});
-  row("Host-device dispatch", "task queue + NUMA binding + MBS 2 vs none of them (+ token-count syncs, MBS 1)",
-      "host-bound < 2% of step", fmt::format("{:.2f}% vs {:.2f}%", 100 * base.host_bound, 100 * host_bad.host_bound),
-      "");
+  std::optional<Result> base_run;
+  auto base = [&]() -> const Result& {
+    if (!base_run) {
+      std::fprintf(stderr, "arXiv layout\n");
+      base_run = Run(arxiv);
+    }
+    return *base_run;
+  };
+  if (want("mfu")) {
+    std::fprintf(stderr, "optimized system\n");
+    Result opt = Run(optimized);
+    row("MFU, arXiv layout", "preset (interleaved, hierarchical a2a)", "30.0%",
+        fmt::format("{:.1f}%", base().mfu * 100), "");
+    row("MFU, optimized system", "+ adaptive pipe + EDPB + accelerated kernels", "41%",
+        fmt::format("{:.1f}%", opt.mfu * 100), "");
+  }
+  if (want("a2a")) {
+    std::fprintf(stderr, "flat all-to-all\n");
+    Result flat = Run({"comm.a2a=flat"});
+    row("Hierarchical all-to-all", "comm.a2a flat -> hierarchical", "~2x faster EP communication",
+        fmt::format("{:.2f}x (EP comm {:.0f} -> {:.0f} ms over the 16 stages)", flat.ep_total / base().ep_total,
+                    flat.ep_total / 1e6, base().ep_total / 1e6),
+        "expected de-duplication of top-8 copies per destination node");
+  }
+  if (want("adaptive")) {
+    std::fprintf(stderr, "adaptive pipe\n");
+    Result adaptive = Run({"schedule.kind=adaptive"});
+    row("Adaptive Pipe", "schedule.kind interleaved -> adaptive",
+        "EP comm > 98% masked (2% unmasked)",
+        fmt::format("unmasked {:.1f}% -> {:.1f}%", 100 * base().ep_exposed / base().ep_total,
+                    100 * adaptive.ep_exposed / adaptive.ep_total),
+        "");
+  }
+  std::optional<Result> skew_run;
+  auto skew = [&]() -> const Result& {
+    if (!skew_run) skew_run = Run({"routing.skew=1.0"});
+    return *skew_run;
+  };
+  if (want("edpb")) {
+    std::fprintf(stderr, "EDPB under skew\n");
+    Result skew_edpb = Run({"routing.skew=1.0", "routing.edpb=true"});
+    row("EDP Balance", "routing.edpb false -> true (routing.skew 1.0)", "+25.5% throughput",
+        fmt::format("{:+.1f}%", 100 * (skew().span / skew_edpb.span - 1)), "");
+  }
+  if (want("both")) {
+    std::fprintf(stderr, "adaptive + EDPB under skew\n");
+    Result both = Run({"routing.skew=1.0", "routing.edpb=true", "schedule.kind=adaptive"});
+    row("Adaptive Pipe + EDPB", "both, vs interleaved without EDPB (routing.skew 1.0)", "+72.6%",
+        fmt::format("{:+.1f}%", 100 * (skew().span / both.span - 1)), "");
+  }
+  if (want("ops")) {
+    std::fprintf(stderr, "operator acceleration\n");
+    Result ops = Run({"compute.optimized_kernels=true"});
+    row("Operator acceleration", "compute.optimized_kernels false -> true", "+15% end-to-end",
+        fmt::format("{:+.1f}%", 100 * (base().span / ops.span - 1)), "");
+  }
+  if (want("rs")) {
+    std::fprintf(stderr, "recompute/swap\n");
+    // Peaks need the real DP 48 (optimizer states are sharded over DP / EDP).
+    Result sel = Run({"memory.recompute=selective", "memory.swap=false"}, true);
+    Result rs = Run({"memory.recompute=selective", "memory.swap=true"}, true);
+    Result rs2 = Run({"memory.recompute=selective", "memory.swap=true", "parallel.micro_batch_size=4"}, true);
+    row("Selective R/S", "memory.swap false -> true (selective recompute in both), DP 48",
+        "-70% activation memory; 2x micro-batch fits",
+        fmt::format("{:+.0f}% activations ({:.1f} -> {:.1f} GiB, peak {:.1f}{} -> {:.1f} GiB{}); MBS 4 with R/S: peak {:.1f} GiB{}",
+                    100 * (rs.act_peak / sel.act_peak - 1), sel.act_peak / (1 << 30),
+                    rs.act_peak / (1 << 30), sel.mem_peak / (1 << 30), sel.oom ? " OOM" : "",
+                    rs.mem_peak / (1 << 30), rs.oom ? " OOM" : "", rs2.mem_peak / (1 << 30),
+                    rs2.oom ? " OOM" : " fits"),
+        "swap of the attention module and the dispatched tokens, bounded by the host link during the layer's forward");
+  }
+  if (want("host")) {
+    std::fprintf(stderr, "host dispatch\n");
+    Result host_bad = Run({"host.task_queue=false", "host.numa_affinity=false",
+                           "host.sync_before_a2a=true", "parallel.micro_batch_size=1"});
+    row("Host-device dispatch", "task queue + NUMA binding + MBS 2 vs none of them (+ token-count syncs, MBS 1)",
+        "host-bound < 2% of step",
+        fmt::format("{:.2f}% vs {:.2f}%", 100 * base().host_bound, 100 * host_bad.host_bound), "");
+  }
 
   std::printf("| technique | pair of runs | published | measured | note |\n|---|---|---|---|---|\n");
   for (auto& r : rows) std::printf("%s\n", r.c_str());
