@@ -102,7 +102,6 @@ struct MemAction {
 
 struct A2AInfo {
   std::vector<uint64_t> send, recv;  // bytes per member
-  std::vector<int32_t> members;
   std::vector<int64_t> local_counts;  // routing record (tokens per expert)
   std::vector<int32_t> placement;
   int32_t group_pos = 0;
@@ -607,9 +606,8 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     if (r.ep_members.empty()) r.ep_members = shape.EpGroup(r.rank);
     const std::vector<int32_t>& members = r.ep_members;
     A2AInfo info;
-    info.members = members;
     info.group_pos = pos;
-    info.placement = g.placement;
+    if (cfg.routing().edpb()) info.placement = g.placement;  // recorded only with EDPB
     info.send.assign(g.members, 0);
     info.recv.assign(g.members, 0);
     info.local_counts.assign(E, 0);
@@ -1434,7 +1432,7 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
       });
       if (op.a2a >= 0) {
         const A2AInfo& a = r.block.a2a[op.a2a];
-        c.group_ranks = a.members;
+        c.group_ranks = r.ep_members;
         bool combine = op.name == kAllToAllVCombine;
         bool reverse = combine != op.grad;  // combine, or dispatch's gradient
         c.send_splits = reverse ? a.recv : a.send;
