@@ -274,6 +274,7 @@ class EngineImpl {
   std::unordered_map<uint64_t, GroupRouting> routing_cache_;
   bool pass2_cache_ = false;
   uint64_t pass2_group_ = 0;
+  std::vector<size_t> last_track_events_;  // per track, of the last emitted rank
   std::unordered_map<uint64_t, std::vector<double>> popularity_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
   // per-rank constant memory
@@ -1338,6 +1339,10 @@ void EngineImpl::InitRankOutput(RankSim& r) {
       {CounterKind::kMemActivations, "memory.activations"},
       {CounterKind::kMemRecompute, "memory.recompute"}};
   for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
+  // Ranks emit similar event counts: size each track like the last emitted
+  // rank's so the columns grow without reallocation.
+  for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t)
+    k.tracks[t].events.Reserve(last_track_events_[t]);
   // Operator names are interned on first use (most ranks use a fraction).
   for (auto* table : {&r.dev_name, &r.launch_name, &r.enqueue_name})
     for (auto& row : *table) row[0] = row[1] = RankSim::kUninterned;
@@ -1549,6 +1554,8 @@ Rank EngineImpl::EmitRank(int rank) {
   Advance(sim, true);
   if (sim.phase != 4) throw std::logic_error("tracegen: pass 2 blocked (missing cross-rank result)");
   FinishRankOutput(sim);
+  last_track_events_.resize(out.tracks.size());
+  for (size_t t = 0; t < out.tracks.size(); ++t) last_track_events_[t] = out.tracks[t].events.size();
   // The dequeue thread exists only with the task queue.
   if (!cfg.host().task_queue() && out.tracks[1].events.empty()) out.tracks[1].name = out.strings.Intern("dequeue (unused)");
   return out;
