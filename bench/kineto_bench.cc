@@ -25,8 +25,7 @@ namespace fs = std::filesystem;
 std::string TracesDir() {
   const char* env = std::getenv("MOETRACE_REAL_TRACES");
   if (env) return env;
-  // bench/ has no compile-time traces path: find it from this source file.
-  return (fs::path(__FILE__).parent_path().parent_path() / ".." / "shared" / "traces").string();
+  return MOETRACE_TRACES_DIR;
 }
 
 double PeakRssMb() {

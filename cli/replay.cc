@@ -28,19 +28,26 @@ Trace ReadInputs(const std::vector<std::string>& inputs) {
 void AddReplayCommand(CLI::App& app) {
   struct Args {
     std::vector<std::string> inputs, sets;
-    std::string out, json;
+    std::string out, json, method = "auto";
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(
       "replay", "Predict a trace under changed settings (speed.<class>=F, host.dispatch_factor=F, "
-                "sync.remove=NAME, or any RunConfig key on tracegen traces)");
+                "sync.remove=NAME, slow_rank.fix=R, RunConfig keys: regenerated on tracegen traces, "
+                "graph transforms otherwise)");
   sub->add_option("inputs", args->inputs, "trace(s): .mtrace, Kineto JSON, Ascend output")->required();
   sub->add_option("--set", args->sets, "modification KEY=VALUE (repeatable)");
   sub->add_option("-o,--output", args->out, "write the predicted trace (.mtrace, .pftrace, .json)");
   sub->add_option("--json", args->json, "write before/after step times and the predicted analysis");
+  sub->add_option("--method", args->method,
+                  "auto (regenerate tracegen traces), graph (transform the recorded events, never "
+                  "regenerate), regenerate")
+      ->check(CLI::IsMember({"auto", "graph", "regenerate"}));
   Register(sub, [args]() {
     Trace trace = ReadInputs(args->inputs);
-    replay::ReplayResult r = replay::Replay(trace, args->sets);
+    replay::ReplayOptions options;
+    replay::ParseReplayMethod(args->method, &options.method);
+    replay::ReplayResult r = replay::Replay(trace, args->sets, nullptr, options);
     fmt::print("{}", replay::FormatReplay(r));
     if (!args->json.empty()) WriteFileAtomically(args->json, replay::ReplayJson(r));
     if (!args->out.empty()) {

@@ -26,6 +26,24 @@ TEST(ReplayAdviseE2e, ReplayWritesJsonAndTrace) {
   EXPECT_NE(g.output.find("regenerated with tracegen"), std::string::npos) << g.output;
 }
 
+// --method graph: the RunConfig knob as a transform of the recorded events,
+// never regenerated; a knob the graph does not model is an input error.
+TEST(ReplayAdviseE2e, GraphMethodTransformsTheEvents) {
+  const std::string dir = TempDir("replay_graph");
+  const std::string in = dir + "/tiny.mtrace";
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe --set model.seq_length=512 -o " + in).exit_code, 0);
+  CommandResult r = RunMoetrace("replay " + in + " --method graph --set parallel.micro_batch_size=2 --json " +
+                                dir + "/g.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("replay: graph replay\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("transform: micro-batch x2: 4 -> 2 micro-batches"), std::string::npos) << r.output;
+  const std::string json = ReadFile(dir + "/g.json");
+  EXPECT_NE(json.find("\"regenerated\": false"), std::string::npos);
+  CommandResult bad = RunMoetrace("replay " + in + " --method graph --set schedule.kind=adaptive");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.output.find("not modelled by the graph replay"), std::string::npos) << bad.output;
+}
+
 TEST(ReplayAdviseE2e, BadSetExitsTwoNamingTheKey) {
   const std::string dir = TempDir("replay_bad");
   const std::string in = dir + "/tiny.mtrace";

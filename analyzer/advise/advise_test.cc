@@ -113,6 +113,27 @@ TEST(Advise, PlantedSkewTopIsExpertPlacement) {
   ExpectTopGainRealised(sets, top);
 }
 
+// The same planted skew in a trace without its tracegen configuration (as
+// recorded): the proposal is replayed by the graph's expert-placement
+// transform, not regenerated, and the gain it predicts is realised.
+TEST(Advise, RecordedSkewReplaysThePlacementOnTheGraph) {
+  std::vector<std::string> sets = {"schedule.kind=adaptive", "parallel.vpp=2", "routing.skew=1.0"};
+  Advised a;
+  a.trace = TinyMoe(sets);
+  a.trace.metadata.config_json.clear();
+  MemorySource s(a.trace);
+  a.analysis = Analyze(s);
+  a.proposals = Advise(a.trace, a.analysis);
+  ASSERT_FALSE(a.proposals.empty());
+  const Proposal& top = a.proposals[0];
+  EXPECT_EQ(top.rule, "expert_imbalance");
+  EXPECT_EQ(top.replay, std::vector<std::string>{"routing.edpb=true"});
+  EXPECT_TRUE(top.predicted);
+  EXPECT_DOUBLE_EQ(top.confidence, 0.7);
+  EXPECT_GT(top.gain, 0.0);
+  ExpectTopGainRealised(sets, top);
+}
+
 TEST(Advise, PlantedMemoryPressureTopIsSelectiveRecompute) {
   // 750 MB of device memory: the 0.67 GiB peak leaves 4% headroom.
   Advised a = AdviseOn({"hardware.hbm_bytes=7.5e8"});

@@ -24,7 +24,6 @@ struct Rendezvous {
   std::vector<int64_t> members;
   int32_t arrived = 0;
   bool resolved = false;
-  double speed = 1.0;  // of the collective's class (comm or alltoall)
 };
 
 TimeNs Scale(TimeNs t, double f) { return f == 1.0 ? t : TimeNs(std::llround(double(t) * f)); }
@@ -72,6 +71,7 @@ class Replayer {
 
   void BuildNodes() {
     const double f = mods_.host_factor;
+    const EventEdits& ed = mods_.edits;
     std::unordered_map<std::string, int32_t> rdv_index;
     struct P2P { int64_t node; int32_t rank; bool send; };
     std::unordered_map<std::string, std::vector<P2P>> p2p;
@@ -88,13 +88,15 @@ class Replayer {
           rank_of_[n] = int32_t(r);
           const Category c = ev.category[i];
           if (track.kind == TrackKind::kHostThread) {
+            const bool edited_out = ed.active && ed.removed[r][t][i];
             if (c == Category::kLaunch && !(ev.flags[i] & kFlagBlocking)) {
               kind_[n] = kHost;
-              dur_[n] = Scale(oe_[n] - os_[n], f);
+              dur_[n] = Scale(ed.active ? ed.dur[r][t][i] : oe_[n] - os_[n], f);
+              removed_[n] = edited_out;
             } else if (c == Category::kSync || (ev.flags[i] & kFlagBlocking)) {
               kind_[n] = kSyncNode;
               dur_[n] = oe_[n] - os_[n];
-              if (IsRemovedSync(rank.strings.Get(ev.name[i]))) {
+              if (edited_out || IsRemovedSync(rank.strings.Get(ev.name[i]))) {
                 removed_[n] = 1;
                 ++stats_.syncs_removed;
               }
@@ -109,7 +111,13 @@ class Replayer {
           const OpClass cls = ClassifyOp(rank.strings.Get(ev.name[i]), c,
                                          recp ? recp->kind : CollectiveKind::kNone);
           const double speed = mods_.speed[int(cls)];
-          dur_[n] = speed == 1.0 ? oe_[n] - os_[n] : TimeNs(std::llround(double(oe_[n] - os_[n]) / speed));
+          const TimeNs base = ed.active ? ed.dur[r][t][i] : oe_[n] - os_[n];
+          dur_[n] = speed == 1.0 ? base : TimeNs(std::llround(double(base) / speed));
+          if (ed.active && ed.removed[r][t][i]) {
+            removed_[n] = 1;
+            dur_[n] = 0;
+            continue;
+          }
           if (!recp) continue;
           const CommRecord& rec = *recp;
           if (rec.sequence < 0) continue;
@@ -118,10 +126,7 @@ class Replayer {
           key += std::to_string(rec.sequence);
           if (c == Category::kCollective && rec.group_size >= 2) {
             auto [it, fresh] = rdv_index.emplace(key, int32_t(rdvs_.size()));
-            if (fresh) {
-              rdvs_.emplace_back();
-              rdvs_.back().speed = speed;
-            }
+            if (fresh) rdvs_.emplace_back();
             rdvs_[size_t(it->second)].members.push_back(n);
             rdv_[n] = it->second;
             group_size_.resize(rdvs_.size(), 0);
@@ -215,6 +220,9 @@ class Replayer {
             if (cross >= 0 && oe_[cross] >= oe_[prev]) {
               AddEdge(n, {prev, 0, false, false});  // it waited for the other thread
               est = oe_[prev];
+            } else if (removed_[n] && kind_[n] == kHost) {
+              AddEdge(n, {prev, 0, false, false});  // a removed launch: its host work goes with it
+              est = os_[n];
             } else if (os_[n] >= oe_[prev]) {
               AddEdge(n, {prev, Scale(os_[n] - oe_[prev], f), false, false});
               est = os_[n];
@@ -227,7 +235,7 @@ class Replayer {
             AddEdge(n, {cross, 0, false, false});
             est = std::max(est, oe_[cross]);
           }
-          if (est != kUnset) slack_[n] = Scale(os_[n] - est, f);
+          if (est != kUnset && !(removed_[n] && kind_[n] == kHost)) slack_[n] = Scale(os_[n] - est, f);
           prev = n;
         }
       }
@@ -271,7 +279,7 @@ class Replayer {
           if (track.events.correlation[i] >= 0) {
             auto [lo, hi] = range(track.events.correlation[i]);
             if (lo != hi) {
-              AddEdge(n, {(hi - 1)->node, 0, false, false});
+              AddEdge(n, {(hi - 1)->node, removed_[n] ? 0 : mods_.launch_lag_ns, false, false});
               est = std::max(est, (hi - 1)->end);
             }
           }
@@ -291,7 +299,7 @@ class Replayer {
               break;
             }
           }
-          if (est != kUnset) slack_[n] = os_[n] - est;
+          if (est != kUnset && !removed_[n]) slack_[n] = os_[n] - est;
           if (kind_[n] == kRecvNode) AddEdge(n, {send_of_[n], 0, false, true});
           if (prev < 0 || oe_[n] >= oe_[prev]) prev = n;
         }
@@ -364,8 +372,10 @@ class Replayer {
     // member's end moves by the largest (arrival shift - original wait).
     TimeNs T = std::numeric_limits<TimeNs>::max();
     for (int64_t m : rv.members) T = std::min(T, oe_[m] - os_[m]);
-    const double speed = rv.speed;
-    const TimeNs T2 = speed == 1.0 ? T : TimeNs(std::llround(double(T) / speed));
+    // The new transfer: the smallest member duration after speed factors
+    // and transforms (each applies one monotonic function to every member).
+    TimeNs T2 = std::numeric_limits<TimeNs>::max();
+    for (int64_t m : rv.members) T2 = std::min(T2, dur_[m]);
     TimeNs shift = std::numeric_limits<TimeNs>::min();
     for (int64_t m : rv.members) {
       const TimeNs start = ns_[m] != kUnset ? ns_[m] : os_[m];
@@ -508,6 +518,15 @@ class Replayer {
         if (!ev.IsSortedByTime()) ev.SortByTime();
       }
       std::sort(dev_shift.begin(), dev_shift.end());
+      auto dev_shift_at = [&](TimeNs t0) -> TimeNs {
+        auto it = std::upper_bound(dev_shift.begin(), dev_shift.end(),
+                                   std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
+        return it == dev_shift.begin() ? 0 : std::prev(it)->second;
+      };
+      if (mods_.edits.active && mods_.edits.memory_edited && !mods_.edits.memory[r].deltas.empty()) {
+        RebuildCounters(r, &rank, dev_shift_at);
+        continue;
+      }
       for (Track& track : rank.tracks) {
         if (track.kind != TrackKind::kCounter || track.sample_ts.empty()) continue;
         std::vector<std::pair<TimeNs, double>> samples(track.sample_ts.size());
@@ -532,6 +551,57 @@ class Replayer {
     return out;
   }
 
+  // The memory counters from their deltas: each at the new start or end of
+  // the op it is attached to (dropped with a removed op), the others moved
+  // with the device op before them; the total as the sum of the categories.
+  template <typename ShiftAt>
+  void RebuildCounters(size_t r, Rank* rank, const ShiftAt& shift_at) {
+    const RankMemory& mem = mods_.edits.memory[r];
+    struct Step { TimeNs t; size_t order; int32_t track; double delta; };
+    std::vector<Step> steps;
+    steps.reserve(mem.deltas.size());
+    for (size_t k = 0; k < mem.deltas.size(); ++k) {
+      const MemDelta& d = mem.deltas[k];
+      if (d.removed) continue;
+      TimeNs t = d.ts + shift_at(d.ts);
+      if (d.op_track >= 0) {
+        const int64_t n = base_[r][size_t(d.op_track)] + d.op_event;
+        if (removed_[size_t(n)]) continue;
+        t = (d.at_end ? ne_[size_t(n)] : ns_[size_t(n)]) + d.offset;
+      }
+      steps.push_back({t, k, d.counter_track, d.delta});
+    }
+    std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) {
+      return a.t != b.t ? a.t < b.t : a.order < b.order;
+    });
+    std::vector<double> value(rank->tracks.size(), 0);
+    std::vector<char> touched(rank->tracks.size(), 0);
+    for (const MemDelta& d : mem.deltas) touched[size_t(d.counter_track)] = 1;
+    if (mem.derived_total) touched[size_t(mem.total_track)] = 1;
+    for (size_t t = 0; t < rank->tracks.size(); ++t) {
+      if (!touched[t]) continue;
+      rank->tracks[t].sample_ts.clear();
+      rank->tracks[t].sample_value.clear();
+    }
+    auto put = [](Track& tr, TimeNs t, double v) {
+      if (!tr.sample_ts.empty() && tr.sample_ts.back() == t) {
+        tr.sample_value.back() = v;
+      } else {
+        tr.sample_ts.push_back(t);
+        tr.sample_value.push_back(v);
+      }
+    };
+    double total = 0;
+    for (const Step& st : steps) {
+      value[size_t(st.track)] += st.delta;
+      put(rank->tracks[size_t(st.track)], st.t, value[size_t(st.track)]);
+      if (mem.derived_total && IsMemoryCategory(rank->tracks[size_t(st.track)].counter)) {
+        total += st.delta;
+        put(rank->tracks[size_t(mem.total_track)], st.t, total);
+      }
+    }
+  }
+
   const Trace& in_;
   const GraphModifications& mods_;
   GraphStats stats_;
@@ -552,7 +622,7 @@ bool GraphModifications::IsIdentity() const {
   for (double s : speed) {
     if (s != 1.0) return false;
   }
-  return host_factor == 1.0 && remove_syncs.empty();
+  return host_factor == 1.0 && remove_syncs.empty() && launch_lag_ns == 0 && !edits.active;
 }
 
 Trace ReplayGraph(const Trace& trace, const GraphModifications& mods, GraphStats* stats) {

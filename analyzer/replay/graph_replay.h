@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/replay/event_edits.h"
 #include "analyzer/replay/op_class.h"
 #include "formats/trace.h"
 
@@ -35,6 +36,12 @@ struct GraphModifications {
   double host_factor = 1.0;
   // Host syncs whose name contains one of these are removed (no wait).
   std::vector<std::string> remove_syncs;
+  // Added between the end of an op's last launch and the op (a dispatch
+  // stage the trace does not have, e.g. the task queue switched on).
+  TimeNs launch_lag_ns = 0;
+  // Per-event durations, removals and memory deltas from the graph
+  // transforms (inactive = the trace's own).
+  EventEdits edits;
   bool IsIdentity() const;
 };
 

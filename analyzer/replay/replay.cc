@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "analyzer/analyze.h"
+#include "analyzer/replay/transforms/graph_knobs.h"
 #include "analyzer/stable_json.h"
 #include "formats/errors.h"
 #include "formats/json_text.h"
@@ -41,6 +42,14 @@ analysis::Analysis AnalyzeTrace(const Trace& trace) {
 
 double ReplayResult::Gain() const {
   return step_before_ns > 0 ? double(step_before_ns - step_after_ns) / double(step_before_ns) : 0;
+}
+
+bool ParseReplayMethod(std::string_view name, ReplayMethod* out) {
+  if (name == "auto") *out = ReplayMethod::kAuto;
+  else if (name == "graph") *out = ReplayMethod::kGraph;
+  else if (name == "regenerate") *out = ReplayMethod::kRegenerate;
+  else return false;
+  return true;
 }
 
 bool IsGraphKey(std::string_view key) {
@@ -98,21 +107,32 @@ int64_t PeakMemoryBytes(const analysis::Analysis& a) {
 }
 
 ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
-                    const analysis::Analysis* before) {
+                    const analysis::Analysis* before, const ReplayOptions& options) {
   ReplayResult res;
   res.sets = sets;
   GraphModifications mods;
-  const std::vector<std::string> config_sets = SplitSets(sets, &mods);
+  std::vector<std::string> config_sets, graph_knobs;
+  for (std::string& s : SplitSets(sets, &mods)) {
+    const std::string key = s.substr(0, s.find('='));
+    (IsGraphOnlyKnob(key) ? graph_knobs : config_sets).push_back(std::move(s));
+  }
   res.before = before ? *before : AnalyzeTrace(trace);
 
+  const bool tracegen = !trace.metadata.config_json.empty();
+  if (!config_sets.empty() && options.method == ReplayMethod::kRegenerate && !tracegen) {
+    ThrowInputError("--set", config_sets[0],
+                    "regenerating needs a tracegen trace (metadata.config_json); the graph replay "
+                    "models micro-batch size, all-to-all algorithm, expert placement, recompute, "
+                    "swap, task queue and NUMA binding");
+  }
+  const bool regenerate = !config_sets.empty() && tracegen && options.method != ReplayMethod::kGraph;
+  if (!regenerate) {
+    graph_knobs.insert(graph_knobs.end(), config_sets.begin(), config_sets.end());
+    config_sets.clear();
+  }
   const Trace* base = &trace;
   Trace regenerated;
-  if (!config_sets.empty()) {
-    if (trace.metadata.config_json.empty()) {
-      ThrowInputError("--set", config_sets[0],
-                      "a RunConfig key needs a tracegen trace (metadata.config_json); on a recorded "
-                      "trace use speed.<class>, host.dispatch_factor or sync.remove");
-    }
+  if (regenerate) {
     tracegen::RunConfig config =
         tracegen::ParseConfigJson(trace.metadata.config_json, "metadata.config_json");
     for (const std::string& s : config_sets) tracegen::ApplyOverride(&config, s);
@@ -132,7 +152,8 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
     base = &regenerated;
     res.regenerated = true;
   }
-  if (!mods.IsIdentity() || config_sets.empty()) {
+  if (!graph_knobs.empty()) res.transforms = ApplyGraphKnobs(*base, graph_knobs, &mods);
+  if (!mods.IsIdentity() || !regenerate) {
     res.predicted = ReplayGraph(*base, mods, &res.graph);
     res.graph_replayed = true;
   } else {
@@ -193,6 +214,9 @@ std::string ReplayJson(const ReplayResult& r) {
   }
   out += r.ranks.empty() ? "],\n" : "\n  ],\n";
   out += fmt::format("  \"regenerated\": {},\n", r.regenerated ? "true" : "false");
+  out += "  \"transforms\": [";
+  for (size_t i = 0; i < r.transforms.size(); ++i) out += (i ? ", " : "") + JsonQuote(r.transforms[i]);
+  out += "],\n";
   out += fmt::format("  \"step_time_ns\": {{\"after\": {}, \"before\": {}, \"change\": {}}},\n",
                      r.step_after_ns, r.step_before_ns, change(r.step_before_ns, r.step_after_ns));
   out += "  \"warnings\": [";
@@ -221,6 +245,7 @@ std::string FormatReplay(const ReplayResult& r) {
   if (r.graph_replayed && r.graph.forced > 0) {
     out += fmt::format("note: {} nodes forced to break dependency cycles\n", r.graph.forced);
   }
+  for (const auto& t : r.transforms) out += "transform: " + t + "\n";
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   return out;
 }

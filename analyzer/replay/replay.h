@@ -6,9 +6,15 @@
 //                          (flash_attention, grouped_matmul, matmul, vector, comm, alltoall, copy)
 //   host.dispatch_factor=F host issue cost x F (launch calls and the host work between them)
 //   sync.remove=NAME       host syncs whose name contains NAME no longer wait ("all" = every one)
-//   any RunConfig key      tracegen traces only (metadata.config_json): the run is generated
-//                          again with the changed configuration -- tracegen's own model is the
-//                          faithful what-if -- and graph modifications then apply on top.
+//   slow_rank.fix=R        rank R at its peers' speed (transforms/slow_rank.h)
+//   micro_batch.scale=K    K micro-batches merged into one (transforms/micro_batch.h)
+//   any RunConfig key      tracegen traces (metadata.config_json): by default the run is
+//                          generated again with the changed configuration -- tracegen's own
+//                          model is the faithful what-if -- and graph modifications then apply
+//                          on top. With ReplayMethod::kGraph, and on recorded traces, the keys
+//                          the graph models (transforms/graph_knobs.h: micro-batch size,
+//                          all-to-all algorithm, expert placement, recompute, swap off, task
+//                          queue, NUMA binding) are transforms of the recorded events instead.
 #pragma once
 
 #include <cstdint>
@@ -27,8 +33,20 @@ struct RankPrediction {
   int64_t after_ns = 0;
 };
 
+enum class ReplayMethod : uint8_t {
+  kAuto,        // regenerate tracegen traces, graph transforms otherwise
+  kGraph,       // never regenerate: RunConfig keys as graph transforms
+  kRegenerate,  // RunConfig keys need a tracegen trace
+};
+struct ReplayOptions {
+  ReplayMethod method = ReplayMethod::kAuto;
+};
+// "auto", "graph", "regenerate"; false on anything else.
+bool ParseReplayMethod(std::string_view name, ReplayMethod* out);
+
 struct ReplayResult {
   std::vector<std::string> sets;
+  std::vector<std::string> transforms;  // what the graph transforms did
   bool regenerated = false;  // RunConfig keys applied through tracegen
   bool graph_replayed = false;
   GraphStats graph;
@@ -49,7 +67,7 @@ std::vector<std::string> SplitSets(const std::vector<std::string>& sets, GraphMo
 
 // `before` is the analysis of `trace` when the caller has it (else computed).
 ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
-                    const analysis::Analysis* before = nullptr);
+                    const analysis::Analysis* before = nullptr, const ReplayOptions& options = {});
 
 // Median over ranks of each rank's mean step span (ns); 0 without ranks.
 int64_t MedianStepNs(const analysis::Analysis& a);

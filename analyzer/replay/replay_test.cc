@@ -160,8 +160,18 @@ TEST(ReplayKeys, SplitsGraphAndConfigKeys) {
   EXPECT_THROW(SplitSets({"host.task_queue"}, &mods), InputError);
 }
 
-TEST(ReplayKeys, ConfigKeyNeedsTracegenTrace) {
-  EXPECT_THROW(Replay(TwoRanks(), {"host.task_queue=true"}), InputError);
+TEST(ReplayKeys, RecordedTraceTakesOnlyGraphKnobs) {
+  // Not modelled by the graph and no tracegen config to regenerate.
+  EXPECT_THROW(Replay(TwoRanks(), {"schedule.kind=adaptive"}), InputError);
+  ReplayOptions regenerate;
+  regenerate.method = ReplayMethod::kRegenerate;
+  EXPECT_THROW(Replay(TwoRanks(), {"host.task_queue=true"}, nullptr, regenerate), InputError);
+  // A knob the graph models is a transform of the recorded events.
+  ReplayResult r = Replay(TwoRanks(), {"host.numa_affinity=true"});
+  EXPECT_FALSE(r.regenerated);
+  EXPECT_TRUE(r.graph_replayed);
+  ASSERT_EQ(r.transforms.size(), 2u);
+  EXPECT_EQ(r.transforms[1], "NUMA-local binding");
 }
 
 // ---- fidelity --------------------------------------------------------------

@@ -5,7 +5,8 @@
 #include <map>
 #include <numeric>
 
-#include "formats/ascend/decimal.h"
+#include "formats/decimal.h"
+#include "formats/ascend/ns_carry.h"
 #include "formats/ascend/trace_view.h"
 #include "formats/errors.h"
 

@@ -10,7 +10,7 @@
 #include "formats/ascend/ascend_csv.h"
 #include "formats/ascend/communication_json.h"
 #include "formats/ascend/csv_table.h"
-#include "formats/ascend/decimal.h"
+#include "formats/decimal.h"
 #include "formats/ascend/trace_view.h"
 #include "formats/errors.h"
 

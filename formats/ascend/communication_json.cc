@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "formats/ascend/ascend_csv.h"
-#include "formats/ascend/decimal.h"
+#include "formats/decimal.h"
 #include "formats/errors.h"
 
 namespace moetrace {

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "formats/ascend/decimal.h"
+#include "formats/decimal.h"
 #include "formats/errors.h"
 
 namespace moetrace {

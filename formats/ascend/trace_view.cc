@@ -8,7 +8,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "formats/ascend/decimal.h"
+#include "formats/decimal.h"
+#include "formats/ascend/ns_carry.h"
 #include "formats/errors.h"
 
 namespace moetrace {

@@ -139,6 +139,7 @@ void ChromeJsonSink::AddRank(const Rank& rank) {
   if (finished_) throw std::logic_error("ChromeJsonSink: AddRank after Finish");
   ++ranks_written_;
   last_rank_id_ = rank.rank;
+  const int32_t pid = ExportPid(rank.rank);
   name_cache_.clear();
   name_begin_.assign(rank.strings.size(), 0);
   name_end_.assign(rank.strings.size(), 0);
@@ -163,7 +164,7 @@ void ChromeJsonSink::AddRank(const Rank& rank) {
   if (!rank.routing.empty()) {
     while (std::find(used.begin(), used.end(), next_synthetic) != used.end()) ++next_synthetic;
     routing_tid = next_synthetic;
-    WriteThreadMetadata(rank.rank, routing_tid, "MoE routing",
+    WriteThreadMetadata(pid, routing_tid, "MoE routing",
                         static_cast<int64_t>(2 * rank.tracks.size()));
   }
 
@@ -177,24 +178,24 @@ void ChromeJsonSink::AddRank(const Rank& rank) {
     const EventTable& ev = track.events;
     for (size_t i = 0; i < ev.size(); ++i) {
       WriteEvent(rank, t, i, tids[t]);
-      if (uint64_t id = flows.StartOf(t, i)) WriteFlow('s', rank.rank, tids[t], ev.ts[i], id);
-      if (uint64_t id = flows.EndOf(t, i)) WriteFlow('f', rank.rank, tids[t], ev.ts[i], id);
+      if (uint64_t id = flows.StartOf(t, i)) WriteFlow('s', pid, tids[t], ev.ts[i], id);
+      if (uint64_t id = flows.EndOf(t, i)) WriteFlow('f', pid, tids[t], ev.ts[i], id);
     }
   }
-  for (const RoutingRecord& rr : rank.routing) WriteRouting(rank.rank, routing_tid, rr);
+  for (const RoutingRecord& rr : rank.routing) WriteRouting(pid, routing_tid, rr);
   Flush();
 }
 
 void ChromeJsonSink::WriteMetadataEvents(const Rank& rank, const std::vector<int64_t>& tids) {
   BeginEvent();
   out_ += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":";
-  AppendInt(rank.rank, &out_);
+  AppendInt(ExportPid(rank.rank), &out_);
   out_ += ",\"args\":{\"name\":";
   AppendJsonString(ProcessLabel(rank), &out_);
   out_ += "}}";
   BeginEvent();
   out_ += "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":";
-  AppendInt(rank.rank, &out_);
+  AppendInt(ExportPid(rank.rank), &out_);
   out_ += ",\"args\":{\"sort_index\":";
   AppendInt(rank.rank, &out_);
   out_ += "}}";
@@ -202,7 +203,7 @@ void ChromeJsonSink::WriteMetadataEvents(const Rank& rank, const std::vector<int
     if (rank.tracks[t].kind == TrackKind::kCounter) continue;
     // Host threads above device streams, each in model order.
     const bool host = rank.tracks[t].kind == TrackKind::kHostThread;
-    WriteThreadMetadata(rank.rank, tids[t], TrackLabel(rank, t),
+    WriteThreadMetadata(ExportPid(rank.rank), tids[t], TrackLabel(rank, t),
                         static_cast<int64_t>(host ? t : t + rank.tracks.size()));
   }
   EndEvent();
@@ -254,7 +255,7 @@ void ChromeJsonSink::WriteEvent(const Rank& rank, size_t t, size_t i, int64_t ti
   out_ += KinetoCategory(track, cat, ev.flags[i]);
   out_ += "\",\"name\":";
   Name(rank, ev.name[i]);
-  PidTid(rank.rank, tid);
+  PidTid(ExportPid(rank.rank), tid);
   out_ += ",\"ts\":";
   AppendMicros(ev.ts[i], &out_);
   if (!instant) {
@@ -324,7 +325,7 @@ void ChromeJsonSink::WriteCounters(const Rank& rank, size_t t) {
     out_ += "{\"ph\":\"C\",\"name\":";
     out_ += name;
     out_ += ",\"pid\":";
-    AppendInt(rank.rank, &out_);
+    AppendInt(ExportPid(rank.rank), &out_);
     out_ += ",\"ts\":";
     AppendMicros(track.sample_ts[i], &out_);
     out_ += ",\"args\":{\"";

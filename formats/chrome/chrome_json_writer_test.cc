@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "formats/errors.h"
+#include "formats/export/track_labels.h"
 #include "formats/kineto/kineto_importer.h"
 #include "formats/sample_trace.h"
 
@@ -102,14 +103,15 @@ TEST_F(ChromeSampleTest, NamesProcessesAndThreads) {
           std::string(std::string_view(e["args"]["name"]));
     }
   }
-  EXPECT_EQ(processes[2], "rank 2 (node0)");
-  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1002})], "python");
-  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{2002})], "dequeue");
+  EXPECT_EQ(processes.count(0), 0u) << "pid 0 is the idle process in trace processors";
+  EXPECT_EQ(processes[3], "rank 2 (node0)");  // pid = rank + 1
+  EXPECT_EQ(threads[std::make_pair(int64_t{3}, int64_t{1002})], "python");
+  EXPECT_EQ(threads[std::make_pair(int64_t{3}, int64_t{2002})], "dequeue");
   // Stream 0: tid 0 is the idle thread in trace processors, so a synthetic one.
-  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1'000'000'000})], "NPU stream 0 (compute)");
-  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1})], "NPU stream 1 (comm: hccl)");
-  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{2})], "NPU stream 2 (copy)");
-  EXPECT_EQ(threads[std::make_pair(int64_t{2}, int64_t{1'000'000'001})], "MoE routing");
+  EXPECT_EQ(threads[std::make_pair(int64_t{3}, int64_t{1'000'000'000})], "NPU stream 0 (compute)");
+  EXPECT_EQ(threads[std::make_pair(int64_t{3}, int64_t{1})], "NPU stream 1 (comm: hccl)");
+  EXPECT_EQ(threads[std::make_pair(int64_t{3}, int64_t{2})], "NPU stream 2 (copy)");
+  EXPECT_EQ(threads[std::make_pair(int64_t{3}, int64_t{1'000'000'001})], "MoE routing");
   EXPECT_EQ(threads.size(), 4u * 6);
 }
 
@@ -133,7 +135,7 @@ TEST_F(ChromeSampleTest, FlowsGoFromLastLaunchToDeviceOp) {
     ASSERT_EQ(s.size(), 1u) << id;
     ASSERT_EQ(ends[id].size(), 1u) << id;
     EXPECT_EQ(s[0].pid, ends[id][0].pid);
-    EXPECT_EQ(s[0].tid, 2000 + s[0].pid);  // the dequeue ends after the enqueue
+    EXPECT_EQ(s[0].tid, 2000 + s[0].pid - 1);  // the dequeue ends after the enqueue
     EXPECT_TRUE(ends[id][0].tid <= 2 || ends[id][0].tid == 1'000'000'000);  // a device stream
     EXPECT_LT(s[0].ts, ends[id][0].ts);
   }
@@ -145,7 +147,7 @@ TEST_F(ChromeSampleTest, ArgsCarryTheModelFields) {
   const CommRecord& rec = comm.comms[0];
   bool seen_compute = false, seen_collective = false;
   for (element e : Events()) {
-    if (std::string_view(e["ph"]) != "X" || int64_t(e["pid"]) != 1) continue;
+    if (std::string_view(e["ph"]) != "X" || int64_t(e["pid"]) != ExportPid(1)) continue;
     object args = e["args"];
     std::string_view cat = args["category"];
     if (cat == "compute" && !seen_compute) {
@@ -186,7 +188,7 @@ TEST_F(ChromeSampleTest, CountersHoldTheSamples) {
   const Track& mem = trace_->ranks[3].tracks[5];
   std::vector<double> values;
   for (element e : Events()) {
-    if (std::string_view(e["ph"]) != "C" || int64_t(e["pid"]) != 3) continue;
+    if (std::string_view(e["ph"]) != "C" || int64_t(e["pid"]) != ExportPid(3)) continue;
     if (std::string_view(e["name"]) != "mem.allocated") continue;
     values.push_back(double(e["args"]["bytes"]));
   }
@@ -199,7 +201,7 @@ TEST_F(ChromeSampleTest, RoutingRecordsCarryTokenCounts) {
   for (element e : Events()) {
     std::string_view cat;
     if (e["cat"].get(cat) != simdjson::SUCCESS || cat != "moe_routing") continue;
-    if (int64_t(e["pid"]) != 2) continue;
+    if (int64_t(e["pid"]) != ExportPid(2)) continue;
     std::vector<int64_t> v;
     for (element x : e["args"]["tokens_per_expert"].get_array()) v.push_back(int64_t(x));
     tokens.push_back(v);

@@ -2,11 +2,17 @@
 // exporters so both show the same labels.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "formats/trace.h"
 
 namespace moetrace {
+
+// The pid a rank's process gets in exported traces. Not the rank id itself:
+// trace processors reserve pid 0 for the kernel's idle (swapper) process,
+// which would swallow rank 0.
+inline int32_t ExportPid(int32_t rank) { return rank + 1; }
 
 // "rank 3 (node0)", or "rank 3" when the host is unknown.
 std::string ProcessLabel(const Rank& rank);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "formats/errors.h"
-#include "formats/kineto/decimal_time.h"
+#include "formats/decimal.h"
 #include "formats/kineto/json_scan.h"
 #include "formats/kineto/kineto_builder.h"
 
@@ -41,7 +41,7 @@ bool ParseIntList(std::string_view text, std::vector<T>* out) {
       size_t j = i + 1;
       while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
       int64_t v = 0;
-      if (!ParseIntegerText(text.substr(i, j - i), &v)) return false;
+      if (!ParseTruncatedInteger(text.substr(i, j - i), &v)) return false;
       out->push_back(T(v));
       i = j;
     } else if (c == '[' || c == ']' || c == ',' || c == ' ' || c == '\n' || c == '\t') {
@@ -241,7 +241,7 @@ class EventReader {
     std::string_view text;
     if (t == od::json_type::number) {
       text = v.raw_json_token();
-      if (ParseIntegerText(text, out)) return true;
+      if (ParseTruncatedInteger(text, out)) return true;
       double d = 0;
       if (v.get_double().get(d) || !(d > -9.2e18 && d < 9.2e18)) {
         Fail(Where(v, at), "number out of range for " + Quote(key));
@@ -252,7 +252,7 @@ class EventReader {
     if (t == od::json_type::null) return false;
     if (t == od::json_type::string && lenient) {
       if (v.get_string().get(text)) WrongType(v, key, at, "an integer");
-      return ParseIntegerText(text, out);
+      return ParseTruncatedInteger(text, out);
     }
     WrongType(v, key, at, "an integer");
   }
@@ -268,9 +268,9 @@ class EventReader {
     }
     if (t == od::json_type::string) {
       std::string_view s = String(v, key, at);
-      if (ParseIntegerText(s, &id)) return id;
+      if (ParseTruncatedInteger(s, &id)) return id;
       if (s.size() > 7 && s.compare(0, 7, "stream ") == 0 &&
-          ParseIntegerText(s.substr(7), &id)) {
+          ParseTruncatedInteger(s.substr(7), &id)) {
         return id;
       }
       return builder_->SyntheticId(s);

@@ -263,7 +263,7 @@ void PerfettoSink::WriteProcess(const Rank& rank) {
   size_t td = out_.BeginNested(kTrackDescriptor);
   out_.UintField(kUuid, process_uuid_);
   size_t pd = out_.BeginNested(kProcess);
-  out_.IntField(kPid, rank.rank);
+  out_.IntField(kPid, ExportPid(rank.rank));
   Str(kProcessName, ProcessLabel(rank));
   out_.EndNested(pd);
   out_.EndNested(td);
@@ -306,7 +306,7 @@ void PerfettoSink::WriteEventTrack(const Rank& rank, size_t t, const LaunchFlows
   out_.UintField(kUuid, thread_uuid);
   Str(kTrackName, label);
   size_t thd = out_.BeginNested(kThread);
-  out_.IntField(kPid, rank.rank);
+  out_.IntField(kPid, ExportPid(rank.rank));
   out_.IntField(kTid, ThreadTid(track));
   Str(kThreadName, label);
   out_.EndNested(thd);

@@ -1,8 +1,8 @@
 // Streaming exporter to Perfetto's protobuf trace format (.pftrace), for
 // ui.perfetto.dev and trace_processor.
 //
-// Each rank is one packet sequence: a process track (pid = rank id, named
-// "rank N (host)"), a thread track per host thread and per device stream
+// Each rank is one packet sequence: a process track (pid = ExportPid(rank), rank + 1,
+// named "rank N (host)"), a thread track per host thread and per device stream
 // (streams named "NPU stream 3 (compute)"), counter tracks (bytes for memory
 // counters), slices as BEGIN/END pairs with interned names and categories,
 // instants for zero-length events and flows from each op's last launch to the

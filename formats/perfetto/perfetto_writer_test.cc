@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "formats/errors.h"
+#include "formats/export/track_labels.h"
 #include "formats/sample_trace.h"
 #include "formats/proto/perfetto_trace.pb.h"
 
@@ -229,16 +230,19 @@ TEST_F(PerfettoSampleTest, ProcessThreadAndCounterTracks) {
     }
   }
   ASSERT_EQ(processes.size(), 4u);
+  EXPECT_EQ(processes.count(0), 0u) << "pid 0 is trace processor's idle process";
   for (int r = 0; r < 4; ++r) {
-    EXPECT_EQ(processes[r], "rank " + std::to_string(r) + " (node0)");
-    EXPECT_EQ(threads[r], (std::set<std::string>{"python", "dequeue", "NPU stream 0 (compute)",
+    const int32_t pid = ExportPid(r);
+    EXPECT_EQ(pid, r + 1);
+    EXPECT_EQ(processes[pid], "rank " + std::to_string(r) + " (node0)");
+    EXPECT_EQ(threads[pid], (std::set<std::string>{"python", "dequeue", "NPU stream 0 (compute)",
                                                  "NPU stream 1 (comm: hccl)",
                                                  "NPU stream 2 (copy)"}));
-    EXPECT_EQ(counters[r], (std::vector<std::string>{"mem.allocated", "mem.activations"}));
+    EXPECT_EQ(counters[pid], (std::vector<std::string>{"mem.allocated", "mem.activations"}));
   }
   // Host threads keep their real tid; streams get synthetic ones.
-  EXPECT_EQ(d.tracks.at(ThreadUuid(2, "python")).thread().tid(), 1002);
-  EXPECT_GE(d.tracks.at(ThreadUuid(2, "NPU stream 0 (compute)")).thread().tid(), 1 << 30);
+  EXPECT_EQ(d.tracks.at(ThreadUuid(ExportPid(2), "python")).thread().tid(), 1002);
+  EXPECT_GE(d.tracks.at(ThreadUuid(ExportPid(2), "NPU stream 0 (compute)")).thread().tid(), 1 << 30);
   // 4 ranks x (process + 5 threads + 2 counters + MoE routing); no overlap,
   // so no lane tracks.
   EXPECT_EQ(d.tracks.size(), 4u * 9u);
@@ -258,7 +262,7 @@ TEST_F(PerfettoSampleTest, SlicesMatchTheModelPerTrack) {
                               : t == 2 ? "NPU stream 0 (compute)"
                               : t == 3 ? "NPU stream 1 (comm: hccl)"
                                        : "NPU stream 2 (copy)";
-      uint64_t uuid = ThreadUuid(rank.rank, label);
+      uint64_t uuid = ThreadUuid(ExportPid(rank.rank), label);
       ASSERT_NE(uuid, 0u) << label;
       std::vector<Slice> got = d.slices.count(uuid) ? d.slices.at(uuid) : std::vector<Slice>{};
       std::sort(got.begin(), got.end());
@@ -276,7 +280,7 @@ TEST_F(PerfettoSampleTest, CounterValuesEqualSamples) {
   for (const auto& [uuid, td] : d.tracks) {
     if (!td.has_counter()) continue;
     int32_t pid = d.tracks.at(td.parent_uuid()).process().pid();
-    const Rank& rank = trace_->ranks[pid];
+    const Rank& rank = trace_->ranks[pid - 1];
     const Track& track = rank.tracks[td.name() == "mem.allocated" ? 5 : 6];
     std::vector<std::pair<int64_t, double>> want;
     for (size_t i = 0; i < track.sample_ts.size(); ++i) {
@@ -295,7 +299,7 @@ TEST_F(PerfettoSampleTest, RoutingRecordsAreInstantsOnTheirOwnTrack) {
   for (const auto& [uuid, td] : d.tracks) {
     if (td.name() != "MoE routing") continue;
     ++tracks;
-    const Rank& rank = trace_->ranks[d.tracks.at(td.parent_uuid()).process().pid()];
+    const Rank& rank = trace_->ranks[d.tracks.at(td.parent_uuid()).process().pid() - 1];
     ASSERT_EQ(d.slices.at(uuid).size(), rank.routing.size());
     for (size_t i = 0; i < rank.routing.size(); ++i) {
       const RoutingRecord& rr = rank.routing[i];

@@ -1,0 +1,128 @@
+// What-if accuracy of the graph transforms alone: a tiny-moe trace treated
+// as recorded (ReplayMethod::kGraph, no regeneration) changed to B, against
+// generate(B): step time and peak memory within 5%.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "analyzer/analyze.h"
+#include "analyzer/replay/graph_replay.h"
+#include "analyzer/replay/replay.h"
+#include "formats/errors.h"
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+namespace moetrace::replay {
+namespace {
+
+// A shorter sequence keeps each generation to a few tens of milliseconds.
+Trace Tiny(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), "model.seq_length=512");
+  tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", sets, 0});
+  MemorySink sink;
+  tracegen::Generate(c, {}, sink);
+  return std::move(sink.trace());
+}
+
+void ExpectGraphWhatIf(const std::vector<std::string>& a, const std::vector<std::string>& change,
+                       const std::vector<std::string>& b) {
+  Trace ta = Tiny(a);
+  ReplayOptions o;
+  o.method = ReplayMethod::kGraph;
+  ReplayResult r = Replay(ta, change, nullptr, o);
+  EXPECT_FALSE(r.regenerated);
+  Trace tb = Tiny(b);
+  MemorySource sb(tb);
+  analysis::Analysis ab = Analyze(sb);
+  const double actual = double(MedianStepNs(ab));
+  const double peak = double(PeakMemoryBytes(ab));
+  const double step_err = (double(r.step_after_ns) - actual) / actual;
+  const double peak_err = (double(r.peak_after_bytes) - peak) / peak;
+  fprintf(stderr, "graph what-if: step %lld -> predicted %lld, actual %.0f (%+.2f%%); peak predicted %lld actual %.0f (%+.2f%%)\n",
+          (long long)r.step_before_ns, (long long)r.step_after_ns, actual, 100 * step_err,
+          (long long)r.peak_after_bytes, peak, 100 * peak_err);
+  EXPECT_LT(std::abs(step_err), 0.05);
+  EXPECT_LT(std::abs(peak_err), 0.05);
+}
+
+TEST(GraphWhatIf, TaskQueueOn) {
+  ExpectGraphWhatIf({"host.task_queue=false"}, {"host.task_queue=true"}, {});
+}
+
+TEST(GraphWhatIf, NumaAffinityOn) {
+  ExpectGraphWhatIf({"host.numa_affinity=false"}, {"host.numa_affinity=true"}, {});
+}
+
+TEST(GraphWhatIf, MicroBatchDoubled) {
+  ExpectGraphWhatIf({}, {"parallel.micro_batch_size=2"}, {"parallel.micro_batch_size=2"});
+}
+
+TEST(GraphWhatIf, HierarchicalAllToAllAcrossNodes) {
+  ExpectGraphWhatIf({"hardware.devices_per_node=4"}, {"comm.a2a=hierarchical"},
+                    {"hardware.devices_per_node=4", "comm.a2a=hierarchical"});
+}
+
+TEST(GraphWhatIf, ExpertPlacement) {
+  ExpectGraphWhatIf({}, {"routing.edpb=true"}, {"routing.edpb=true"});
+}
+
+TEST(GraphWhatIf, SelectiveRecompute) {
+  ExpectGraphWhatIf({}, {"memory.recompute=selective"}, {"memory.recompute=selective"});
+}
+
+TEST(GraphWhatIf, FullRecompute) {
+  ExpectGraphWhatIf({}, {"memory.recompute=full"}, {"memory.recompute=full"});
+}
+
+TEST(GraphWhatIf, RecomputeOff) {
+  ExpectGraphWhatIf({"memory.recompute=full"}, {"memory.recompute=none"}, {});
+}
+
+// A slow rank planted by the graph (rank 3's compute 30% longer, every
+// rank then waits for it at collectives), then replayed at its peers' speed:
+// the step comes back to the unslowed run's.
+TEST(GraphWhatIf, SwapOn) {
+  ExpectGraphWhatIf({}, {"memory.swap=true"}, {"memory.swap=true"});
+}
+
+TEST(GraphWhatIf, SwapOff) {
+  ExpectGraphWhatIf({"memory.swap=true"}, {"memory.swap=false"}, {});
+}
+
+TEST(GraphWhatIf, SlowRankAtItsPeersSpeed) {
+  Trace base = Tiny({});
+  GraphModifications slow;
+  slow.edits.Init(base);
+  for (size_t r = 0; r < base.ranks.size(); ++r) {
+    if (base.ranks[r].rank != 3) continue;
+    for (size_t t = 0; t < base.ranks[r].tracks.size(); ++t) {
+      const Track& tr = base.ranks[r].tracks[t];
+      if (tr.kind != TrackKind::kDeviceStream) continue;
+      for (size_t i = 0; i < tr.events.size(); ++i) {
+        if (tr.events.category[i] == Category::kCompute) {
+          slow.edits.dur[r][t][i] = TimeNs(std::llround(1.3 * double(tr.events.dur[i])));
+        }
+      }
+    }
+  }
+  Trace slowed = ReplayGraph(base, slow);
+  ReplayResult r = Replay(slowed, {"slow_rank.fix=3"});
+  MemorySource sb(base);
+  const double actual = double(MedianStepNs(Analyze(sb)));
+  fprintf(stderr, "slow rank: %lld -> predicted %lld, unslowed %.0f\n", (long long)r.step_before_ns,
+          (long long)r.step_after_ns, actual);
+  EXPECT_GT(double(r.step_before_ns), 1.01 * actual);  // the planted slowness shows (+1.5%)
+  EXPECT_LT(std::abs(double(r.step_after_ns) - actual) / actual, 0.005);
+}
+
+TEST(GraphWhatIf, ScheduleIsNotModelled) {
+  Trace ta = Tiny({});
+  ReplayOptions o;
+  o.method = ReplayMethod::kGraph;
+  EXPECT_THROW(Replay(ta, {"schedule.kind=adaptive"}, nullptr, o), InputError);
+}
+
+}  // namespace
+}  // namespace moetrace::replay
