@@ -433,7 +433,8 @@ EngineImpl::ActBytes EngineImpl::LayerActivation(int layer, double recv_tokens) 
   out.full = attn + score + mlp;
   out.attention = attn;
   // FlashAttention never materialises the s x s scores: recomputing the
-  // attention core rebuilds them tile by tile on chip, so no transient.
+  // attention core (selective) rebuilds them tile by tile on chip, so no
+  // transient.
   if (rc == "none") {
     out.kept = out.full;
   } else if (rc == "selective") {
@@ -443,8 +444,10 @@ EngineImpl::ActBytes EngineImpl::LayerActivation(int layer, double recv_tokens) 
     out.kept = attn + mlp - out.act_fn_out;
     out.extra = out.act_fn_out;
   } else {
+    // Full: the re-run forward rebuilds what `none` keeps (the memory model
+    // of `none` is Korthikanti's, scores included).
     out.kept = 2 * sbh / (split_all ? t : 1);
-    out.extra = attn + mlp;
+    out.extra = out.full - out.kept;
     out.attention = out.kept;  // the checkpointed layer input is what can be swapped
     out.permuted = 0;
   }
