@@ -64,6 +64,10 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
 
   std::stable_sort(ranks.begin(), ranks.end(),
                    [](const auto& a, const auto& b) { return a.rank() < b.rank(); });
+  // The Ascend profiler's own figures only make sense on its traces.
+  if (source.metadata().source != "ascend") {
+    for (auto& r : ranks) r.clear_ascend();
+  }
   for (auto& r : ranks) *out.add_ranks() = std::move(r);
   cluster.Finish(source.metadata(), &out);
   CheckLabels(source.metadata(), &out);

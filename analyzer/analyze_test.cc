@@ -129,6 +129,50 @@ TEST(Cluster, ExpertImbalanceFromRouting) {
   EXPECT_EQ(ei.layers(0).hot_experts(2).expert(), 2);
 }
 
+// Ascend GroupedMatmul token counts: each rank's own experts (ep_size 0).
+TEST(Cluster, ExpertImbalanceFromGroupedMatmulLoads) {
+  Trace t = GroupTrace();
+  const std::vector<int64_t> groups[4] = {{10, 30}, {20, 20}, {0, 40}, {10, 30}};
+  for (int r = 0; r < 4; ++r) {
+    RoutingRecord rec;
+    rec.step = 0;
+    rec.layer = 0;
+    rec.ep_size = 0;
+    rec.tokens_per_expert = groups[r];
+    t.ranks[r].routing.push_back(rec);
+  }
+  Trace totals = t;
+  MemorySource src(std::move(t));
+  analysis::Analysis a = Analyze(src, Threads(1));
+  const auto& ei = a.cluster().expert_imbalance();
+  EXPECT_EQ(ei.source(), "grouped_matmul");
+  // EP ranks 40 each: 0. Experts 10,30,20,20,0,40,10,30: mean 20, max 40: 1.
+  EXPECT_DOUBLE_EQ(ei.ep_max_vio_mean(), 0.0);
+  EXPECT_DOUBLE_EQ(ei.max_vio_mean(), 1.0);
+  ASSERT_EQ(ei.layers_size(), 1);
+  EXPECT_DOUBLE_EQ(ei.layers(0).max_vio(), 1.0);
+  // They are not this rank's routing: no per-rank figure.
+  EXPECT_FALSE(a.ranks(0).has_expert_imbalance());
+
+  // One total per rank (x given whole) on layer 1: EP loads 100, 300 -> 0.5;
+  // the expert-level fields are then unknown.
+  for (int r = 0; r < 2; ++r) {
+    RoutingRecord rec;
+    rec.step = 0;
+    rec.layer = 1;
+    rec.tokens_per_expert = {r == 0 ? 100 : 300};
+    totals.ranks[r].routing.push_back(rec);
+  }
+  MemorySource src2(std::move(totals));
+  analysis::Analysis b = Analyze(src2, Threads(1));
+  const auto& e2 = b.cluster().expert_imbalance();
+  EXPECT_DOUBLE_EQ(e2.ep_max_vio_mean(), 0.25);
+  EXPECT_FALSE(e2.has_max_vio_mean());
+  ASSERT_EQ(e2.layers_size(), 2);
+  EXPECT_FALSE(e2.layers(1).has_max_vio());
+  EXPECT_DOUBLE_EQ(e2.layers(1).ep_max_vio(), 0.5);
+}
+
 TEST(Cluster, ExpertImbalanceFromAllToAllSizesHasNoExpertFields) {
   Trace t = GroupTrace();
   const uint64_t loads[4] = {100, 100, 100, 300};  // mean 150, max 300
@@ -211,6 +255,26 @@ TEST(Analysis, LabelChecksCompareGroundTruthByPath) {
   EXPECT_EQ(a.label_checks(4).error(), 0);
   EXPECT_EQ(a.label_checks(5).actual(), 1000);               // compute 1 ms in µs
   EXPECT_DOUBLE_EQ(a.label_checks(5).error(), 1.0 / 4000);  // 1 µs of a 4 ms step
+}
+
+TEST(Analysis, AscendOverlapOnlyOnAscendSources) {
+  Trace t = GroupTrace();
+  MemorySource plain(t);
+  analysis::Analysis a = Analyze(plain, Threads(1));
+  EXPECT_FALSE(a.ranks(0).has_ascend());
+  t.metadata.source = "ascend";
+  t.metadata.reference = {{0, -1, "overlap_analysis.free_segments", 7}};
+  MemorySource ascend(std::move(t));
+  analysis::Analysis b = Analyze(ascend, Threads(1));
+  ASSERT_TRUE(b.ranks(0).has_ascend());
+  const analysis::AscendOverlap& ov = b.ranks(0).ascend().overlap_analysis();
+  const analysis::Breakdown& bd = b.ranks(0).breakdown();
+  // No copies here: the profiler's figures equal METRICS.md's.
+  EXPECT_EQ(ov.computing_ns(), bd.compute_ns());
+  EXPECT_EQ(ov.communication_not_overlapped_ns(), bd.comm_exposed_ns());
+  EXPECT_EQ(ov.free_ns(), bd.free_ns());
+  ASSERT_EQ(b.label_checks_size(), 1);
+  EXPECT_EQ(b.label_checks(0).actual(), ov.free_segments());
 }
 
 TEST(StableJson, NumbersAndNulls) {

@@ -54,7 +54,11 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
       g = it->second;
     }
     Collective& c = collectives_[CollectiveKey(static_cast<uint32_t>(g), a.sequence)];
-    if (c.members == 0) {
+    // Name, layer and step from the lowest member rank (members may name
+    // their ops differently, e.g. send / recv): independent of the order in
+    // which worker threads add ranks.
+    if (c.members == 0 || m.rank < c.name_rank) {
+      c.name_rank = m.rank;
       c.name = std::string(rank.strings.Get(a.name));
       c.layer = a.layer;
       c.step = a.step;
@@ -76,6 +80,13 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
   }
 
   for (const RoutingRecord& r : rank.routing) {
+    if (r.ep_size <= 0) {
+      // The tokens this rank's own experts processed: one EP-rank load.
+      std::vector<int64_t>& v = local_[{r.step, r.layer}][rank.rank];
+      if (v.size() < r.tokens_per_expert.size()) v.resize(r.tokens_per_expert.size(), 0);
+      for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) v[e] += r.tokens_per_expert[e];
+      continue;
+    }
     RoutingAgg& agg = routing_[{r.step, r.layer}];
     if (agg.tokens.size() < r.tokens_per_expert.size()) agg.tokens.resize(r.tokens_per_expert.size(), 0);
     for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) agg.tokens[e] += r.tokens_per_expert[e];
@@ -157,8 +168,14 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
     r.first += total;
     r.second += 1;
   }
-  std::sort(waits.begin(), waits.end(), [](const Wait& a, const Wait& b) {
-    return a.total != b.total ? a.total > b.total : a.key < b.key;
+  // Ties by group name and sequence (group ids depend on the order ranks
+  // were added, which depends on thread scheduling).
+  std::sort(waits.begin(), waits.end(), [this](const Wait& a, const Wait& b) {
+    if (a.total != b.total) return a.total > b.total;
+    const std::string& ga = group_names_[a.key >> 40];
+    const std::string& gb = group_names_[b.key >> 40];
+    if (ga != gb) return ga < gb;
+    return (a.key & ((1ull << 40) - 1)) < (b.key & ((1ull << 40) - 1));
   });
   for (size_t i = 0; i < waits.size() && i < 20; ++i) {
     const Collective& col = *waits[i].c;
@@ -260,6 +277,51 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
       ei->set_max_vio_mean(Mean(all_vio));
       ei->set_max_vio_max(*std::max_element(all_vio.begin(), all_vio.end()));
       ei->set_ep_max_vio_mean(Mean(all_ep));
+    }
+  } else if (!local_.empty()) {
+    // Ascend GroupedMatmul token counts per rank (per local expert when the
+    // group sizes are known): EP-rank loads are the ranks' sums, over the
+    // ranks that ran that (step, layer); experts are the ranks' local experts
+    // side by side (rank order), when every rank gives the same number > 1.
+    ei->set_source("grouped_matmul");
+    struct LayerAgg { std::vector<double> vio, ep_vio; };
+    std::map<int32_t, LayerAgg> layers;
+    std::vector<double> all_vio, all_ep;
+    bool experts_known = true;
+    for (const auto& [key, by_rank] : local_) {
+      if (by_rank.size() < 2) continue;
+      std::vector<double> ep, experts;
+      size_t local = by_rank.begin()->second.size();
+      for (const auto& [r, v] : by_rank) {
+        double sum = 0;
+        for (int64_t t : v) sum += static_cast<double>(t), experts.push_back(static_cast<double>(t));
+        ep.push_back(sum);
+        if (v.size() != local) local = 0;
+      }
+      double ep_sum = std::accumulate(ep.begin(), ep.end(), 0.0);
+      if (ep_sum <= 0) continue;
+      LayerAgg& la = layers[key.layer];
+      la.ep_vio.push_back(*std::max_element(ep.begin(), ep.end()) / (ep_sum / ep.size()) - 1);
+      all_ep.push_back(la.ep_vio.back());
+      if (local > 1) {
+        la.vio.push_back(*std::max_element(experts.begin(), experts.end()) /
+                             (ep_sum / static_cast<double>(experts.size())) - 1);
+        all_vio.push_back(la.vio.back());
+      } else {
+        experts_known = false;
+      }
+    }
+    for (auto& [layer, la] : layers) {
+      analysis::ExpertLayer* l = ei->add_layers();
+      l->set_layer(layer);
+      l->set_ep_max_vio(Mean(la.ep_vio));
+      if (experts_known && !la.vio.empty()) l->set_max_vio(Mean(la.vio));
+      l->set_steps(static_cast<int32_t>(la.ep_vio.size()));
+    }
+    if (!all_ep.empty()) ei->set_ep_max_vio_mean(Mean(all_ep));
+    if (experts_known && !all_vio.empty()) {
+      ei->set_max_vio_mean(Mean(all_vio));
+      ei->set_max_vio_max(*std::max_element(all_vio.begin(), all_vio.end()));
     }
   } else {
     // Only EP-rank loads are known: the expert-level fields stay absent.

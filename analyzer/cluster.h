@@ -36,6 +36,7 @@ class ClusterAccumulator {
     int64_t sum_dur = 0;
     int64_t min_dur = INT64_MAX;
     int32_t last_rank = -1;
+    int32_t name_rank = -1;  // the member whose op name / layer / step is kept
     std::string name;
     int32_t layer = -1, step = -1;
     bool a2a = false, combine = false;
@@ -61,6 +62,9 @@ class ClusterAccumulator {
   std::vector<std::string> group_names_;
   std::unordered_map<uint64_t, Collective> collectives_;
   std::map<RoutingKey, RoutingAgg> routing_;
+  // Local expert loads (records with ep_size 0: Ascend GroupedMatmul group
+  // sizes, or one total per rank), by rank.
+  std::map<RoutingKey, std::map<int32_t, std::vector<int64_t>>> local_;
   int64_t max_steps_ = 0;
 };
 

@@ -41,7 +41,8 @@ namespace {
 
 // A profiler's own figure (Ascend: "overlap_analysis.<x>_us" per rank,
 // "step_trace.<x>_us" per step) as the same figure of a breakdown, in µs.
-// Ascend's Free also holds copies, which METRICS.md keeps apart.
+// Ascend's Free also holds copies, which METRICS.md keeps apart (per-step
+// figures; the rank's own come from ranks[i].ascend when present).
 bool ProfilerFigure(const analysis::Breakdown& b, std::string_view key, double* out) {
   for (std::string_view prefix : {"overlap_analysis.", "step_trace."}) {
     if (key.substr(0, prefix.size()) != prefix) continue;
@@ -72,6 +73,33 @@ bool ProfilerFigure(const analysis::Breakdown& b, std::string_view key, double* 
   return false;
 }
 
+// The rank's Overlap Analysis figures computed the profiler's way
+// (ranks[i].ascend), for the rank-level "overlap_analysis.<x>_us" labels.
+// Also the segment counts ("overlap_analysis.<x>_segments"; *micros false).
+bool AscendFigure(const analysis::RankAnalysis& r, const LabeledValue& label, double* out,
+                  bool* micros) {
+  if (label.step >= 0 || !r.has_ascend()) return false;
+  const analysis::AscendOverlap& o = r.ascend().overlap_analysis();
+  const std::string& k = label.key;
+  *micros = true;
+  if (k == "overlap_analysis.computing_us") {
+    *out = static_cast<double>(o.computing_ns()) / 1e3;
+  } else if (k == "overlap_analysis.communication_not_overlapped_us") {
+    *out = static_cast<double>(o.communication_not_overlapped_ns()) / 1e3;
+  } else if (k == "overlap_analysis.free_us") {
+    *out = static_cast<double>(o.free_ns()) / 1e3;
+  } else if (k == "overlap_analysis.computing_segments") {
+    *out = static_cast<double>(o.computing_segments());
+    *micros = false;
+  } else if (k == "overlap_analysis.free_segments") {
+    *out = static_cast<double>(o.free_segments());
+    *micros = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void CheckOne(const LabeledValue& label, const char* source,
               const std::unordered_map<int32_t, const analysis::RankAnalysis*>& ranks,
               analysis::Analysis* a) {
@@ -93,7 +121,9 @@ void CheckOne(const LabeledValue& label, const char* source,
   double actual = 0;
   bool found = false;
   bool micros = false;
-  if (ProfilerFigure(*b, label.key, &actual)) {
+  if (AscendFigure(r, label, &actual, &micros)) {
+    found = true;
+  } else if (ProfilerFigure(*b, label.key, &actual)) {
     found = micros = true;
   } else if (label.step < 0) {
     found = LookupNumber(r, label.key, &actual);

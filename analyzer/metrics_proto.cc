@@ -50,13 +50,31 @@ void FillRank(const RankMetrics& m, uint64_t capacity_bytes, analysis::RankAnaly
   out->set_rank(m.rank);
   out->set_event_count(m.event_count);
   FillBreakdown(m.total, out->mutable_breakdown());
+  size_t experts = 0;
   for (const StepNs& s : m.steps) {
     analysis::Breakdown* b = out->add_steps();
     FillBreakdown(s.b, b);
     b->set_step(s.step);
     b->set_start_ns(s.start);
     FillCommByClass(s.cls, b->mutable_comm_by_class());
+    // Both lists ascend by step.
+    while (experts < m.expert_steps.size() && m.expert_steps[experts].step < s.step) ++experts;
+    if (experts < m.expert_steps.size() && m.expert_steps[experts].step == s.step) {
+      b->mutable_expert_imbalance()->set_max_vio(m.expert_steps[experts].max_vio);
+      b->mutable_expert_imbalance()->set_ep_max_vio(m.expert_steps[experts].ep_max_vio);
+    }
   }
+  if (m.has_experts) {
+    out->mutable_expert_imbalance()->set_max_vio(m.experts.max_vio);
+    out->mutable_expert_imbalance()->set_ep_max_vio(m.experts.ep_max_vio);
+  }
+  // Always filled; Analyze() keeps it only for Ascend sources.
+  analysis::AscendOverlap* ov = out->mutable_ascend()->mutable_overlap_analysis();
+  ov->set_computing_ns(m.overlap.computing);
+  ov->set_communication_not_overlapped_ns(m.overlap.comm_not_overlapped);
+  ov->set_free_ns(m.overlap.free);
+  ov->set_computing_segments(m.overlap.computing_segments);
+  ov->set_free_segments(m.overlap.free_segments);
   FillRatios(m.total, out->mutable_ratios());
   FillCommByClass(m.cls, out->mutable_comm_by_class());
   analysis::Launch* l = out->mutable_launch();

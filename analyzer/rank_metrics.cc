@@ -116,38 +116,71 @@ void Subtract(const std::vector<Interval>& A, const std::vector<Interval>& B, co
   }
 }
 
+// Merges start-ordered item runs [a, ae) and [b, be): each item goes to
+// `out` (when not null) and to `sink`, in start order. Branch-free choice.
+template <typename Sink>
+inline void MergeTwo(const RankScratch::Item* a, const RankScratch::Item* ae,
+                     const RankScratch::Item* b, const RankScratch::Item* be,
+                     RankScratch::Item* out, Sink&& sink) {
+  while (a < ae && b < be) {
+    const bool take_b = b->start < a->start;
+    const RankScratch::Item* it = take_b ? b : a;
+    if (out) *out++ = *it;
+    sink(*it);
+    b += take_b;
+    a += !take_b;
+  }
+  for (; a < ae; ++a) {
+    if (out) *out++ = *a;
+    sink(*a);
+  }
+  for (; b < be; ++b) {
+    if (out) *out++ = *b;
+    sink(*b);
+  }
+}
+
 struct Marker { TimeNs ts, end; int32_t step; };
 
 // L(b) per correlation: the latest end among kLaunch host events, with the
-// threads that issued it. Filled during the host scan; a dense table while
-// correlation ids are compact (the usual case), a hash map otherwise.
+// threads that issued it. A first light pass over the host threads finds
+// the range of correlation ids: a dense table indexed by id - min while the
+// ids are compact (the usual case, so adding and finding are one indexed
+// access), a hash map otherwise.
 class LaunchTable {
  public:
   using Slot = RankScratch::LaunchSlot;
-  explicit LaunchTable(RankScratch* s) : s_(s) { s_->launches.clear(); }
+  LaunchTable(const Rank& rank, RankScratch* s) : s_(s) {
+    int64_t lo = std::numeric_limits<int64_t>::max(), hi = -1, n = 0;
+    for (const Track& t : rank.tracks) {
+      if (t.kind != TrackKind::kHostThread) continue;
+      const size_t m = t.events.size();
+      const Category* cat = t.events.category.data();
+      const int64_t* corr = t.events.correlation.data();
+      for (size_t i = 0; i < m; ++i) {
+        const bool launch = cat[i] == Category::kLaunch && corr[i] >= 0;
+        lo = launch ? std::min(lo, corr[i]) : lo;
+        hi = launch ? std::max(hi, corr[i]) : hi;
+        n += launch;
+      }
+    }
+    s_->launches.clear();
+    if (hi < 0) {
+      size_ = 0;
+      return;
+    }
+    base_ = lo;
+    const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
+    sparse_ = range > static_cast<uint64_t>(4 * n + (1 << 16));
+    if (!sparse_) {
+      s_->launches.assign(range, Slot{kNoTime, -1, -1});
+      size_ = range;
+    }
+  }
 
   void Add(int64_t corr, TimeNs end, int32_t thread) {
-    ++n_;
-    Slot* slot;
-    if (sparse_) {
-      slot = &map_.try_emplace(corr, Slot{kNoTime, -1, -1}).first->second;
-    } else {
-      auto& v = s_->launches;
-      if (v.empty()) base_ = corr;
-      const int64_t limit = 4 * n_ + (1 << 16);
-      if (corr < base_) {
-        const int64_t shift = base_ - corr;
-        if (static_cast<int64_t>(v.size()) + shift > limit) return Respill(corr, end, thread);
-        v.insert(v.begin(), static_cast<size_t>(shift), Slot{kNoTime, -1, -1});
-        base_ = corr;
-      } else if (corr - base_ >= static_cast<int64_t>(v.size())) {
-        const int64_t needed = corr - base_ + 1;
-        if (needed > limit) return Respill(corr, end, thread);
-        v.resize(static_cast<size_t>(std::min(std::max(needed, 2 * static_cast<int64_t>(v.size())), limit)),
-                 Slot{kNoTime, -1, -1});
-      }
-      slot = &v[static_cast<size_t>(corr - base_)];
-    }
+    Slot* slot = sparse_ ? &map_.try_emplace(corr, Slot{kNoTime, -1, -1}).first->second
+                         : &s_->launches[static_cast<uint64_t>(corr - base_)];
     if (slot->first < 0) slot->first = thread;
     if (end >= slot->end) {
       slot->end = end;
@@ -155,18 +188,25 @@ class LaunchTable {
     }
   }
 
+  // Prefetches the slot of `corr` (the device pass reads slots ahead).
+  void Prefetch(int64_t corr) const {
+    const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
+    if (k < size_) __builtin_prefetch(s_->launches.data() + k);
+  }
+
   // L(b), or kNoTime when the op has no launch.
   TimeNs Find(int64_t corr, int32_t* first, int32_t* last) const {
-    if (corr < 0) return kNoTime;
     const Slot* slot;
-    if (sparse_) {
+    if (!sparse_) {
+      // Unsigned: huge (absent) when corr < base_, no overflow on hostile ids.
+      const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
+      if (k >= size_) return kNoTime;
+      slot = &s_->launches[k];
+    } else {
+      if (corr < 0) return kNoTime;
       auto it = map_.find(corr);
       if (it == map_.end()) return kNoTime;
       slot = &it->second;
-    } else {
-      const auto& v = s_->launches;
-      if (corr < base_ || corr - base_ >= static_cast<int64_t>(v.size())) return kNoTime;
-      slot = &v[static_cast<size_t>(corr - base_)];
     }
     *first = slot->first;
     *last = slot->last;
@@ -174,23 +214,9 @@ class LaunchTable {
   }
 
  private:
-  // The ids are too spread for a dense table: move to the map, then add.
-  void Respill(int64_t corr, TimeNs end, int32_t thread) {
-    GoSparse();
-    --n_;  // Add counts it again
-    Add(corr, end, thread);
-  }
-  void GoSparse() {
-    sparse_ = true;
-    const auto& v = s_->launches;
-    for (size_t k = 0; k < v.size(); ++k) {
-      if (v[k].first >= 0) map_.emplace(base_ + static_cast<int64_t>(k), v[k]);
-    }
-    s_->launches.clear();
-  }
   RankScratch* s_;
   int64_t base_ = 0;
-  int64_t n_ = 0;
+  uint64_t size_ = 0;
   bool sparse_ = false;
   std::unordered_map<int64_t, Slot> map_;
 };
@@ -224,9 +250,11 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
   // One scan of the host threads: launches (L(b)), syncs (ends, sorted),
   // step markers.
-  std::vector<std::vector<TimeNs>> sync_ends(rank.tracks.size());
+  std::vector<std::vector<TimeNs>>& sync_ends = s->sync_ends;  // kept capacity
+  if (sync_ends.size() < rank.tracks.size()) sync_ends.resize(rank.tracks.size());
+  for (size_t ti = 0; ti < rank.tracks.size(); ++ti) sync_ends[ti].clear();
   std::vector<Marker> markers;
-  LaunchTable launches(s);
+  LaunchTable launches(rank, s);
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kHostThread) continue;
@@ -235,18 +263,24 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     const Category* cat = ev.category.data();
     const uint16_t* flags = ev.flags.data();
     const int64_t* corr = ev.correlation.data();
+    const TimeNs* ts = ev.ts.data();
+    const TimeNs* dur = ev.dur.data();
+    const int32_t* step = ev.step.data();
     for (size_t i = 0; i < n; ++i) {
+      if (i + 16 < n) launches.Prefetch(corr[i + 16]);
+      const TimeNs end = ts[i] + std::max<TimeNs>(dur[i], 0);
       if (cat[i] == Category::kLaunch && corr[i] >= 0) {
-        launches.Add(corr[i], ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0), static_cast<int32_t>(ti));
+        launches.Add(corr[i], end, static_cast<int32_t>(ti));
       }
       if (cat[i] == Category::kSync || (flags[i] & kFlagBlocking)) {
-        sync_ends[ti].push_back(ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0));
+        sync_ends[ti].push_back(end);
       }
-      if ((flags[i] & kFlagStepMarker) && ev.step[i] >= 0) {
-        markers.push_back({ev.ts[i], ev.ts[i] + std::max<TimeNs>(ev.dur[i], 0), ev.step[i]});
+      if ((flags[i] & kFlagStepMarker) && step[i] >= 0) {
+        markers.push_back({ts[i], end, step[i]});
       }
     }
-    std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
+    if (!std::is_sorted(sync_ends[ti].begin(), sync_ends[ti].end()))
+      std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
   }
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
@@ -259,9 +293,21 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
   // Pass 1: per device stream, ops and host waits in start order; the step
   // of every op; launch statistics; collectives for cross-rank matching.
-  s->items.clear();
+  // Items and delays are written by index into buffers that only grow
+  // (no per-event capacity check or zero fill once warm): at most two items
+  // (a host wait and the op) and one delay per device event.
+  size_t device_events = 0;
+  for (const Track& t : rank.tracks) {
+    if (t.kind == TrackKind::kDeviceStream) device_events += t.events.size();
+  }
+  if (s->items.size() < 2 * device_events) s->items.resize(2 * device_events);
+  if (s->delays.size() < device_events) s->delays.resize(device_events);
+  RankScratch::Item* items_out = s->items.data();
+  size_t n_items = 0;
+  int64_t* delays_out = s->delays.data();
+  size_t n_delays = 0;
+  int64_t delay_max = 0;
   s->run_begin.clear();
-  s->delays.clear();
   s->group_class.assign(rank.strings.size(), -1);
   s->name_class.assign(rank.strings.size(), -1);
   std::vector<TimeNs> step_first, step_last;  // by step number
@@ -288,13 +334,23 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         return ev.ts[a] != ev.ts[b] ? ev.ts[a] < ev.ts[b] : a < b;
       });
     }
-    s->run_begin.push_back(s->items.size());
+    s->run_begin.push_back(n_items);
     size_t marker_at = 0;
     out.arrivals.reserve(out.arrivals.size() + t.comms.size());
     TimeNs max_end = kNoTime;
-    for (size_t k = 0; k < ev.size(); ++k) {
+    // Raw columns: the stores below may alias vectors' storage for the
+    // compiler, which would reload every data pointer per event.
+    const TimeNs* col_ts = ev.ts.data();
+    const TimeNs* col_dur = ev.dur.data();
+    const Category* col_cat = ev.category.data();
+    const int64_t* col_corr = ev.correlation.data();
+    const int32_t* col_step = ev.step.data();
+    const size_t n_ev = ev.size();
+    for (size_t k = 0; k < n_ev; ++k) {
       size_t i = sorted ? k : s->order[k];
-      const Category cat = ev.category[i];
+      // Slots are far apart in a large table: fetch ahead of the join.
+      if (sorted && k + 16 < n_ev) launches.Prefetch(col_corr[k + 16]);
+      const Category cat = col_cat[i];
       uint32_t mask;
       switch (cat) {
         case Category::kCompute: mask = kBitCompute; break;
@@ -303,8 +359,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         case Category::kCopy: mask = kBitCopy; break;
         default: continue;  // syncs are waits, markers cost nothing
       }
-      const TimeNs start = ev.ts[i];
-      const TimeNs end = start + std::max<TimeNs>(ev.dur[i], 0);
+      const TimeNs start = col_ts[i];
+      const TimeNs end = start + std::max<TimeNs>(col_dur[i], 0);
       if (mask == kBitComm) {
         const int32_t ci = ev.comm[i];
         CommClass cls;
@@ -333,7 +389,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
             a.dur = end - start;
             a.group_size = rec.group_size;
             a.layer = ev.layer[i];
-            a.step = ev.step[i];
+            a.step = col_step[i];
             a.kind = rec.kind;
             if ((rec.kind == CollectiveKind::kAllToAll || rec.kind == CollectiveKind::kAllToAllV) &&
                 !rec.recv_splits.empty()) {
@@ -361,23 +417,25 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
       // Launch join, host wait, step.
       int32_t th_first = -1, th_last = -1;
-      const TimeNs L = launches.Find(ev.correlation[i], &th_first, &th_last);
+      const TimeNs L = launches.Find(col_corr[i], &th_first, &th_last);
       ++out.device_ops;
       if (L != kNoTime) {
         ++out.launch_count;
-        s->delays.push_back(std::max<TimeNs>(0, start - L));
+        const int64_t delay = std::max<TimeNs>(0, start - L);
+        delays_out[n_delays++] = delay;
+        delay_max = std::max(delay_max, delay);
       }
       if (max_end != kNoTime && start > max_end && L != kNoTime && L > max_end) {
         uint32_t wmask = kBitHostWait;
         if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
           wmask |= kBitHostSync;
-        s->items.push_back({max_end, std::min(start, L), wmask});
+        items_out[n_items++] = {max_end, std::min(start, L), wmask};
         ++out.ops_with_host_wait;
       }
-      s->items.push_back({start, end, mask});
+      items_out[n_items++] = {start, end, mask};
       max_end = std::max(max_end, end);
 
-      int32_t step = ev.step[i];
+      int32_t step = col_step[i];
       if (step < 0) {
         if (markers.empty()) {
           step = 0;
@@ -424,9 +482,25 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   if (W > 0) {
     const auto& table = AccTable();
     std::array<Union, kAccCount> u{};
+    // Whole-rank pieces of COMPUTE and of COMPUTE ∪ COMM, unclipped: the
+    // Ascend profiler's Overlap Analysis (segments of positive length).
+    OverlapNs& ov = out.overlap;
+    int64_t cc_len = 0;
+    TimeNs cc_first = kNoTime, cc_last = kNoTime;
     auto close = [&](int a, Union& x) __attribute__((always_inline)) {
       if ((kMeasured >> a) & 1u) Emit(x.w, x.s, x.e, win, lens + static_cast<size_t>(a) * W);
       if ((kListed >> a) & 1u) s->unions[a].emplace_back(x.s, x.e);
+      if (x.e > x.s) {
+        if (a == kAccCompute) {
+          ov.computing += x.e - x.s;
+          ++ov.computing_segments;
+        } else if (a == kAccCc) {
+          cc_len += x.e - x.s;
+          if (cc_first == kNoTime) cc_first = x.s;
+          else ++ov.free_segments;
+          cc_last = x.e;
+        }
+      }
     };
     auto feed = [&](const RankScratch::Item& it) __attribute__((always_inline)) {
       uint32_t accs = table[it.mask & (kMaskCount - 1)];
@@ -444,37 +518,33 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       }
     };
     const size_t runs = s->run_begin.size();
-    s->run_begin.push_back(s->items.size());
+    s->run_begin.push_back(n_items);
     if (runs == 1) {
-      for (const auto& it : s->items) feed(it);
+      for (size_t k = 0; k < n_items; ++k) feed(items_out[k]);
     } else if (runs <= 8) {
-      // Few streams: a linear scan of the run heads beats a heap.
-      size_t pos[8], end[8];
-      TimeNs head[8];
-      size_t live = 0;
-      for (size_t r = 0; r < runs; ++r) {
-        if (s->run_begin[r] == s->run_begin[r + 1]) continue;
-        pos[live] = s->run_begin[r];
-        end[live] = s->run_begin[r + 1];
-        head[live] = s->items[pos[live]].start;
-        ++live;
-      }
-      const RankScratch::Item* items = s->items.data();
-      while (live > 0) {
-        size_t best = 0;
-        for (size_t r = 1; r < live; ++r) {
-          if (head[r] < head[best]) best = r;
+      // Few streams: merge runs pairwise (branch-free, into a second buffer,
+      // ping-pong) until two remain, then merge those two into the sweep.
+      // Ties may go either way: unions do not depend on their order.
+      if (s->merged.size() < n_items) s->merged.resize(n_items);
+      RankScratch::Item* src = items_out;
+      RankScratch::Item* dst = s->merged.data();
+      std::vector<size_t>& rb = s->run_begin;  // runs + 1 boundaries
+      while (rb.size() > 3) {
+        size_t w = 1;
+        for (size_t r = 0; r + 1 < rb.size(); r += 2) {
+          if (r + 2 < rb.size()) {
+            MergeTwo(src + rb[r], src + rb[r + 1], src + rb[r + 1], src + rb[r + 2], dst + rb[r],
+                     [](const RankScratch::Item&) {});
+            rb[w++] = rb[r + 2];
+          } else {
+            std::copy(src + rb[r], src + rb[r + 1], dst + rb[r]);
+            rb[w++] = rb[r + 1];
+          }
         }
-        feed(items[pos[best]]);
-        if (++pos[best] < end[best]) {
-          head[best] = items[pos[best]].start;
-        } else {
-          --live;
-          pos[best] = pos[live];
-          end[best] = end[live];
-          head[best] = head[live];
-        }
+        rb.resize(w);
+        std::swap(src, dst);
       }
+      MergeTwo(src + rb[0], src + rb[1], src + rb[1], src + rb[2], nullptr, feed);
     } else {
       // Many streams: a binary heap of run cursors keyed by the next start.
       struct Head { TimeNs start; size_t pos, end; };
@@ -506,6 +576,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     for (int a = 0; a < kAccCount; ++a) {
       Union& x = u[static_cast<size_t>(a)];
       if (x.e != std::numeric_limits<TimeNs>::min()) close(a, x);
+    }
+    if (cc_first != kNoTime) {
+      ov.comm_not_overlapped = cc_len - ov.computing;
+      ov.free = (cc_last - cc_first) - cc_len;
     }
     const auto& U = s->unions;
     auto out_lens = [&](int o) { return lens + static_cast<size_t>(o) * W; };
@@ -544,7 +618,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     out.total.Add(b);
   }
 
-  NearestRankPercentiles(s->delays, &out.delay_p50, &out.delay_p90, &out.delay_p99);
+  out.has_experts = RankExpertImbalance(rank, &out.expert_steps, &out.experts);
+
+  NearestRankPercentiles(s->delays.data(), n_delays, &s->selected, &out.delay_p50,
+                         &out.delay_p90, &out.delay_p99, delay_max);
 
   // Memory: peaks of the allocated / reserved counters, categories at the
   // allocated peak (reserved when nothing else is known).

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "analyzer/rank_experts.h"
 #include "formats/trace.h"
 
 namespace moetrace {
@@ -49,6 +50,13 @@ struct RankMemory {
   std::vector<std::pair<CounterKind, int64_t>> at_peak;
 };
 
+// The Ascend profiler's Overlap Analysis over the whole rank (analysis.proto
+// AscendOverlap): busy segments are the pieces of |COMPUTE ∪ COMM|.
+struct OverlapNs {
+  int64_t computing = 0, comm_not_overlapped = 0, free = 0;
+  int64_t computing_segments = 0, free_segments = 0;
+};
+
 struct RankMetrics {
   int32_t rank = 0;
   int64_t event_count = 0;
@@ -61,16 +69,23 @@ struct RankMetrics {
   int64_t ops_with_host_wait = 0;
   RankMemory memory;
   std::vector<Arrival> arrivals;
+  OverlapNs overlap;
+  bool has_experts = false;
+  ExpertVio experts;                     // mean over steps
+  std::vector<ExpertVio> expert_steps;   // by step
 };
 
 // Reusable buffers of one worker thread: no allocation per event once warm.
 struct RankScratch {
   struct Item { TimeNs start, end; uint32_t mask; };
   std::vector<Item> items;
+  std::vector<Item> merged;  // ping-pong buffer of the run merges
   std::vector<size_t> run_begin;
   std::vector<uint32_t> order;
   std::vector<int32_t> op_step;
   std::vector<int64_t> delays;
+  std::vector<int64_t> selected;  // percentile buckets
+  std::vector<std::vector<TimeNs>> sync_ends;  // by track: ends of host syncs
   // L(b) by correlation (dense tables): latest launch end and the threads
   // of the first and of the latest launch event.
   struct LaunchSlot { TimeNs end; int32_t first, last; };

@@ -365,3 +365,88 @@ TEST(HostBound, SparseAndDescendingCorrelationIds) {
 
 }  // namespace
 }  // namespace moetrace
+
+namespace moetrace {
+namespace {
+
+// The Ascend profiler's Overlap Analysis: busy segments are the pieces of
+// COMPUTE ∪ COMM over the whole rank (steps ignored); copies are Free.
+TEST(AscendOverlap, SegmentsOfComputeAndCommWithCopiesAsFree) {
+  RankBuilder b;
+  size_t s0 = b.Stream("s0"), s1 = b.Stream("s1"), s2 = b.Stream("copy");
+  // compute [100,200) [200,260) (touching: one segment) [400,500)
+  b.Add(s0, Category::kCompute, 100, 100);
+  b.Add(s0, Category::kCompute, 200, 60);
+  b.Add(s0, Category::kCompute, 400, 100);
+  // comm [240,300): 40 ns not overlapped; [600,650) alone
+  CommRecord rec;
+  rec.kind = CollectiveKind::kAllReduce;
+  b.AddComm(s1, Category::kCollective, 240, 60, rec);
+  b.AddComm(s1, Category::kCollective, 600, 50, rec);
+  // a copy [320,380) in a gap, a zero-length compute op at 700: no segment
+  b.Add(s2, Category::kCopy, 320, 60);
+  b.Add(s0, Category::kCompute, 700, 0);
+  RankMetrics m = b.Run();
+  EXPECT_EQ(m.overlap.computing, 160 + 100);
+  EXPECT_EQ(m.overlap.computing_segments, 2);
+  EXPECT_EQ(m.overlap.comm_not_overlapped, 40 + 50);
+  // Busy pieces [100,300) [400,500) [600,650): gaps 100 + 100 (the copy is
+  // inside the first) over [100, 650).
+  EXPECT_EQ(m.overlap.free, 200);
+  EXPECT_EQ(m.overlap.free_segments, 2);
+  // METRICS.md's partition counts the copy apart.
+  EXPECT_EQ(m.total.copy_exposed, 60);
+  EXPECT_EQ(m.total.span, 600);  // one step (no markers): [100, 700)
+  EXPECT_EQ(m.total.free + m.total.copy_exposed, 200 + 50);  // + [650,700) to the last op
+}
+
+TEST(AscendOverlap, EmptyRank) {
+  RankBuilder b;
+  b.Stream("s0");
+  RankMetrics m = b.Run();
+  EXPECT_EQ(m.overlap.computing, 0);
+  EXPECT_EQ(m.overlap.free, 0);
+  EXPECT_EQ(m.overlap.free_segments, 0);
+}
+
+// Expert MaxVio of this rank's own routing records: micro-batches summed per
+// (step, layer), mean over layers, then over steps.
+TEST(RankExperts, MaxVioOverExpertsAndEpRanks) {
+  Rank r;
+  auto rec = [&](int32_t step, int32_t layer, std::vector<int64_t> tokens,
+                 std::vector<int32_t> placement = {}) {
+    RoutingRecord x;
+    x.step = step;
+    x.layer = layer;
+    x.ep_size = 2;
+    x.tokens_per_expert = std::move(tokens);
+    x.expert_to_ep_rank = std::move(placement);
+    r.routing.push_back(std::move(x));
+  };
+  // step 0, layer 1: two micro-batches summing to {4, 2, 1, 1}: mean 2, max 4
+  // -> MaxVio 1; EP ranks {6, 2}: mean 4, max 6 -> 0.5.
+  rec(0, 1, {3, 1, 0, 1});
+  rec(0, 1, {1, 1, 1, 0});
+  // step 0, layer 2: {2, 2, 2, 2} -> 0; placement {0, 0, 0, 1} -> {6, 2} -> 0.5.
+  rec(0, 2, {2, 2, 2, 2}, {0, 0, 0, 1});
+  // step 3, layer 1: {0, 0, 0, 8} -> 3; EP {0, 8} -> 1.
+  rec(3, 1, {0, 0, 0, 8});
+  std::vector<ExpertVio> steps;
+  ExpertVio total;
+  ASSERT_TRUE(RankExpertImbalance(r, &steps, &total));
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].step, 0);
+  EXPECT_DOUBLE_EQ(steps[0].max_vio, 0.5);
+  EXPECT_DOUBLE_EQ(steps[0].ep_max_vio, 0.5);
+  EXPECT_EQ(steps[1].step, 3);
+  EXPECT_DOUBLE_EQ(steps[1].max_vio, 3);
+  EXPECT_DOUBLE_EQ(steps[1].ep_max_vio, 1);
+  EXPECT_DOUBLE_EQ(total.max_vio, 1.75);
+  EXPECT_DOUBLE_EQ(total.ep_max_vio, 0.75);
+  Rank none;
+  EXPECT_FALSE(RankExpertImbalance(none, &steps, &total));
+  EXPECT_TRUE(steps.empty());
+}
+
+}  // namespace
+}  // namespace moetrace

@@ -37,3 +37,14 @@ if [ -d "$traces/kineto/allreduce-v100" ]; then
   measure "info allreduce.mtrace" "$bin" info "$out/allreduce.mtrace"
   ls -l "$out/allreduce.mtrace"
 fi
+
+# The issue's "1,024-rank tracegen trace analyzed end-to-end using both
+# cores": tiny-moe widened to DP 512 (1,024 ranks, 4 micro-batches per
+# pipeline), read from the native file and analyzed with 2 worker threads.
+gen="$out/tiny-1024.mtrace"
+measure "generate tiny-moe x1024 ranks" "$bin" generate --preset tiny-moe --steps 2 \
+  --set parallel.dp=512 --set parallel.world_size=1024 --set parallel.global_batch_size=2048 -o "$gen"
+ls -l "$gen"
+"$bin" info "$gen" | grep -i -E "ranks|events" | head -3
+measure "analyze tiny-moe x1024 ranks (2 threads)" "$bin" analyze "$gen" --threads 2 --json "$out/tiny-1024.json"
+measure "analyze tiny-moe x1024 ranks (1 thread)" "$bin" analyze "$gen" --threads 1 --json "$out/tiny-1024-1t.json"

@@ -1,0 +1,77 @@
+#include "analyzer/rank_experts.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace moetrace {
+
+double MaxVio(const double* loads, size_t n) {
+  if (n == 0) return 0;
+  double sum = 0, mx = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sum += loads[i];
+    mx = std::max(mx, loads[i]);
+  }
+  const double mean = sum / static_cast<double>(n);
+  return mean > 0 ? mx / mean - 1 : 0;
+}
+
+bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, ExpertVio* total) {
+  steps->clear();
+  if (rank.routing.empty()) return false;
+  // (step, layer) -> loads per expert, and the record giving the placement.
+  struct Layer { std::vector<double> loads; const RoutingRecord* rec = nullptr; };
+  std::map<std::pair<int32_t, int32_t>, Layer> layers;
+  for (const RoutingRecord& r : rank.routing) {
+    // ep_size 0: loads of this rank's own experts (Ascend GroupedMatmul),
+    // not the routing of its tokens; the cluster compares those across ranks.
+    if (r.ep_size <= 0) continue;
+    Layer& l = layers[{r.step, r.layer}];
+    if (l.loads.size() < r.tokens_per_expert.size()) l.loads.resize(r.tokens_per_expert.size(), 0);
+    for (size_t e = 0; e < r.tokens_per_expert.size(); ++e)
+      l.loads[e] += static_cast<double>(r.tokens_per_expert[e]);
+    if (!l.rec || !r.expert_to_ep_rank.empty()) l.rec = &r;
+  }
+  if (layers.empty()) return false;
+  std::vector<double> ep;
+  double vio = 0, ep_vio = 0;
+  int n = 0;
+  for (auto it = layers.begin(); it != layers.end();) {
+    const int32_t step = it->first.first;
+    double s_vio = 0, s_ep = 0;
+    int s_n = 0;
+    for (; it != layers.end() && it->first.first == step; ++it) {
+      const std::vector<double>& v = it->second.loads;
+      const RoutingRecord& r = *it->second.rec;
+      const size_t E = v.size();
+      const int32_t g = std::max(1, r.ep_size);
+      ep.assign(static_cast<size_t>(g), 0.0);
+      for (size_t e = 0; e < E; ++e) {
+        // The placement of EDPB when recorded, else contiguous blocks.
+        int32_t pos = e < r.expert_to_ep_rank.size()
+                          ? r.expert_to_ep_rank[e]
+                          : static_cast<int32_t>(e * static_cast<size_t>(g) / std::max<size_t>(E, 1));
+        pos = std::clamp(pos, 0, g - 1);
+        ep[static_cast<size_t>(pos)] += v[e];
+      }
+      s_vio += MaxVio(v.data(), E);
+      s_ep += MaxVio(ep.data(), ep.size());
+      ++s_n;
+    }
+    ExpertVio sv;
+    sv.step = step;
+    sv.max_vio = s_vio / s_n;
+    sv.ep_max_vio = s_ep / s_n;
+    steps->push_back(sv);
+    vio += sv.max_vio;
+    ep_vio += sv.ep_max_vio;
+    ++n;
+  }
+  total->step = kNone;
+  total->max_vio = vio / n;
+  total->ep_max_vio = ep_vio / n;
+  return true;
+}
+
+}  // namespace moetrace

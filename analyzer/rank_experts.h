@@ -1,0 +1,26 @@
+// Expert load imbalance of the tokens one rank routed (its own routing
+// records): per step, MaxVio over experts and over EP ranks of the loads of
+// each layer (micro-batches summed), averaged over layers; for the rank,
+// averaged over steps. The cluster figure (cluster.cc) sums all ranks first.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "formats/trace.h"
+
+namespace moetrace {
+
+struct ExpertVio {
+  int32_t step = kNone;  // kNone: the rank's mean over steps
+  double max_vio = 0, ep_max_vio = 0;
+};
+
+// Fills `steps` (ascending step, only steps with routing records) and, when
+// there is any, `*total`. Returns false when the rank has no routing records.
+bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, ExpertVio* total);
+
+// max / mean - 1 (DeepSeek's MaxVio); 0 for empty or all-zero loads.
+double MaxVio(const double* loads, size_t n);
+
+}  // namespace moetrace
