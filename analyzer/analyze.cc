@@ -31,14 +31,16 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
   const uint64_t capacity = source.metadata().device_memory_bytes;
 
   // Each worker holds one rank at a time: memory is bounded by the thread
-  // count, whatever the number of ranks.
+  // count, whatever the number of ranks. The worker's Rank is reused
+  // (ReadRankInto): once grown, reading a rank allocates nothing.
   auto worker = [&] {
     RankScratch scratch;
+    Rank rank;
     for (;;) {
       size_t i = next.fetch_add(1);
       if (i >= n) return;
       try {
-        Rank rank = source.ReadRank(i);
+        source.ReadRankInto(i, &rank);
         RankMetrics m = AnalyzeRank(rank, &scratch);
         FillRank(m, capacity, &ranks[i]);
         std::lock_guard<std::mutex> lock(mu);

@@ -87,8 +87,11 @@ int main(int argc, char** argv) {
   // (mfu, hier, adaptive, edpb, both, ops, memory, host) and the runs they
   // need; no argument runs every row.
   std::vector<std::string> want(argv + 1, argv + argc);
-  auto on = [&](const char* name) {
-    return want.empty() || std::find(want.begin(), want.end(), name) != want.end();
+  auto on = [&](std::string name) {
+    auto named = [&](const std::string& n) { return std::find(want.begin(), want.end(), n) != want.end(); };
+    // Aliases: a2a = hier, rs = memory.
+    return want.empty() || named(name) || (name == "hier" && named("a2a")) ||
+           (name == "memory" && named("rs"));
   };
   // The arXiv system: interleaved VPP 2, hierarchical all-to-all, no EDPB.
   const std::vector<std::string> arxiv = {};
@@ -180,7 +183,7 @@ int main(int argc, char** argv) {
                   rs.act_peak / (1 << 30), sel.mem_peak / (1 << 30), sel.oom ? " OOM" : "",
                   rs.mem_peak / (1 << 30), rs.oom ? " OOM" : "", rs2.mem_peak / (1 << 30),
                   rs2.oom ? " OOM" : " fits"),
-      "swap moves what the host link can copy during the layer's forward");
+      "swap of the attention module and the dispatched tokens, bounded by the host link during the layer's forward");
   }
 
   if (on("host")) {

@@ -49,6 +49,7 @@ void PrintTable() {
   const auto& hw = c.hardware();
   const std::vector<std::string> noq = {"host.task_queue=false"};
   const std::vector<std::string> four = {"hardware.devices_per_node=4"};
+  const std::vector<std::string> vpp2i = {"schedule.kind=interleaved", "parallel.vpp=2"};
   auto plus = [](std::vector<std::string> a, const std::vector<std::string>& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
@@ -64,6 +65,11 @@ void PrintTable() {
        {"comm.a2a=hierarchical"}, plus(four, {"comm.a2a=hierarchical"})},
       {"schedule 1f1b -> adaptive (vpp 2)", {}, {"schedule.kind=adaptive", "parallel.vpp=2"},
        {"schedule.kind=adaptive", "parallel.vpp=2"}},
+      {"schedule interleaved -> adaptive (vpp 2)", vpp2i, {"schedule.kind=adaptive"},
+       {"schedule.kind=adaptive", "parallel.vpp=2"}},
+      {"schedule adaptive -> interleaved (vpp 2)", {"schedule.kind=adaptive", "parallel.vpp=2"},
+       {"schedule.kind=interleaved"}, vpp2i},
+      {"schedule 1f1b -> adaptive (vpp 1)", {}, {"schedule.kind=adaptive"}, {"schedule.kind=adaptive"}},
       {"EDPB off -> on", {}, {"routing.edpb=true"}, {"routing.edpb=true"}},
       {"recompute none -> selective", {}, {"memory.recompute=selective"}, {"memory.recompute=selective"}},
       {"recompute none -> full", {}, {"memory.recompute=full"}, {"memory.recompute=full"}},

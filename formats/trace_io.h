@@ -19,6 +19,12 @@ class TraceSource {
   // Reads the rank at `index` (0 <= index < rank_count(); not the rank id).
   // Safe to call concurrently for different indices. Throws InputError.
   virtual Rank ReadRank(size_t index) const = 0;
+  // Same as `*out = ReadRank(index)`, but a source may decode into `out`
+  // in place, reusing the capacity of its vectors: a caller that reads many
+  // ranks into one Rank allocates nothing once it has grown (the native
+  // reader does so). Same thread safety as ReadRank, for distinct `out`.
+  // When it throws, `*out` is valid but unspecified.
+  virtual void ReadRankInto(size_t index, Rank* out) const { *out = ReadRank(index); }
 };
 
 class TraceSink {
@@ -38,6 +44,7 @@ class MemorySource : public TraceSource {
   const Metadata& metadata() const override { return trace_.metadata; }
   size_t rank_count() const override { return trace_.ranks.size(); }
   Rank ReadRank(size_t index) const override { return trace_.ranks[index]; }
+  void ReadRankInto(size_t index, Rank* out) const override { *out = trace_.ranks[index]; }
 
  private:
   Trace trace_;
@@ -62,6 +69,9 @@ class ConcatSource : public TraceSource {
   size_t rank_count() const override { return index_.size(); }
   Rank ReadRank(size_t i) const override {
     return parts_[index_[i].first]->ReadRank(index_[i].second);
+  }
+  void ReadRankInto(size_t i, Rank* out) const override {
+    parts_[index_[i].first]->ReadRankInto(index_[i].second, out);
   }
 
  private:

@@ -39,9 +39,17 @@ TEST(ReplayAdviseE2e, GraphMethodTransformsTheEvents) {
   EXPECT_NE(r.output.find("transform: micro-batch x2: 4 -> 2 micro-batches"), std::string::npos) << r.output;
   const std::string json = ReadFile(dir + "/g.json");
   EXPECT_NE(json.find("\"regenerated\": false"), std::string::npos);
-  CommandResult bad = RunMoetrace("replay " + in + " --method graph --set schedule.kind=adaptive");
+  CommandResult bad = RunMoetrace("replay " + in + " --method graph --set model.hidden=2048");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.output.find("not modelled by the graph replay"), std::string::npos) << bad.output;
+  // The schedule is modelled when the layer split stays; another vpp is refused.
+  CommandResult s = RunMoetrace("replay " + in + " --method graph --set schedule.kind=adaptive");
+  ASSERT_EQ(s.exit_code, 0) << s.output;
+  EXPECT_NE(s.output.find("transform: schedule.kind=adaptive: 1f1b -> adaptive"), std::string::npos) << s.output;
+  CommandResult vpp = RunMoetrace("replay " + in +
+                                  " --method graph --set schedule.kind=adaptive --set parallel.vpp=2");
+  EXPECT_EQ(vpp.exit_code, 2);
+  EXPECT_NE(vpp.output.find("the trace has vpp 1"), std::string::npos) << vpp.output;
 }
 
 TEST(ReplayAdviseE2e, BadSetExitsTwoNamingTheKey) {

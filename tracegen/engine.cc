@@ -33,7 +33,7 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(GroupedMatmulGateUp) X(SwiGluExperts) X(GroupedMatmulDown) X(AllToAllVCombine)         \
   X(MoeFinalizeRouting) X(Embedding) X(MatMulLmHead) X(CrossEntropy) X(Send) X(Recv)       \
   X(SwapOut) X(SwapIn) X(ReduceScatterGradsDp) X(ReduceScatterGradsEdp)                    \
-  X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration)
+  X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -55,7 +55,8 @@ const char* DeviceName(int n) {
       "HcomAllToAllV_combine", "MoeFinalizeRouting", "Embedding", "MatMul_lm_head",
       "CrossEntropyLoss", "HcomSend", "HcomReceive", "MemcpyD2H_swap_out", "MemcpyH2D_swap_in",
       "HcomReduceScatter_grads_dp", "HcomReduceScatter_grads_edp", "HcomAllReduce_grad_norm",
-      "AdamW", "HcomAllGather_params_dp", "HcomAllGather_params_edp", "ExpertMigration"};
+      "AdamW", "HcomAllGather_params_dp", "HcomAllGather_params_edp", "ExpertMigration",
+      "HcomAllGather_token_counts"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];
 }
@@ -73,6 +74,7 @@ struct Op {
   uint64_t flops = 0, bytes = 0;
   int32_t dep = -1, dep2 = -1;
   int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
+  TimeNs host_work = 0;   // host CPU work after the sync, before issuing (e.g. token-count lists)
   bool after_all = false; // starts after every earlier device op (gradients ready)
   int64_t wait_prefetch = -1;  // waits for the prefetched swap-in of this ActKey
   int64_t prefetch_key = -1;   // this op is a prefetched swap-in of that ActKey
@@ -97,7 +99,6 @@ struct MemAction {
 
 struct A2AInfo {
   std::vector<uint64_t> send, recv;  // bytes per member
-  std::vector<int32_t> members;
   std::vector<int64_t> local_counts;  // routing record (tokens per expert)
   std::vector<int32_t> placement;
   int32_t group_pos = 0;
@@ -150,14 +151,27 @@ struct RankSim {
   TimeNs t_py = kBaseTime, t_deq = kBaseTime;
   TimeNs last_dev_end = kBaseTime;
   std::vector<std::pair<uint64_t, int64_t>> seq;  // group uid -> next sequence
+  // Built once per rank instead of per layer and micro-batch.
+  std::vector<int32_t> tp_members, ep_members;
+  std::vector<Op> bwd_scratch;  // LayerBackward's copy of the forward ops
   // emission
   Rank* out = nullptr;
   size_t marker_index = 0;
   TimeNs step_host_start = 0;
   std::vector<std::tuple<TimeNs, int, uint8_t, int64_t>> mem_events;  // time, order, cat, delta
+  static constexpr StringId kUninterned = ~StringId{0};
   StringId dev_name[kOpNameCount][2] = {};
   StringId launch_name[kOpNameCount][2] = {};
   StringId enqueue_name[kOpNameCount][2] = {};
+  // kind 0 = device op, 1 = aclnn launch, 2 = task-queue enqueue
+  StringId OpNameId(int kind, int n, bool grad, const char* device_name) {
+    StringId& id = (kind == 0 ? dev_name : kind == 1 ? launch_name : enqueue_name)[n][grad];
+    if (id == kUninterned) {
+      std::string dev = std::string(device_name) + (grad ? "Grad" : "");
+      id = out->strings.Intern(kind == 0 ? dev : kind == 1 ? "aclnn" + dev : "enqueue " + dev);
+    }
+    return id;
+  }
   std::vector<std::pair<uint64_t, StringId>> group_names;  // uid (or ~peer) -> name
   template <typename F>
   StringId GroupName(uint64_t key, F make) {
@@ -227,6 +241,10 @@ class EngineImpl {
                           const std::vector<double>& pop, int64_t tokens);
   struct ActBytes {
     double kept = 0, full = 0;
+    double extra = 0;       // rebuilt by recompute during the backward (transient)
+    double attention = 0;   // the attention module's kept tensors (swap-attention)
+    double permuted = 0;    // tokens the dispatch all-to-all delivered
+    double act_fn_out = 0;  // SwiGLU outputs (experts + shared)
   };
   ActBytes LayerActivation(int layer, double recv_tokens) const;
   double HostFactor() const { return cfg.host().numa_affinity() ? 1.0 : hw.cross_numa_factor(); }
@@ -252,6 +270,8 @@ class EngineImpl {
   std::unordered_map<uint64_t, CrossEntry> cross_;
   std::unordered_map<uint64_t, GroupRouting> routing_cache_;
   bool pass2_cache_ = false;
+  uint64_t pass2_group_ = 0;
+  std::vector<size_t> last_track_events_;  // per track, of the last emitted rank
   std::unordered_map<uint64_t, std::vector<double>> popularity_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
   // per-rank constant memory
@@ -390,20 +410,44 @@ EngineImpl::ActBytes EngineImpl::LayerActivation(int layer, double recv_tokens) 
   double score = 5 * a * s * s * bsz / t;
   double attn = split_all ? 15 * sbh / t : 7 * sbh + 8 * sbh / t;
   double mlp;
+  ActBytes out;
   if (shape.IsMoe(layer)) {
+    // Per tensor: router probabilities, the tokens the dispatch all-to-all
+    // delivered (the grouped GEMM's input), each expert's SwiGLU input
+    // (2*ffn values) and output (ffn values, the down projection's input),
+    // and the shared expert's.
     double tok = double(shape.TokensMoe());
-    mlp = (split_all ? 3 * sbh / t : 3 * sbh) + tok * shape.experts * 4.0 +
-          recv_tokens * (2.0 * shape.hidden + 4.0 * shape.expert_ffn / shape.ExpertShard()) +
-          tok * 4.0 * shape.expert_ffn * shape.shared / (shape.extend ? 1 : t);
+    const double shard = shape.ExpertShard(), div = shape.extend ? 1 : t;
+    const double fe = double(shape.expert_ffn), fs = fe * shape.shared;
+    out.permuted = recv_tokens * 2.0 * shape.hidden;
+    out.act_fn_out = recv_tokens * 2.0 * fe / shard + tok * 2.0 * fs / div;
+    mlp = (split_all ? 3 * sbh / t : 3 * sbh) + tok * shape.experts * 4.0 + out.permuted +
+          recv_tokens * 4.0 * fe / shard + tok * 4.0 * fs / div + out.act_fn_out;
   } else {
     double sbf = double(shape.TokensPerMicroBatch()) * shape.dense_ffn;
     mlp = (split_all ? 3 * sbh / t : 3 * sbh) + 4 * sbf / t;
   }
-  ActBytes out;
   out.full = attn + score + mlp;
-  if (rc == "none") out.kept = out.full;
-  else if (rc == "selective") out.kept = attn + mlp;
-  else out.kept = 2 * sbh / (split_all ? t : 1);
+  out.attention = attn;
+  // FlashAttention never materialises the s x s scores: recomputing the
+  // attention core (selective) rebuilds them tile by tile on chip, so no
+  // transient.
+  if (rc == "none") {
+    out.kept = out.full;
+  } else if (rc == "selective") {
+    // Selective: attention core (Korthikanti) and, per tensor, the MoE
+    // activation function (SwiGLU output rebuilt before the down
+    // projection's backward, a cheap vector op).
+    out.kept = attn + mlp - out.act_fn_out;
+    out.extra = out.act_fn_out;
+  } else {
+    // Full: the re-run forward rebuilds what `none` keeps (the memory model
+    // of `none` is Korthikanti's, scores included).
+    out.kept = 2 * sbh / (split_all ? t : 1);
+    out.extra = out.full - out.kept;
+    out.attention = out.kept;  // the checkpointed layer input is what can be swapped
+    out.permuted = 0;
+  }
   return out;
 }
 
@@ -515,7 +559,8 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
   const double N = shape.TokensPerMicroBatch(), Ns = shape.TokensSeqSplit(), t = shape.tp;
   const double h = shape.hidden, H = shape.heads;
   const bool bw = false;
-  auto tp_members = shape.TpGroup(r.rank);
+  if (r.tp_members.empty()) r.tp_members = shape.TpGroup(r.rank);
+  const std::vector<int32_t>& tp_members = r.tp_members;
   uint64_t tp_gid = GroupUid(2, shape.Stage(r.rank), shape.DpIndex(r.rank));
   const int32_t first = static_cast<int32_t>(b.ops.size());
   Add(b, chain, Compute(kRMSNorm, kVector, 0, Ns * h * 4, ph, mb, layer, bw));
@@ -559,25 +604,27 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     GroupRouting& g = Routing(r, mb, layer);
     const int E = shape.experts, pos = shape.EpPosition(r.rank);
     const double Nm = shape.TokensMoe(), Fe = shape.expert_ffn, shard = shape.ExpertShard();
-    std::vector<int32_t> members = shape.EpGroup(r.rank);
+    if (r.ep_members.empty()) r.ep_members = shape.EpGroup(r.rank);
+    const std::vector<int32_t>& members = r.ep_members;
     A2AInfo info;
-    info.members = members;
     info.group_pos = pos;
-    info.placement = g.placement;
+    if (cfg.routing().edpb()) info.placement = g.placement;  // recorded only with EDPB
     info.send.assign(g.members, 0);
     info.recv.assign(g.members, 0);
     info.local_counts.assign(E, 0);
+    const int32_t* mine = &g.counts[size_t(pos) * E];
+    const uint64_t tok_bytes = uint64_t(2 * shape.hidden);
     for (int e = 0; e < E; ++e) {
-      int j = g.placement[e];
-      info.local_counts[e] = g.counts[size_t(pos) * E + e];
-      info.send[j] += uint64_t(g.counts[size_t(pos) * E + e]) * uint64_t(2 * shape.hidden);
-      if (j == pos)
-        for (int i = 0; i < g.members; ++i)
-          info.recv[i] += uint64_t(g.counts[size_t(i) * E + e]) * uint64_t(2 * shape.hidden);
+      info.local_counts[e] = mine[e];
+      info.send[g.placement[e]] += uint64_t(mine[e]) * tok_bytes;
+      if (g.placement[e] != pos) continue;
+      // Only this rank's experts: what every member sends to it.
+      for (int i = 0; i < g.members; ++i) {
+        const int32_t c = g.counts[size_t(i) * E + e];
+        info.recv[i] += uint64_t(c) * tok_bytes;
+        recv_tokens += c;
+      }
     }
-    for (int i = 0; i < g.members; ++i)
-      for (int e = 0; e < E; ++e)
-        if (g.placement[e] == pos) recv_tokens += g.counts[size_t(i) * E + e];
     TimeNs a2a_dur = g.a2a_dur;
     if (ph != Phase::kRecompute && --g.uses_left == 0 && !pass2_cache_)
       routing_cache_.erase(Key(shape.EpGroupId(r.rank), r.step, mb, layer));
@@ -589,7 +636,25 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
                                tp_members, N * h * 2, ph, mb, layer, bw));
     int32_t router = Add(b, chain, Compute(kMoeGatingTopK, kMatMul, 2 * Nm * h * E, (h * E + Nm * h) * 2, ph, mb, layer, bw));
     if (ph == Phase::kForward) b.ops[router].routing = a2a_idx;
-    int32_t permute = Add(b, chain, Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw));
+    // With sync_before_a2a the dispatcher reads the token counts on the host
+    // before permuting (Megatron/MindSpeed alltoall preprocess): the counts
+    // are all-gathered over the EP group, copied to the host (blocking), and
+    // turned into split lists in Python, one element at a time, before the
+    // host can issue the permutation and the all-to-all. The device runs out
+    // of work meanwhile.
+    int32_t counts_ready = router;
+    const bool sync = cfg.host().sync_before_a2a() && ph != Phase::kBackward;
+    if (sync && g.members > 1)
+      counts_ready = Add(b, chain, Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather,
+                                              CommClass::kEP, ep_gid, members,
+                                              double(E) * 4 * g.members, ph, mb, layer, bw));
+    Op perm = Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw);
+    if (sync) {
+      perm.host_sync = true;
+      perm.sync_on = counts_ready;
+      perm.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * g.members * HostFactor()));
+    }
+    int32_t permute = Add(b, chain, perm);
     auto shared_ops = [&](int32_t dep) {
       if (shape.shared <= 0) return;
       double Fs = Fe * shape.shared, div = shape.extend ? 1 : t;
@@ -607,11 +672,6 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     disp.bytes = 0;
     for (auto v : b.a2a[a2a_idx].send) disp.bytes += v;
     disp.a2a = a2a_idx;
-    // With sync_before_a2a the host reads the token counts (a blocking D2H
-    // copy) before it can size the all-to-all: issuing the dispatch waits
-    // for the router.
-    disp.host_sync = cfg.host().sync_before_a2a() && ph != Phase::kBackward;
-    disp.sync_on = router;
     disp.dep = permute;
     int32_t dispatch = Add(b, chain, disp);
     if (overlap) shared_ops(permute);
@@ -644,16 +704,20 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
   b.mem.push_back({first, false, uint8_t(CounterKind::kMemActivations), int64_t(act.kept)});
   RankSim::Act& rec = r.acts[RankSim::ActKey(mb, layer)];
   rec.kept = int64_t(act.kept);
-  rec.extra = int64_t(act.full - act.kept);
+  rec.extra = int64_t(act.extra);
   rec.swapped = 0;
   if (cfg.memory().swap()) {
-    // Swap out what the host link can move while this layer computes
-    // (memory-vs-time choice), freeing it; swapped back before backward.
+    // Swap of named tensors (MindSpeed --swap-attention plus the MoE
+    // dispatcher's received tokens): both are needed only by the backward,
+    // and re-creating the received tokens would re-run the all-to-all, so
+    // they go to the host instead. What is swapped is bounded by what the
+    // host link moves while this layer's forward runs (its operators run one
+    // after another on the device, communication included); the rest stays.
     TimeNs fwd = 0;
     for (size_t i = first; i < b.ops.size(); ++i)
-      if (b.ops[i].cat == Category::kCompute) fwd += b.ops[i].dur;
+      if (b.ops[i].cat == Category::kCompute || b.ops[i].cat == Category::kCollective) fwd += b.ops[i].dur;
     double movable = fwd * 1e-9 * hw.host_link_bandwidth();
-    double bytes = std::min(act.kept, movable);
+    double bytes = std::min({act.kept, act.attention + act.permuted, movable});
     if (bytes > 0) {
       Op so;
       so.name = kSwapOut;
@@ -704,7 +768,8 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   size_t cut = b.ops.size();
   int32_t scratch = -1;
   LayerForward(r, b, scratch, layer, mb, Phase::kBackward);
-  std::vector<Op> fwd(b.ops.begin() + cut, b.ops.end());
+  std::vector<Op>& fwd = r.bwd_scratch;
+  fwd.assign(b.ops.begin() + cut, b.ops.end());
   b.ops.resize(cut);
   const bool overlap = cfg.comm().shared_expert_overlap();
   auto transform = [&](Op o) {
@@ -737,17 +802,37 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   };
   bool selective_done = false;
   bool first = true;
+  // Selective recompute: before the backward of the op that consumed it,
+  // re-run the forward op that produced a dropped tensor (the attention
+  // core; the SwiGLU outputs that fed the down projections).
+  auto recompute_before = [&](uint16_t consumer) {
+    if (rc != "selective") return;
+    uint16_t producer = consumer == kFlashAttentionScore ? kFlashAttentionScore
+                        : consumer == kGroupedMatmulDown ? kSwiGluExperts
+                        : consumer == kMatMulSharedDown  ? kSwiGluShared
+                                                         : kOpNameCount;
+    if (producer == kOpNameCount) return;
+    for (const Op& f : fwd) {
+      if (f.name != producer) continue;
+      Op re = f;
+      re.phase = Phase::kRecompute;
+      re.dep = re.dep2 = -1;
+      re.host_sync = false;
+      re.routing = -1;
+      int32_t idx = Add(b, chain, re);
+      if (recompute_first < 0) recompute_first = idx;
+      return;
+    }
+  };
   for (int i = static_cast<int>(fwd.size()) - 1; i >= 0; --i) {
     if (overlap && IsShared(fwd[i].name)) continue;
     Op o = transform(fwd[i]);
-    if (rc == "selective" && fwd[i].name == kFlashAttentionScore && !selective_done) {
-      // Selective recompute rebuilds the attention core before its backward.
-      Op re = fwd[i];
-      re.phase = Phase::kRecompute;
-      re.dep = -1;
-      recompute_first = Add(b, chain, re);
+    if (fwd[i].name == kFlashAttentionScore && !selective_done) {
+      recompute_before(kFlashAttentionScore);
       selective_done = true;
     }
+    if (fwd[i].name == kGroupedMatmulDown) recompute_before(kGroupedMatmulDown);
+    if (fwd[i].name == kMatMulSharedDown) recompute_before(kMatMulSharedDown);
     if (first && swap_in >= 0) o.dep2 = swap_in;
     if (first && prefetched >= 0) o.wait_prefetch = prefetched;
     first = false;
@@ -758,6 +843,21 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
       bool first_shared = true;
       for (int j = static_cast<int>(fwd.size()) - 1; j >= 0; --j) {
         if (!IsShared(fwd[j].name)) continue;
+        if (fwd[j].name == kMatMulSharedDown && first_shared) {
+          // The shared branch starts from the op before the combine.
+          int32_t c = pre;
+          std::swap(c, chain);
+          recompute_before(kMatMulSharedDown);
+          std::swap(c, chain);
+          if (c != pre) {
+            // recompute op added: chain the shared backward after it
+            Op so = transform(fwd[j]);
+            so.dep = c;
+            first_shared = false;
+            Add(b, chain, so);
+            continue;
+          }
+        }
         Op so = transform(fwd[j]);
         if (first_shared) so.dep = pre;
         first_shared = false;
@@ -896,6 +996,16 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
 // item, so the host-link copies overlap compute instead of delaying the
 // backward.
 void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) {
+  // The prefetch is triggered from the device side (an event recorded when
+  // this item's compute begins, as the swap hooks do), not when the host
+  // builds the item: the host runs far ahead and would otherwise bring every
+  // activation back long before its backward.
+  int32_t trigger = -1;
+  for (size_t i = 0; i < b.ops.size(); ++i)
+    if (b.ops[i].cat == Category::kCompute) {
+      trigger = int32_t(i);
+      break;
+    }
   for (const PipeTask* t : {&next.a, next.fused ? &next.b : nullptr}) {
     if (!t || !t->backward) continue;
     const int ms = t->model_stage;
@@ -915,6 +1025,7 @@ void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) {
       si.bytes = uint64_t(it->second.swapped);
       si.dur = TransferNsHost(double(it->second.swapped));
       si.prefetch_key = int64_t(key);
+      si.dep = trigger;
       b.ops.push_back(si);
       b.mem.push_back({int32_t(b.ops.size() - 1), false, uint8_t(CounterKind::kMemActivations),
                        it->second.swapped});
@@ -1113,6 +1224,7 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
         s0 = r.t_py;
         r.t_py = std::max(r.t_py, r.end[op.sync_on] + TimeNs(hw.d2h_sync_ns()));
         s1 = r.t_py;
+        r.t_py += op.host_work;
       }
       TimeNs py0 = r.t_py, py1 = py0 + py_cost, dq0 = 0, dq1 = 0;
       r.t_py = py1;
@@ -1186,14 +1298,13 @@ void EngineImpl::InitRankOutput(RankSim& r) {
       {CounterKind::kMemActivations, "memory.activations"},
       {CounterKind::kMemRecompute, "memory.recompute"}};
   for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
-  for (int n = 0; n < kOpNameCount; ++n) {
-    for (int g = 0; g < 2; ++g) {
-      std::string dev = std::string(DeviceName(n)) + (g ? "Grad" : "");
-      r.dev_name[n][g] = k.strings.Intern(dev);
-      r.launch_name[n][g] = k.strings.Intern("aclnn" + dev);
-      r.enqueue_name[n][g] = k.strings.Intern("enqueue " + dev);
-    }
-  }
+  // Ranks emit similar event counts: size each track like the last emitted
+  // rank's so the columns grow without reallocation.
+  for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t)
+    k.tracks[t].events.Reserve(last_track_events_[t]);
+  // Operator names are interned on first use (most ranks use a fraction).
+  for (auto* table : {&r.dev_name, &r.launch_name, &r.enqueue_name})
+    for (auto& row : *table) row[0] = row[1] = RankSim::kUninterned;
   // Constant memory: bf16 weights, fp32 gradients, Adam states (12 B/param,
   // sharded over DP with the distributed optimizer).
   double dense = 0, expert = 0;
@@ -1222,22 +1333,29 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
     e.flags = kFlagBlocking | kFlagDeviceToHost;
     py.events.Append(e);
     e.flags = 0;
+    if (op.host_work > 0) {
+      e.ts = s1;
+      e.dur = op.host_work;
+      e.name = r.out->strings.Intern("MoE token counts -> split lists (Python)");
+      e.category = Category::kHostOp;
+      py.events.Append(e);
+    }
   }
   e.category = Category::kLaunch;
   e.correlation = r.corr[r.op];
   if (cfg.host().task_queue()) {
     e.ts = py0;
     e.dur = py1 - py0;
-    e.name = r.enqueue_name[op.name][op.grad];
+    e.name = r.OpNameId(2, op.name, op.grad, DeviceName(op.name));
     py.events.Append(e);
     e.ts = dq0;
     e.dur = dq1 - dq0;
-    e.name = r.launch_name[op.name][op.grad];
+    e.name = r.OpNameId(1, op.name, op.grad, DeviceName(op.name));
     r.out->tracks[1].events.Append(e);
   } else {
     e.ts = py0;
     e.dur = py1 - py0;
-    e.name = r.launch_name[op.name][op.grad];
+    e.name = r.OpNameId(1, op.name, op.grad, DeviceName(op.name));
     py.events.Append(e);
   }
 }
@@ -1247,7 +1365,7 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
   Event e;
   e.ts = start;
   e.dur = finish - start;
-  e.name = r.dev_name[op.name][op.grad];
+  e.name = r.OpNameId(0, op.name, op.grad, DeviceName(op.name));
   e.category = op.cat;
   e.phase = op.phase;
   e.flags = op.flags;
@@ -1278,7 +1396,7 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
       });
       if (op.a2a >= 0) {
         const A2AInfo& a = r.block.a2a[op.a2a];
-        c.group_ranks = a.members;
+        c.group_ranks = r.ep_members;
         bool combine = op.name == kAllToAllVCombine;
         bool reverse = combine != op.grad;  // combine, or dispatch's gradient
         c.send_splits = reverse ? a.recv : a.send;
@@ -1384,14 +1502,19 @@ Rank EngineImpl::EmitRank(int rank) {
   sim.rank = rank;
   sim.stage = shape.Stage(rank);
   sim.out = &out;
+  // Pass 2 keeps the routing of one EP group while its members are emitted
+  // one after another (ranks of a group are contiguous), instead of
+  // re-sampling every member's tokens for each emitted rank.
+  const uint64_t group = shape.EpGroupId(rank);
+  if (!pass2_cache_ || group != pass2_group_) routing_cache_.clear();
   pass2_cache_ = true;
-  routing_cache_.clear();
+  pass2_group_ = group;
   InitRankOutput(sim);
   Advance(sim, true);
   if (sim.phase != 4) throw std::logic_error("tracegen: pass 2 blocked (missing cross-rank result)");
   FinishRankOutput(sim);
-  routing_cache_.clear();
-  pass2_cache_ = false;
+  last_track_events_.resize(out.tracks.size());
+  for (size_t t = 0; t < out.tracks.size(); ++t) last_track_events_[t] = out.tracks[t].events.size();
   // The dequeue thread exists only with the task queue.
   if (!cfg.host().task_queue() && out.tracks[1].events.empty()) out.tracks[1].name = out.strings.Intern("dequeue (unused)");
   return out;

@@ -198,6 +198,16 @@ TEST(Engine, LabelsPartitionEveryStep) {
   ExpectPartition(Simulate("tiny-moe", {"schedule.kind=dualpipe", "model.num_layers=4"}));
 }
 
+int CountDevice(const Trace& t, const std::string& name, Phase phase) {
+  int n = 0;
+  const Rank& r = t.ranks[0];
+  for (const Track& tr : r.tracks)
+    if (tr.kind == TrackKind::kDeviceStream)
+      for (size_t i = 0; i < tr.events.size(); ++i)
+        if (tr.events.phase[i] == phase && r.strings.Get(tr.events.name[i]) == name) ++n;
+  return n;
+}
+
 TEST(Engine, SyncBeforeDispatchIsHostBoundSync) {
   Trace base = Simulate("tiny-moe", {"steps=1"});
   Trace sync = Simulate("tiny-moe", {"steps=1", "host.sync_before_a2a=true"});
@@ -214,6 +224,14 @@ TEST(Engine, SyncBeforeDispatchIsHostBoundSync) {
           (tr.events.flags[i] & kFlagBlocking))
         ++syncs;
   EXPECT_GT(syncs, 1);
+  // The counts are all-gathered over the EP group before the host reads them,
+  // and turned into split lists on the host after the read.
+  EXPECT_GT(CountDevice(sync, "HcomAllGather_token_counts", Phase::kForward), 0);
+  int lists = 0;
+  for (const Track& tr : sync.ranks[0].tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i)
+      if (tr.kind == TrackKind::kHostThread && tr.events.category[i] == Category::kHostOp) ++lists;
+  EXPECT_EQ(lists, CountDevice(sync, "HcomAllGather_token_counts", Phase::kForward));
 }
 
 TEST(Engine, SlowDispatchIsHostBoundDispatch) {
@@ -244,6 +262,27 @@ TEST(Engine, RecomputeAndSwapAreTagged) {
   EXPECT_EQ(out, in);
   // Less activation memory than without recompute and swap.
   EXPECT_LT(PeakActivations(t), PeakActivations(Simulate("tiny-moe", {"steps=1"})));
+}
+
+TEST(Engine, SelectiveRecomputesAttentionCoreAndActivationFunction) {
+  // tiny-moe, one step: stage 0 holds layers 0 (dense) and 1 (MoE), 4 micro-batches.
+  Trace t = Simulate("tiny-moe", {"memory.recompute=selective", "steps=1"}, {0});
+  EXPECT_EQ(CountDevice(t, "FlashAttentionScore", Phase::kRecompute), 2 * 4);
+  EXPECT_EQ(CountDevice(t, "SwiGlu_experts", Phase::kRecompute), 1 * 4);
+  EXPECT_EQ(CountDevice(t, "SwiGlu_shared", Phase::kRecompute), 1 * 4);
+  EXPECT_EQ(CountDevice(t, "SwiGlu", Phase::kRecompute), 0);  // dense layer keeps its MLP
+  // Dropping the SwiGLU outputs and the (never materialised) scores lowers the peak.
+  Trace none = Simulate("tiny-moe", {"memory.recompute=none", "steps=1"}, {0});
+  EXPECT_LT(PeakActivations(t), PeakActivations(none));
+}
+
+TEST(Engine, SwapOfNamedTensorsLowersActivations) {
+  Trace sel = Simulate("tiny-moe", {"memory.recompute=selective", "steps=1"}, {0});
+  Trace swap = Simulate("tiny-moe", {"memory.recompute=selective", "memory.swap=true", "steps=1"}, {0});
+  EXPECT_LT(PeakActivations(swap), PeakActivations(sel));
+  EXPECT_GT(CountDevice(swap, "MemcpyD2H_swap_out", Phase::kForward), 0);
+  EXPECT_EQ(CountDevice(swap, "MemcpyD2H_swap_out", Phase::kForward),
+            CountDevice(swap, "MemcpyH2D_swap_in", Phase::kBackward));
 }
 
 TEST(Engine, RoutingRecordsAndEdpb) {

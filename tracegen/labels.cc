@@ -1,6 +1,7 @@
 #include "tracegen/labels.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -92,20 +93,32 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
   }
   // Host waits: for each device stream, gaps between consecutive ops where
   // the op was issued (L(b) = latest end of its kLaunch events) after the gap began.
-  std::unordered_map<int64_t, TimeNs> issued;
+  // correlation -> L(b) (latest launch end), as a sorted vector: one entry
+  // per launch event, no per-entry allocation.
+  std::vector<std::pair<int64_t, TimeNs>> launches;
   std::vector<TimeNs> sync_ends;
   for (const Track& t : rank.tracks) {
     if (t.kind != TrackKind::kHostThread) continue;
     const EventTable& e = t.events;
     for (size_t i = 0; i < e.size(); ++i) {
       if (e.category[i] == Category::kLaunch && e.correlation[i] >= 0) {
-        TimeNs& l = issued[e.correlation[i]];
-        l = std::max(l, e.End(i));
+        launches.emplace_back(e.correlation[i], e.End(i));
       } else if (e.category[i] == Category::kSync) {
         sync_ends.push_back(e.End(i));
       }
     }
   }
+  std::sort(launches.begin(), launches.end());
+  std::vector<std::pair<int64_t, TimeNs>> issued_l;  // max end per correlation
+  issued_l.reserve(launches.size());
+  for (const auto& [c, end] : launches) {
+    if (!issued_l.empty() && issued_l.back().first == c) issued_l.back().second = std::max(issued_l.back().second, end);
+    else issued_l.emplace_back(c, end);
+  }
+  auto issued_at = [&](int64_t corr) -> const TimeNs* {
+    auto it = std::lower_bound(issued_l.begin(), issued_l.end(), std::pair<int64_t, TimeNs>{corr, std::numeric_limits<TimeNs>::min()});
+    return it != issued_l.end() && it->first == corr ? &it->second : nullptr;
+  };
   std::sort(sync_ends.begin(), sync_ends.end());
   std::vector<Interval> waits, sync_waits;
   for (const Track& t : rank.tracks) {
@@ -119,9 +132,9 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
       size_t a = idx[k - 1], b = idx[k];
       TimeNs end_a = e.End(a);
       if (e.ts[b] <= end_a) continue;
-      auto it = issued.find(e.correlation[b]);
-      if (it == issued.end() || it->second <= end_a) continue;
-      TimeNs l = it->second;
+      const TimeNs* issued = issued_at(e.correlation[b]);
+      if (!issued || *issued <= end_a) continue;
+      TimeNs l = *issued;
       Interval w{end_a, std::min(e.ts[b], l)};
       waits.push_back(w);
       auto s = std::lower_bound(sync_ends.begin(), sync_ends.end(), end_a);

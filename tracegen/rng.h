@@ -24,14 +24,25 @@ class Rng {
   explicit Rng(uint64_t seed) : state_(seed) {}
   uint64_t Next() { return Mix64(state_++); }
   double Uniform() { return (Next() >> 11) * (1.0 / 9007199254740992.0); }  // [0,1)
+  // Box-Muller gives two independent normals per pair of uniforms: the
+  // second is kept for the next call (half the log/sqrt/trig work).
   double Normal() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
     double u1 = Uniform(), u2 = Uniform();
     if (u1 < 1e-300) u1 = 1e-300;
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    const double r = std::sqrt(-2.0 * std::log(u1)), a = 6.283185307179586 * u2;
+    spare_ = r * std::sin(a);
+    has_spare_ = true;
+    return r * std::cos(a);
   }
 
  private:
   uint64_t state_;
+  double spare_ = 0;
+  bool has_spare_ = false;
 };
 
 }  // namespace moetrace::tracegen

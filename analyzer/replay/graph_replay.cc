@@ -200,10 +200,17 @@ class Replayer {
         return std::make_pair(lo, hi);
       };
 
-      // Host threads: thread order and launch chains.
+      const RankOrder* ro =
+          r < mods_.order.size() && mods_.order[r].active ? &mods_.order[r] : nullptr;
+
+      // Host threads: thread order and launch chains. The edge to the
+      // previous node carries the host work recorded before this one; a
+      // re-ordered thread keeps it and chains in the new order.
       for (size_t t = 0; t < rank.tracks.size(); ++t) {
         const Track& track = rank.tracks[t];
         if (track.kind != TrackKind::kHostThread) continue;
+        struct Link { int64_t node; TimeNs lag; bool on_start; bool has_prev; };
+        std::vector<Link> links;
         int64_t prev = -1;
         for (size_t i = 0; i < track.events.size(); ++i) {
           const int64_t n = base_[r][t] + int64_t(i);
@@ -215,19 +222,19 @@ class Replayer {
               if (it->track != t && it->end <= os_[n]) cross = it->node;
             }
           }
+          Link link{n, 0, false, prev >= 0};
           TimeNs est = kUnset;
           if (prev >= 0) {
             if (cross >= 0 && oe_[cross] >= oe_[prev]) {
-              AddEdge(n, {prev, 0, false, false});  // it waited for the other thread
-              est = oe_[prev];
+              est = oe_[prev];  // it waited for the other thread
             } else if (removed_[n] && kind_[n] == kHost) {
-              AddEdge(n, {prev, 0, false, false});  // a removed launch: its host work goes with it
-              est = os_[n];
+              est = os_[n];  // a removed launch: its host work goes with it
             } else if (os_[n] >= oe_[prev]) {
-              AddEdge(n, {prev, Scale(os_[n] - oe_[prev], f), false, false});
+              link.lag = Scale(os_[n] - oe_[prev], f);
               est = os_[n];
             } else {
-              AddEdge(n, {prev, Scale(os_[n] - os_[prev], f), true, false});
+              link.lag = Scale(os_[n] - os_[prev], f);
+              link.on_start = true;
               est = os_[n];
             }
           }
@@ -236,7 +243,24 @@ class Replayer {
             est = std::max(est, oe_[cross]);
           }
           if (est != kUnset && !(removed_[n] && kind_[n] == kHost)) slack_[n] = Scale(os_[n] - est, f);
+          links.push_back(link);
           prev = n;
+        }
+        if (ro && t < ro->thread.size() && !ro->thread[t].empty()) {
+          // Re-ordered: the same links, in the new order.
+          std::vector<int64_t> pos(track.events.size(), -1);
+          for (size_t k = 0; k < links.size(); ++k) pos[size_t(links[k].node - base_[r][t])] = int64_t(k);
+          int64_t before = -1;
+          for (int64_t e : ro->thread[t]) {
+            if (e < 0 || size_t(e) >= pos.size() || pos[size_t(e)] < 0) continue;
+            const Link& l = links[size_t(pos[size_t(e)])];
+            if (before >= 0) AddEdge(l.node, {before, l.has_prev ? l.lag : 0, l.has_prev && l.on_start, false});
+            before = l.node;
+          }
+          continue;
+        }
+        for (size_t k = 1; k < links.size(); ++k) {
+          if (links[k].has_prev) AddEdge(links[k].node, {links[k - 1].node, links[k].lag, links[k].on_start, false});
         }
       }
 
@@ -259,7 +283,29 @@ class Replayer {
       std::sort(by_end.begin(), by_end.end(), [](const D& a, const D& b) {
         return a.end != b.end ? a.end < b.end : a.node < b.node;
       });
-      for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      if (ro) {
+        // Re-ordered rank: the given streams and waits; each op waits for
+        // its stream predecessor, its launch, and what the order names.
+        auto node = [&](const OpRef& o) { return base_[r][size_t(o.track)] + o.event; };
+        for (const auto& stream : ro->streams) {
+          int64_t prev = -1;
+          for (const OpRef& o : stream) {
+            const int64_t n = node(o);
+            if (kind_[n] == kPassive) continue;
+            if (prev >= 0) AddEdge(n, {prev, 0, false, false});
+            const int64_t corr = rank.tracks[size_t(o.track)].events.correlation[size_t(o.event)];
+            if (corr >= 0) {
+              auto [lo, hi] = range(corr);
+              if (lo != hi) AddEdge(n, {(hi - 1)->node, removed_[n] ? 0 : mods_.launch_lag_ns, false, false});
+            }
+            if (kind_[n] == kRecvNode) AddEdge(n, {send_of_[n], 0, false, true});
+            slack_[n] = 0;
+            prev = n;
+          }
+        }
+        for (const auto& [op, on] : ro->waits) AddEdge(node(op), {node(on), 0, false, false});
+      }
+      for (size_t t = 0; t < rank.tracks.size() && !ro; ++t) {
         const Track& track = rank.tracks[t];
         if (track.kind != TrackKind::kDeviceStream) continue;
         int64_t prev = -1;  // op with the running maximum end
@@ -621,6 +667,9 @@ class Replayer {
 bool GraphModifications::IsIdentity() const {
   for (double s : speed) {
     if (s != 1.0) return false;
+  }
+  for (const RankOrder& o : order) {
+    if (o.active) return false;
   }
   return host_factor == 1.0 && remove_syncs.empty() && launch_lag_ns == 0 && !edits.active;
 }

@@ -29,6 +29,28 @@
 
 namespace moetrace::replay {
 
+// An op of a rank: (track, event index).
+struct OpRef {
+  int32_t track = -1;
+  int64_t event = -1;
+};
+
+// A new issue order for one rank (transforms/schedule.h). The rank's host
+// threads launch in the order given, each launch or sync keeping the host
+// work recorded before it; its device ops follow the virtual streams and
+// the explicit waits given instead of the order and cross-stream waits
+// inferred from the recorded times.
+struct RankOrder {
+  bool active = false;
+  // [track] -> the track's launch and sync events in the new order (every
+  // one of them); an empty list keeps the recorded order.
+  std::vector<std::vector<int64_t>> thread;
+  // Device streams in the new order; every device op of the rank is in one.
+  std::vector<std::vector<OpRef>> streams;
+  // (op, the op whose end it waits for): chain dependencies.
+  std::vector<std::pair<OpRef, OpRef>> waits;
+};
+
 struct GraphModifications {
   // Device time divisor per class (2 = twice as fast).
   double speed[kOpClassCount] = {1, 1, 1, 1, 1, 1, 1};
@@ -42,6 +64,8 @@ struct GraphModifications {
   // Per-event durations, removals and memory deltas from the graph
   // transforms (inactive = the trace's own).
   EventEdits edits;
+  // Per rank index; empty (or inactive) = the recorded order.
+  std::vector<RankOrder> order;
   bool IsIdentity() const;
 };
 

@@ -117,11 +117,57 @@ TEST(GraphWhatIf, SlowRankAtItsPeersSpeed) {
   EXPECT_LT(std::abs(double(r.step_after_ns) - actual) / actual, 0.005);
 }
 
-TEST(GraphWhatIf, ScheduleIsNotModelled) {
+// The schedule changes that keep the layer split (same pp and vpp).
+TEST(GraphWhatIf, ScheduleInterleavedToAdaptive) {
+  ExpectGraphWhatIf({"schedule.kind=interleaved", "parallel.vpp=2"}, {"schedule.kind=adaptive"},
+                    {"schedule.kind=adaptive", "parallel.vpp=2"});
+}
+
+TEST(GraphWhatIf, ScheduleAdaptiveToInterleaved) {
+  ExpectGraphWhatIf({"schedule.kind=adaptive", "parallel.vpp=2"}, {"schedule.kind=interleaved"},
+                    {"schedule.kind=interleaved", "parallel.vpp=2"});
+}
+
+TEST(GraphWhatIf, Schedule1f1bToAdaptive) {
+  ExpectGraphWhatIf({}, {"schedule.kind=adaptive"}, {"schedule.kind=adaptive"});
+}
+
+TEST(GraphWhatIf, Schedule1f1bToInterleaved) {
+  ExpectGraphWhatIf({}, {"schedule.kind=interleaved"}, {"schedule.kind=interleaved"});
+}
+
+TEST(GraphWhatIf, ScheduleFourStages) {
+  const std::vector<std::string> p4 = {"model.num_layers=8", "parallel.pp=4", "parallel.dp=4",
+                                       "parallel.ep=4"};
+  auto with = [&](std::vector<std::string> x) {
+    x.insert(x.begin(), p4.begin(), p4.end());
+    return x;
+  };
+  ExpectGraphWhatIf(with({"schedule.kind=interleaved", "parallel.vpp=2"}), {"schedule.kind=adaptive"},
+                    with({"schedule.kind=adaptive", "parallel.vpp=2"}));
+}
+
+// With another transform: the issue order is estimated after it.
+TEST(GraphWhatIf, ScheduleWithRecomputeOff) {
+  ExpectGraphWhatIf({"schedule.kind=interleaved", "parallel.vpp=2", "memory.recompute=full"},
+                    {"schedule.kind=adaptive", "memory.recompute=none"},
+                    {"schedule.kind=adaptive", "parallel.vpp=2"});
+}
+
+// Another vpp (or dualpipe) re-splits the layers: refused, not guessed.
+TEST(GraphWhatIf, ScheduleWithAnotherLayerSplitIsRefused) {
   Trace ta = Tiny({});
   ReplayOptions o;
   o.method = ReplayMethod::kGraph;
-  EXPECT_THROW(Replay(ta, {"schedule.kind=adaptive"}, nullptr, o), InputError);
+  EXPECT_THROW(Replay(ta, {"schedule.kind=adaptive", "parallel.vpp=2"}, nullptr, o), InputError);
+  EXPECT_THROW(Replay(ta, {"schedule.kind=dualpipe"}, nullptr, o), InputError);
+  Trace tv = Tiny({"schedule.kind=interleaved", "parallel.vpp=2"});
+  try {
+    Replay(tv, {"schedule.kind=1f1b"}, nullptr, o);
+    ADD_FAILURE() << "1f1b on a vpp 2 trace was not refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("vpp 2"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

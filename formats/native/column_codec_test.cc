@@ -91,6 +91,59 @@ TEST(ColumnCodec, ExtremesWrapAround) {
   }
 }
 
+// ColumnReader decodes a column in pieces of any size (comm vectors are
+// decoded record by record): the same values as in one piece, for every
+// encoding, with runs and deltas carried across pieces.
+TEST(ColumnCodec, ReaderDecodesInPieces) {
+  std::vector<std::vector<int64_t>> columns;
+  std::vector<int64_t> runs, steps, wide, packed3;
+  for (int i = 0; i < 3000; ++i) {
+    runs.push_back(i / 700);
+    steps.push_back(1'000'000 + 5 * i + (i * 7) % 3);
+    wide.push_back(static_cast<int64_t>(i * 0x9E3779B97F4A7C15ull));
+    packed3.push_back((i * 7919) % 70'000);
+  }
+  for (const auto& v : {runs, steps, wide, packed3}) {
+    ColumnEncoder enc;
+    Column col;
+    ASSERT_TRUE(enc.Encode(v.data(), v.size(), std::nullopt, nullptr, &col));
+    ColumnReader r;
+    ASSERT_EQ(r.Init(col, v.size(), kMin, kMax), nullptr);
+    std::vector<uint64_t> got(v.size());
+    size_t at = 0;
+    for (size_t piece = 1; at < v.size(); piece = piece * 3 + 1) {
+      const size_t m = std::min(piece, v.size() - at);
+      ASSERT_EQ(r.Next(m, got.data() + at), nullptr);
+      at += m;
+    }
+    EXPECT_EQ(r.Finish(), nullptr);
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(static_cast<int64_t>(got[i]), v[i]) << i;
+    EXPECT_STREQ(r.Next(1, got.data()), "more rows asked of a column than it holds");
+  }
+}
+
+TEST(ColumnCodec, EndRangeSaturatesAndRangeOfIsExact) {
+  int64_t lo = 0, hi = 0;
+  // 40 rows so that the vectorized loop and its tail both run.
+  std::vector<int64_t> ts(40, 100), dur(40, 5);
+  ts[7] = -3, dur[7] = 4;
+  ts[33] = 250, dur[33] = -1;
+  EndRange(ts.data(), dur.data(), ts.size(), &lo, &hi);
+  EXPECT_EQ(lo, -3);
+  EXPECT_EQ(hi, 249);
+  ts[38] = kMax - 5, dur[38] = 10;  // overflows upwards: the end saturates
+  EndRange(ts.data(), dur.data(), ts.size(), &lo, &hi);
+  EXPECT_EQ(lo, -3);
+  EXPECT_EQ(hi, kMax);
+  std::vector<int64_t> low = {kMin + 2, kMin + 9}, back = {-7, -10};  // both overflow downwards
+  EndRange(low.data(), back.data(), low.size(), &lo, &hi);
+  EXPECT_EQ(lo, kMin + 2);
+  EXPECT_EQ(hi, kMin);
+  RangeOf(ts.data(), ts.size(), &lo, &hi);
+  EXPECT_EQ(lo, -3);
+  EXPECT_EQ(hi, kMax - 5);
+}
+
 TEST(ColumnCodec, RejectsMalformedColumns) {
   std::vector<int32_t> out;
   Column c;

@@ -66,7 +66,10 @@ TEST(NativeLayout, FileFollowsFormatMd) {
     for (const native::BlockIndex& b : ri.blocks()) {
       EXPECT_EQ(b.offset(), at);
       native::Block block;
-      ASSERT_TRUE(block.ParseFromString(Record(f, at, native::kRecordBlock, &size)));
+      const std::string raw = Record(f, at, native::kRecordBlock, &size);
+      ASSERT_TRUE(block.ParseFromString(raw));
+      // The writer serializes blocks by hand: exactly as protobuf would.
+      EXPECT_EQ(block.SerializeAsString(), raw);
       EXPECT_EQ(b.size(), size);
       EXPECT_EQ(block.count(), b.count());
       EXPECT_LE(b.count(), 40u);

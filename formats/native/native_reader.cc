@@ -21,8 +21,9 @@
 namespace moetrace {
 namespace {
 
-using native::Block;
-using native::Column;
+// Blocks are parsed in place (block_view.h); the accessors match protobuf's.
+using Block = native::BlockView;
+using Column = native::ColumnView;
 
 // Random access to the bytes of a file or of an in-memory copy.
 class ByteSource {
@@ -117,11 +118,19 @@ constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 
-// Appends the `n` values of column `c` to `out`, each within [lo, hi].
+// Decodes all `n` rows of column `c` into out[0, n), each within [lo, hi].
 template <typename T>
-const char* Decode(const Column& c, size_t n, int64_t lo, int64_t hi, std::vector<T>& out,
+const char* Decode(const Column& c, size_t n, int64_t lo, int64_t hi, T* out,
                    const int64_t* dur = nullptr) {
-  return native::DecodeColumn(c, n, dur, lo, hi, out);
+  native::ColumnReader r;
+  if (const char* err = r.Init(c, n, lo, hi)) return err;
+  const char* err;
+  if constexpr (sizeof(T) == 8) {
+    err = r.Next(n, native::Out(out), dur);
+  } else {
+    err = r.Next(n, native::Out(out));
+  }
+  return err != nullptr ? err : r.Finish();
 }
 
 class NativeSource : public TraceSource {
@@ -132,7 +141,12 @@ class NativeSource : public TraceSource {
   }
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return static_cast<size_t>(footer_.ranks_size()); }
-  Rank ReadRank(size_t index) const override;
+  Rank ReadRank(size_t index) const override {
+    Rank rank;
+    ReadRankInto(index, &rank);
+    return rank;
+  }
+  void ReadRankInto(size_t index, Rank* out) const override;
 
  private:
   // Per-call state of ReadRank (so that concurrent calls share nothing).
@@ -140,8 +154,10 @@ class NativeSource : public TraceSource {
     DCtxPtr dctx{ZSTD_createDCtx()};
     Buffer stored, raw;
     Block block;
+    native::RankHeader header;
     std::vector<int64_t> values;    // one column of a block
-    std::vector<int64_t> elements;  // flattened comm vectors of a block
+    std::vector<uint64_t> rows, cursor;  // per track and block kind
+    std::vector<uint8_t> in_place;       // per track: see DecodeEvents
   };
 
   [[noreturn]] void Fail(uint64_t offset, std::string_view what) const {
@@ -153,13 +169,22 @@ class NativeSource : public TraceSource {
   // The message bytes are left in s.raw.
   void ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected_size, uint8_t kind,
                   const char* what, Scratch& s) const;
-  void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, Scratch& s) const;
+  // Decode a block into rows [start, start + count) of the track (sized
+  // by the caller; every row of the range is written).
+  // `in_place`: the track's columns already hold their final sizes and
+  // rows [start, start + count) are overwritten; otherwise the rows are
+  // appended (into reserved capacity: a fresh Rank's memory is written once).
+  void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
+                    bool in_place) const;
   void DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
                    uint64_t* budget, Scratch& s) const;
-  void DecodeSamples(const Block& b, uint64_t off, Track& t, Scratch& s) const;
+  void DecodeSamples(const Block& b, uint64_t off, Track& t, size_t start, Scratch& s) const;
   // Column pointers of `b` by field id; rejects unknown and repeated ids.
   void IndexColumns(const Block& b, uint64_t off, int fields, const char* kind,
                     const Column** cols) const;
+  template <typename T>
+  void AppendColumn(const Column* c, size_t n, int64_t lo, int64_t hi, std::vector<T>& out,
+                    T dflt, const int64_t* dur, uint64_t off, const char* field) const;
   void CheckColumn(const char* err, uint64_t off, const char* kind, const char* field) const {
     if (err != nullptr) {
       Fail(off, std::string(kind) + " block, column '" + field + "': " + err);
@@ -306,18 +331,50 @@ void NativeSource::IndexColumns(const Block& b, uint64_t off, int fields, const 
   }
 }
 
+template <typename T>
+void NativeSource::AppendColumn(const Column* c, size_t n, int64_t lo, int64_t hi,
+                                std::vector<T>& out, T dflt, const int64_t* dur, uint64_t off,
+                                const char* field) const {
+  if (c == nullptr) {
+    out.resize(out.size() + n, dflt);  // one fill of the reserved memory
+    return;
+  }
+  native::ColumnReader r;
+  CheckColumn(r.Init(*c, n, lo, hi), off, "events", field);
+  // Decoded through an L1 chunk, appended into the reserved capacity.
+  constexpr size_t kChunk = 4096 / sizeof(T);
+  T tmp[kChunk];
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t k = std::min(kChunk, n - at);
+    const char* err;
+    if constexpr (sizeof(T) == 8) {
+      err = r.Next(k, native::Out(tmp), dur == nullptr ? nullptr : dur + at);
+    } else {
+      err = r.Next(k, native::Out(tmp));
+    }
+    CheckColumn(err, off, "events", field);
+    out.insert(out.end(), tmp, tmp + k);
+  }
+  CheckColumn(r.Finish(), off, "events", field);
+}
+
 void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t,
-                                Scratch& s) const {
+                                size_t start, bool in_place) const {
   const Column* cols[kEventFields];
   IndexColumns(b, off, kEventFields, "events", cols);
   const size_t n = b.count();
   EventTable& e = t.events;
-  const size_t start = e.ts.size();
-  // Appends the column's rows, or n default values when it is absent.
-  auto column = [&](int f, auto& out, auto dflt, int64_t lo, int64_t hi,
+  // Writes the column's rows, or n default values when it is absent.
+  auto column = [&](int f, auto& vec, auto dflt, int64_t lo, int64_t hi,
                     const int64_t* dur = nullptr) {
+    if (!in_place) {
+      AppendColumn(cols[f], n, lo, hi, vec, dflt, dur, off, kEventFieldNames[f]);
+      return;
+    }
+    auto* out = vec.data() + start;
     if (cols[f] == nullptr) {
-      native::AppendFill(out, n, dflt);
+      native::FillValue(native::Out(out), n,
+                        static_cast<native::ColumnStorage<decltype(dflt)>>(dflt));
       return;
     }
     CheckColumn(Decode(*cols[f], n, lo, hi, out, dur), off, "events", kEventFieldNames[f]);
@@ -344,43 +401,45 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
   IndexColumns(b, off, kCommFields, "comms", cols);
   const size_t n = b.count();
   CommRecord* recs = t.comms.data() + start;
-  // Decodes column f within [lo, hi]; returns its n values, or nullptr
-  // when the column is absent (the records keep their defaults).
-  auto column = [&](int f, int64_t lo, int64_t hi) -> const int64_t* {
-    if (cols[f] == nullptr) return nullptr;
-    s.values.clear();
-    CheckColumn(Decode(*cols[f], n, lo, hi, s.values), off, "comms", kCommFieldNames[f]);
-    return s.values.data();
-  };
-  if (const int64_t* v = column(native::CM_KIND, 0, static_cast<int64_t>(CollectiveKind::kOther))) {
-    for (size_t i = 0; i < n; ++i) recs[i].kind = static_cast<CollectiveKind>(v[i]);
-  }
-  if (const int64_t* v = column(native::CM_CLASS, 0, kCommClassCount - 1)) {
-    for (size_t i = 0; i < n; ++i) recs[i].comm_class = static_cast<CommClass>(v[i]);
-  }
-  if (const int64_t* v = column(native::CM_GROUP, 0, static_cast<int64_t>(strings) - 1)) {
-    for (size_t i = 0; i < n; ++i) recs[i].group = static_cast<StringId>(v[i]);
-  }
-  if (const int64_t* v = column(native::CM_SEQUENCE, kI64Min, kI64Max)) {
-    for (size_t i = 0; i < n; ++i) recs[i].sequence = v[i];
-  }
-  if (const int64_t* v = column(native::CM_GROUP_SIZE, kI32Min, kI32Max)) {
-    for (size_t i = 0; i < n; ++i) recs[i].group_size = static_cast<int32_t>(v[i]);
-  }
-  if (const int64_t* v = column(native::CM_PEER, kI32Min, kI32Max)) {
-    for (size_t i = 0; i < n; ++i) recs[i].peer = static_cast<int32_t>(v[i]);
-  }
-  if (const int64_t* v = column(native::CM_BYTES, kI64Min, kI64Max)) {
-    for (size_t i = 0; i < n; ++i) recs[i].bytes = static_cast<uint64_t>(v[i]);
-  }
-  // A vector field: a length per record, then all elements back to back.
-  auto vec = [&](int len_field, int values_field, int64_t lo, int64_t hi, auto member) {
-    uint64_t total = 0;
-    const int64_t* v =
-        column(len_field, 0, static_cast<int64_t>(native::kMaxBlockVectorElements));
-    if (v != nullptr) {
-      for (size_t i = 0; i < n; ++i) total += static_cast<uint64_t>(v[i]);
+  // Every column is decoded into its own array first, then the records are
+  // written in one pass (they are large: one pass per field would stream
+  // them through the cache ten times). An absent column holds the
+  // default (the records may hold an earlier rank's values).
+  constexpr int kScalars = 10;
+  s.values.resize(kScalars * n);
+  int64_t* v[kCommFields] = {};
+  auto column = [&](int f, int64_t lo, int64_t hi, int64_t dflt, int slot) {
+    int64_t* out = s.values.data() + slot * n;
+    v[f] = out;
+    if (cols[f] == nullptr) {
+      std::fill(out, out + n, dflt);
+      return;
     }
+    CheckColumn(Decode(*cols[f], n, lo, hi, out), off, "comms", kCommFieldNames[f]);
+  };
+  const CommRecord d;
+  const int64_t kMaxLen = static_cast<int64_t>(native::kMaxBlockVectorElements);
+  column(native::CM_KIND, 0, static_cast<int64_t>(CollectiveKind::kOther),
+         static_cast<int64_t>(d.kind), 0);
+  column(native::CM_CLASS, 0, kCommClassCount - 1, static_cast<int64_t>(d.comm_class), 1);
+  column(native::CM_GROUP, 0, static_cast<int64_t>(strings) - 1, d.group, 2);
+  column(native::CM_SEQUENCE, kI64Min, kI64Max, d.sequence, 3);
+  column(native::CM_GROUP_SIZE, kI32Min, kI32Max, d.group_size, 4);
+  column(native::CM_PEER, kI32Min, kI32Max, d.peer, 5);
+  column(native::CM_BYTES, kI64Min, kI64Max, static_cast<int64_t>(d.bytes), 6);
+  column(native::CM_GROUP_RANKS_LEN, 0, kMaxLen, 0, 7);
+  column(native::CM_SEND_SPLITS_LEN, 0, kMaxLen, 0, 8);
+  column(native::CM_RECV_SPLITS_LEN, 0, kMaxLen, 0, 9);
+  // The element columns of the vector fields: a length per record, then
+  // all elements back to back, decoded record by record straight into
+  // each record's vector.
+  native::ColumnReader readers[3];
+  const int len_fields[3] = {native::CM_GROUP_RANKS_LEN, native::CM_SEND_SPLITS_LEN,
+                             native::CM_RECV_SPLITS_LEN};
+  for (int k = 0; k < 3; ++k) {
+    const int len_field = len_fields[k], values_field = len_field + 1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; ++i) total += static_cast<uint64_t>(v[len_field][i]);
     if (total > native::kMaxBlockVectorElements || total > *budget) {
       Fail(off, std::string("comms block: ") + std::to_string(total) + " " +
                     kCommFieldNames[values_field] +
@@ -388,74 +447,76 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
     }
     *budget -= total;
     const Column* values = cols[values_field];
-    if (total == 0) {
-      if (values != nullptr) {  // must then describe no values at all
-        std::vector<int64_t> none;
-        CheckColumn(Decode(*values, 0, kI64Min, kI64Max, none), off, "comms",
-                    kCommFieldNames[values_field]);
-      }
-      return;
-    }
-    if (values == nullptr) {
+    if (total != 0 && values == nullptr) {
       Fail(off, std::string("comms block: column '") + kCommFieldNames[values_field] +
                     "' missing although its lengths are not all 0");
     }
-    std::vector<int64_t>& elems = s.elements;
-    elems.clear();
-    elems.reserve(total);
-    CheckColumn(Decode(*values, total, lo, hi, elems), off, "comms",
-                kCommFieldNames[values_field]);
-    size_t pos = 0;
-    for (size_t i = 0; i < n; ++i) {
-      auto& out = recs[i].*member;
-      using T = typename std::remove_reference_t<decltype(out)>::value_type;
-      // assign: one allocation and one pass (resize would zero-fill first).
-      const size_t len = static_cast<size_t>(v[i]);
-      const int64_t* from = elems.data() + pos;
-      if constexpr (sizeof(T) == sizeof(int64_t)) {
-        const T* f = reinterpret_cast<const T*>(from);  // same bits (uint64 <- int64)
-        out.assign(f, f + len);
-      } else {
-        out.assign(from, from + len);  // range-checked int32 values
-      }
-      pos += len;
+    // With no elements, a values column present must describe none.
+    const bool i32 = values_field == native::CM_GROUP_RANKS;
+    static const Column kNoValues;
+    CheckColumn(readers[k].Init(values != nullptr ? *values : kNoValues, total,
+                                i32 ? kI32Min : kI64Min, i32 ? kI32Max : kI64Max),
+                off, "comms", kCommFieldNames[values_field]);
+  }
+  const char* err[3] = {};
+  for (size_t i = 0; i < n; ++i) {
+    CommRecord& r = recs[i];
+    r.kind = static_cast<CollectiveKind>(v[native::CM_KIND][i]);
+    r.comm_class = static_cast<CommClass>(v[native::CM_CLASS][i]);
+    r.group = static_cast<StringId>(v[native::CM_GROUP][i]);
+    r.sequence = v[native::CM_SEQUENCE][i];
+    r.group_size = static_cast<int32_t>(v[native::CM_GROUP_SIZE][i]);
+    r.peer = static_cast<int32_t>(v[native::CM_PEER][i]);
+    r.bytes = static_cast<uint64_t>(v[native::CM_BYTES][i]);
+    // resize reuses the capacity of a reused Rank's vectors.
+    r.group_ranks.resize(static_cast<size_t>(v[native::CM_GROUP_RANKS_LEN][i]));
+    r.send_splits.resize(static_cast<size_t>(v[native::CM_SEND_SPLITS_LEN][i]));
+    r.recv_splits.resize(static_cast<size_t>(v[native::CM_RECV_SPLITS_LEN][i]));
+    if (!r.group_ranks.empty() && err[0] == nullptr) {
+      err[0] = readers[0].Next(r.group_ranks.size(), native::Out(r.group_ranks.data()));
     }
-  };
-  vec(native::CM_GROUP_RANKS_LEN, native::CM_GROUP_RANKS, kI32Min, kI32Max,
-      &CommRecord::group_ranks);
-  vec(native::CM_SEND_SPLITS_LEN, native::CM_SEND_SPLITS, kI64Min, kI64Max,
-      &CommRecord::send_splits);
-  vec(native::CM_RECV_SPLITS_LEN, native::CM_RECV_SPLITS, kI64Min, kI64Max,
-      &CommRecord::recv_splits);
+    if (!r.send_splits.empty() && err[1] == nullptr) {
+      err[1] = readers[1].Next(r.send_splits.size(), r.send_splits.data());
+    }
+    if (!r.recv_splits.empty() && err[2] == nullptr) {
+      err[2] = readers[2].Next(r.recv_splits.size(), r.recv_splits.data());
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    if (err[k] == nullptr) err[k] = readers[k].Finish();
+    CheckColumn(err[k], off, "comms", kCommFieldNames[len_fields[k] + 1]);
+  }
 }
 
-void NativeSource::DecodeSamples(const Block& b, uint64_t off, Track& t, Scratch& s) const {
+void NativeSource::DecodeSamples(const Block& b, uint64_t off, Track& t, size_t start,
+                                 Scratch& s) const {
   const Column* cols[kSampleFields];
   IndexColumns(b, off, kSampleFields, "samples", cols);
   const size_t n = b.count();
-  const size_t start = t.sample_ts.size();
+  int64_t* ts = t.sample_ts.data() + start;
   if (const Column* c = cols[native::SM_TS]) {
-    CheckColumn(Decode(*c, n, kI64Min, kI64Max, t.sample_ts), off, "samples",
+    CheckColumn(Decode(*c, n, kI64Min, kI64Max, ts), off, "samples",
                 kSampleFieldNames[native::SM_TS]);
   } else {
-    t.sample_ts.resize(start + n);
+    std::fill(ts, ts + n, int64_t{0});
   }
-  t.sample_value.resize(start + n);
+  double* out = t.sample_value.data() + start;
   if (const Column* c = cols[native::SM_VALUE]) {
-    s.values.clear();
-    CheckColumn(Decode(*c, n, kI64Min, kI64Max, s.values), off, "samples",
-                kSampleFieldNames[native::SM_VALUE]);
+    s.values.resize(n);
     const int64_t* v = s.values.data();
-    double* out = t.sample_value.data() + start;
+    CheckColumn(Decode(*c, n, kI64Min, kI64Max, s.values.data()), off, "samples",
+                kSampleFieldNames[native::SM_VALUE]);
     if (b.values_are_integers()) {
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(v[i]);
     } else {
       for (size_t i = 0; i < n; ++i) out[i] = native::DoubleFromBits(static_cast<uint64_t>(v[i]));
     }
+  } else {
+    std::fill(out, out + n, 0.0);
   }
 }
 
-Rank NativeSource::ReadRank(size_t index) const {
+void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   if (index >= rank_count()) throw std::out_of_range("NativeSource::ReadRank: no such rank");
   const native::RankIndex& ri = footer_.ranks(static_cast<int>(index));
   // One scratch per thread, kept between calls: a fresh zstd context and
@@ -464,7 +525,7 @@ Rank NativeSource::ReadRank(size_t index) const {
   thread_local Scratch s;
   const uint64_t hoff = ri.header_offset();
   ReadRecord(hoff, data_end_, ri.header_size(), native::kRecordRankHeader, "rank header", s);
-  native::RankHeader h;
+  native::RankHeader& h = s.header;
   if (!h.ParseFromArray(s.raw.data.get(), static_cast<int>(s.raw.size))) {
     Fail(hoff, "rank header record does not hold a valid RankHeader message");
   }
@@ -472,11 +533,14 @@ Rank NativeSource::ReadRank(size_t index) const {
     Fail(hoff, "rank header says rank " + std::to_string(h.rank()) + ", the footer rank " +
                    std::to_string(ri.rank()));
   }
-  Rank rank;
+  // `out` may hold an earlier rank: every field is overwritten below, and
+  // vectors are resized in place so their capacity is reused.
+  Rank& rank = *out;
   rank.rank = h.rank();
   rank.device_id = h.device_id();
   rank.pid = h.pid();
   rank.host = h.host();
+  rank.strings = StringTable();
   for (int i = 0; i < h.strings_size(); ++i) {
     if (rank.strings.Intern(h.strings(i)) != static_cast<StringId>(i + 1)) {
       Fail(hoff, "rank header: string " + std::to_string(i + 1) + " repeats an earlier one");
@@ -492,7 +556,8 @@ Rank NativeSource::ReadRank(size_t index) const {
     Fail(hoff, "rank header lists " + std::to_string(ntracks) + " tracks, more than " +
                    std::to_string(native::kMaxTracksPerRank));
   }
-  std::vector<uint64_t> rows(ntracks * 3, 0);
+  std::vector<uint64_t>& rows = s.rows;
+  rows.assign(ntracks * 3, 0);
   uint64_t budget = opts_.max_rank_rows;
   for (const native::BlockIndex& bi : ri.blocks()) {
     if (bi.track() >= ntracks) {
@@ -506,10 +571,8 @@ Rank NativeSource::ReadRank(size_t index) const {
     }
     budget -= bi.count();
   }
-  rank.tracks.resize(ntracks);
   for (size_t i = 0; i < ntracks; ++i) {
     const native::TrackDescriptor& d = h.tracks(static_cast<int>(i));
-    Track& t = rank.tracks[i];
     if (d.kind() > static_cast<uint32_t>(TrackKind::kCounter) ||
         d.role() > static_cast<uint32_t>(TrackRole::kDeviceOther) ||
         d.counter() >= static_cast<uint32_t>(kCounterKindCount) || d.name() >= strings) {
@@ -522,19 +585,45 @@ Rank NativeSource::ReadRank(size_t index) const {
       Fail(hoff, "rank header: track " + std::to_string(i) +
                      " row counts differ from the footer's blocks");
     }
+  }
+  // Sized only now that the counts are known to fit the budget. Resizing
+  // a reused track to the same sizes writes nothing: the blocks then
+  // write every row exactly once.
+  rank.tracks.resize(ntracks);
+  s.in_place.assign(ntracks, 0);
+  for (size_t i = 0; i < ntracks; ++i) {
+    const native::TrackDescriptor& d = h.tracks(static_cast<int>(i));
+    Track& t = rank.tracks[i];
     t.kind = static_cast<TrackKind>(d.kind());
     t.role = static_cast<TrackRole>(d.role());
     t.counter = static_cast<CounterKind>(d.counter());
     t.name = d.name();
     t.native_id = d.native_id();
-    t.events.Reserve(d.event_count());  // grown block by block
+    // A track whose columns already have the right size (a reused Rank
+    // holding a rank of the same shape) is overwritten in place; any other
+    // is emptied and refilled by appending into reserved capacity, so
+    // that fresh memory is written once (resizing would zero it first).
+    EventTable& e = t.events;
+    const size_t count = d.event_count();
+    const bool same = e.ts.size() == count && e.dur.size() == count && e.name.size() == count &&
+                      e.category.size() == count && e.phase.size() == count &&
+                      e.flags.size() == count && e.correlation.size() == count &&
+                      e.step.size() == count && e.micro_batch.size() == count &&
+                      e.layer.size() == count && e.comm.size() == count &&
+                      e.flops.size() == count && e.bytes.size() == count;
+    s.in_place[i] = same;
+    if (!same) {
+      e.Clear();
+      e.Reserve(count);
+    }
     t.comms.resize(d.comm_count());
-    t.sample_ts.reserve(d.sample_count());
-    t.sample_value.reserve(d.sample_count());
+    t.sample_ts.resize(d.sample_count());
+    t.sample_value.resize(d.sample_count());
   }
-  rank.routing.reserve(static_cast<size_t>(h.routing_size()));
-  for (const native::RoutingRecord& p : h.routing()) {
-    RoutingRecord& r = rank.routing.emplace_back();
+  rank.routing.resize(static_cast<size_t>(h.routing_size()));
+  for (int i = 0; i < h.routing_size(); ++i) {
+    const native::RoutingRecord& p = h.routing(i);
+    RoutingRecord& r = rank.routing[i];
     r.ts = p.ts();
     r.step = p.step();
     r.micro_batch = p.micro_batch();
@@ -543,18 +632,19 @@ Rank NativeSource::ReadRank(size_t index) const {
     r.tokens_per_expert.assign(p.tokens_per_expert().begin(), p.tokens_per_expert().end());
     r.expert_to_ep_rank.assign(p.expert_to_ep_rank().begin(), p.expert_to_ep_rank().end());
   }
-  rank.import_stats.reserve(static_cast<size_t>(h.import_stats_size()));
-  for (const native::ImportStat& st : h.import_stats()) {
-    rank.import_stats.emplace_back(st.key(), st.value());
+  rank.import_stats.resize(static_cast<size_t>(h.import_stats_size()));
+  for (int i = 0; i < h.import_stats_size(); ++i) {
+    rank.import_stats[i].first = h.import_stats(i).key();
+    rank.import_stats[i].second = h.import_stats(i).value();
   }
 
-  s.values.reserve(native::kMaxBlockRows);
-  std::vector<uint64_t> cursor(ntracks * 3, 0);
+  std::vector<uint64_t>& cursor = s.cursor;
+  cursor.assign(ntracks * 3, 0);
   for (const native::BlockIndex& bi : ri.blocks()) {
     const uint64_t off = bi.offset();
     ReadRecord(off, data_end_, bi.size(), native::kRecordBlock, "block", s);
     Block& b = s.block;
-    if (!b.ParseFromArray(s.raw.data.get(), static_cast<int>(s.raw.size))) {
+    if (!native::ParseBlockView(s.raw.data.get(), s.raw.size, &b)) {
       Fail(off, "block record does not hold a valid Block message");
     }
     if (b.kind() != bi.kind() || b.count() != bi.count()) {
@@ -565,12 +655,14 @@ Rank NativeSource::ReadRank(size_t index) const {
     const size_t start = static_cast<size_t>(at);
     at += bi.count();
     switch (bi.kind()) {
-      case native::EVENTS: DecodeEvents(b, off, strings, t, s); break;
+      case native::EVENTS:
+        DecodeEvents(b, off, strings, t, start, s.in_place[bi.track()] != 0);
+        break;
       case native::COMMS: DecodeComms(b, off, strings, t, start, &budget, s); break;
-      default: DecodeSamples(b, off, t, s); break;
+      default: DecodeSamples(b, off, t, start, s); break;
     }
   }
-  return rank;
+  native::StreamFence();  // the non-temporal stores are visible to any thread
 }
 
 }  // namespace

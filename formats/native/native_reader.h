@@ -22,6 +22,10 @@ struct NativeReadOptions {
 // and the metadata. ReadRank(i) then decodes rank i with pread (safe to call
 // concurrently for different ranks; memory bounded by one rank). Every
 // problem throws InputError "PATH: byte N: what was expected".
+// ReadRankInto(i, &rank) decodes in place into a Rank reused across calls:
+// columns are written straight into its vectors (non-temporal stores for
+// large blocks), and nothing is allocated once it has grown to the largest
+// rank. This is the fast path (bench/native_bench.cc).
 std::unique_ptr<TraceSource> OpenNative(const std::string& path, NativeReadOptions opts = {});
 
 // The same over an in-memory copy of a file; `name` is used in messages.

@@ -273,6 +273,76 @@ TEST(NativeReader, ConcurrentReadRankMatchesSerial) {
   std::remove(path.c_str());
 }
 
+// ReadRankInto decodes into a Rank that holds another rank: every value of
+// that rank (absent columns included, which hold defaults) must be
+// overwritten, whatever the shapes of the two ranks.
+TEST(NativeReader, ReadRankIntoOverwritesAnEarlierRank) {
+  Trace t = MakeSampleTrace(3, 40, 7);
+  // Rank 1: fewer, mostly default rows, so its columns are absent from the
+  // file while the Rank still holds rank 0's values; rank 2: one more
+  // track and vector lengths that differ from rank 0's.
+  Rank& sparse = t.ranks[1];
+  sparse.tracks.resize(2);
+  for (Track& tr : sparse.tracks) {
+    EventTable e;
+    for (int i = 0; i < 3; ++i) {
+      Event ev;
+      ev.ts = 100 * i;
+      e.Append(ev);
+    }
+    tr.events = e;
+    tr.comms.clear();
+    tr.sample_ts.clear();
+    tr.sample_value.clear();
+  }
+  sparse.routing.clear();
+  sparse.import_stats.clear();
+  Rank& wide = t.ranks[2];
+  // Same tracks as rank 0, but every comm and event field at its default
+  // except the comm indices: rank 0's values must not survive.
+  size_t comms = 0;
+  for (Track& tr : wide.tracks) {
+    for (CommRecord& rec : tr.comms) rec = CommRecord{};
+    comms += tr.comms.size();
+    EventTable e;
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      Event ev;
+      ev.ts = tr.events.ts[i];
+      ev.comm = tr.events.comm[i];
+      e.Append(ev);
+    }
+    tr.events = e;
+    for (double& v : tr.sample_value) v = 0;
+  }
+  ASSERT_GT(comms, 0u);
+  Track& extra = wide.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "extra", 9);
+  CommRecord c;
+  c.kind = CollectiveKind::kAllToAllV;
+  c.group_ranks = {0, 1, 2, 3, 4};
+  c.send_splits = {1, 2, 3};
+  extra.comms.push_back(c);
+  c.group_ranks.clear();
+  c.recv_splits = {7};
+  extra.comms.push_back(c);
+  Event ev;
+  ev.category = Category::kCollective;
+  ev.comm = 1;
+  extra.events.Append(ev);
+  extra.sample_ts = {5, 6};
+  extra.sample_value = {0.5, -1.25};
+  const std::string bytes = Encode(t);
+  auto src = OpenNativeBuffer(bytes, "into.mtrace");
+  Rank into;
+  for (size_t i : {0, 2, 1, 2, 0, 1, 1, 0}) {
+    src->ReadRankInto(i, &into);
+    EXPECT_TRUE(into == t.ranks[i]) << "rank " << i;
+  }
+  // The default implementation (a MemorySource) gives the same.
+  MemorySource mem(t);
+  mem.ReadRankInto(2, &into);
+  EXPECT_TRUE(into == t.ranks[2]);
+}
+
 TEST(NativeWriter, RejectsBrokenRanksAndLeavesNothing) {
   std::string path = TempPath("broken.mtrace");
   Rank good;

@@ -30,14 +30,6 @@ void Require(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("native writer: ") + what);
 }
 
-inline int64_t SaturatedEnd(int64_t ts, int64_t dur) {
-  int64_t end;
-  if (__builtin_add_overflow(ts, dur, &end)) {
-    return dur > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
-  return end;
-}
-
 // True when p[0..n) are all equal. Checked on the narrow source type, 16
 // rows per step without branches, before anything is widened: most columns
 // of a block are constant.
@@ -94,6 +86,8 @@ class NativeSink : public TraceSink {
   // Writes one record holding `msg`; returns its offset and total size.
   std::pair<uint64_t, uint32_t> WriteRecord(native::RecordKind kind,
                                             const google::protobuf::MessageLite& msg);
+  std::pair<uint64_t, uint32_t> WriteRecordBytes(native::RecordKind kind, const char* raw,
+                                                 size_t raw_size);
   void WriteEventBlocks(const Rank& rank, const Track& t, uint32_t track,
                         native::RankIndex* index);
   void WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track, native::RankIndex* index);
@@ -109,43 +103,49 @@ class NativeSink : public TraceSink {
       const int64_t v = static_cast<int64_t>(p[0]);
       Require(v >= lo && v <= hi, what);
       if (v == dflt) return;
-      Column* c = NextColumn();
-      c->Clear();
-      c->set_field(field);
-      c->set_encoding(native::CONSTANT);
-      c->set_constant(v);
-      ++used_columns_;
+      native::ColumnView c;
+      c.encoding_ = native::CONSTANT;
+      c.constant_ = v;
+      PutColumn(field, c);
       return;
+    }
+    if constexpr (sizeof(T) == 8) {
+      if (lo == std::numeric_limits<int64_t>::min() && hi == std::numeric_limits<int64_t>::max()) {
+        // Unchecked int64 and uint64 fields are encoded in place, with no
+        // widening copy (uint64 and int64 views of the same bits alias).
+        static_assert(std::is_integral_v<T>);
+        AddColumn(field, reinterpret_cast<const int64_t*>(p), n, dflt);
+        return;
+      }
     }
     int64_t range[2];
     const int64_t* v = Widen(col, start, n, &range[0], &range[1]);
     Require(range[0] >= lo && range[1] <= hi, what);
     AddColumn(field, v, n, dflt, nullptr, range);
   }
-  Column* NextColumn() {
-    return used_columns_ < block_.columns_size() ? block_.mutable_columns(used_columns_)
-                                                 : block_.add_columns();
+  // Starts the serialized Block message of the next block. Its kind and
+  // count (fields 1, 2, serialized first) are written by AddBlockRecord
+  // into the room left in front of the columns.
+  void BeginBlock() {
+    block_bytes_.assign(kBlockPrefix, '\0');
+    values_are_integers_ = false;
   }
+  // Appends column `field` to the block, serialized as protobuf does (fields
+  // in number order, defaults omitted): the sample trace's bytes pin this.
+  void PutColumn(uint32_t field, const native::ColumnView& c);
   // Adds column `field` of `n` int64 values unless all equal `dflt`
   // (dflt == nullopt: always stored).
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                  const int64_t* dur = nullptr, const int64_t* range = nullptr);
   // Copies rows [start, start + n) of `col` into scratch_ as int64, with
-  // the smallest and largest value (one fused pass).
+  // the smallest and largest value.
   template <typename T>
   const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo,
                        int64_t* hi) {
-    int64_t mn = std::numeric_limits<int64_t>::max(), mx = std::numeric_limits<int64_t>::min();
     const T* src = col.data() + start;
     int64_t* dst = scratch_.data();
-    for (size_t i = 0; i < n; ++i) {
-      int64_t x = static_cast<int64_t>(src[i]);
-      dst[i] = x;
-      mn = std::min(mn, x);
-      mx = std::max(mx, x);
-    }
-    *lo = mn;
-    *hi = mx;
+    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<int64_t>(src[i]);  // vectorized
+    native::RangeOf(dst, n, lo, hi);
     return dst;
   }
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
@@ -158,8 +158,10 @@ class NativeSink : public TraceSink {
   bool finished_ = false;
   bool failed_ = false;
   native::Footer footer_;
-  Block block_;  // reused: keeps its column buffers between blocks
-  int used_columns_ = 0;
+  // The Block message being built (see BeginBlock), kept between blocks.
+  static constexpr size_t kBlockPrefix = 8;  // kind: 2 bytes, count: up to 6
+  std::string block_bytes_;
+  bool values_are_integers_ = false;
   std::vector<int64_t> scratch_;
   std::vector<int64_t> values_;  // flattened comm vectors
   std::string serialized_;
@@ -172,16 +174,20 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
   if (!msg.SerializeToString(&serialized_)) {
     throw std::runtime_error("native writer: cannot serialize a protobuf message");
   }
-  Require(serialized_.size() <= native::kMaxRecordRawSize, "a record exceeds 1 GiB");
-  compressed_.resize(ZSTD_compressBound(serialized_.size()));
-  size_t n = ZSTD_compress2(cctx_, compressed_.data(), compressed_.size(), serialized_.data(),
-                            serialized_.size());
+  return WriteRecordBytes(kind, serialized_.data(), serialized_.size());
+}
+
+std::pair<uint64_t, uint32_t> NativeSink::WriteRecordBytes(native::RecordKind kind,
+                                                           const char* raw, size_t raw_size) {
+  Require(raw_size <= native::kMaxRecordRawSize, "a record exceeds 1 GiB");
+  compressed_.resize(ZSTD_compressBound(raw_size));
+  size_t n = ZSTD_compress2(cctx_, compressed_.data(), compressed_.size(), raw, raw_size);
   if (ZSTD_isError(n)) {
     throw std::runtime_error(std::string("native writer: zstd: ") + ZSTD_getErrorName(n));
   }
   uint8_t header[native::kRecordHeaderSize] = {};
   native::PutU32(header, static_cast<uint32_t>(n));
-  native::PutU32(header + 4, static_cast<uint32_t>(serialized_.size()));
+  native::PutU32(header + 4, static_cast<uint32_t>(raw_size));
   native::PutU32(header + 8,
                  native::Crc32(reinterpret_cast<const uint8_t*>(compressed_.data()), n));
   header[12] = kind;
@@ -193,20 +199,61 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
 
 void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                            const int64_t* dur, const int64_t* range) {
-  // Reuse the block's Column objects (and their data buffers) across blocks.
-  Column* col = NextColumn();
-  if (!encoder_.Encode(v, n, dflt, dur, col, range)) return;
-  col->set_field(field);
-  ++used_columns_;
+  native::ColumnView col;
+  if (encoder_.Encode(v, n, dflt, dur, &col, range)) PutColumn(field, col);
+}
+
+namespace {
+// Appends protobuf's encoding of one varint field (tag, value) to `out`.
+uint8_t* PutField(uint8_t* out, uint32_t number, uint64_t value) {
+  out = native::PutVarint(out, number << 3);
+  return native::PutVarint(out, value);
+}
+}  // namespace
+
+void NativeSink::PutColumn(uint32_t field, const native::ColumnView& c) {
+  // Column: field 1, encoding 2, constant 3 (sint64), data 4 (bytes),
+  // width 5, first 6 (sint64); a field at its default is not written.
+  uint8_t head[64], tail[32];
+  uint8_t* h = head;
+  if (field != 0) h = PutField(h, 1, field);
+  if (c.encoding() != 0) {  // an enum: int32 widened to 64 bits
+    h = PutField(h, 2, static_cast<uint64_t>(static_cast<int64_t>(c.encoding())));
+  }
+  if (c.constant() != 0) h = PutField(h, 3, native::ZigZag(c.constant()));
+  const std::string_view data = c.data();
+  if (!data.empty()) {
+    *h++ = (4 << 3) | 2;
+    h = native::PutVarint(h, data.size());
+  }
+  uint8_t* t = tail;
+  if (c.width() != 0) t = PutField(t, 5, c.width());
+  if (c.first() != 0) t = PutField(t, 6, native::ZigZag(c.first()));
+  const size_t msg = static_cast<size_t>(h - head) + data.size() + static_cast<size_t>(t - tail);
+  uint8_t prefix[16];
+  uint8_t* q = prefix;
+  *q++ = (3 << 3) | 2;  // Block.columns
+  q = native::PutVarint(q, msg);
+  block_bytes_.append(reinterpret_cast<const char*>(prefix), static_cast<size_t>(q - prefix));
+  block_bytes_.append(reinterpret_cast<const char*>(head), static_cast<size_t>(h - head));
+  block_bytes_.append(data);
+  block_bytes_.append(reinterpret_cast<const char*>(tail), static_cast<size_t>(t - tail));
 }
 
 void NativeSink::AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count,
                                 int64_t min_ts, int64_t max_ts, native::RankIndex* index) {
-  // Drop the unused, recycled Column objects at the tail.
-  while (block_.columns_size() > used_columns_) block_.mutable_columns()->RemoveLast();
-  block_.set_kind(kind);
-  block_.set_count(count);
-  auto [offset, size] = WriteRecord(native::kRecordBlock, block_);
+  // Block: kind 1, count 2 (into the room in front of the columns), the
+  // columns (3), values_are_integers 4.
+  uint8_t head[kBlockPrefix];
+  uint8_t* h = head;
+  if (kind != 0) h = PutField(h, 1, static_cast<uint64_t>(kind));
+  h = PutField(h, 2, count);  // count >= 1
+  const size_t head_size = static_cast<size_t>(h - head);
+  char* begin = block_bytes_.data() + kBlockPrefix - head_size;
+  std::memcpy(begin, head, head_size);
+  if (values_are_integers_) block_bytes_.append("\x20\x01", 2);
+  auto [offset, size] = WriteRecordBytes(
+      native::kRecordBlock, begin, block_bytes_.size() - (kBlockPrefix - head_size));
   BlockIndex* b = index->add_blocks();
   b->set_offset(offset);
   b->set_size(size);
@@ -231,21 +278,18 @@ void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t tra
   const int64_t comms = static_cast<int64_t>(t.comms.size());
   for (size_t start = 0; start < total; start += opts_.max_block_rows) {
     const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
-    used_columns_ = 0;
-    block_.set_values_are_integers(false);
+    BeginBlock();
     const int64_t* ts = e.ts.data() + start;
     const int64_t* dur = e.dur.data() + start;
-    int64_t min_ts = ts[0], max_end = SaturatedEnd(ts[0], dur[0]);
-    for (size_t i = 1; i < n; ++i) {
-      min_ts = std::min(min_ts, ts[i]);
-      max_end = std::max(max_end, SaturatedEnd(ts[i], dur[i]));
-    }
     AddTyped(native::EV_DUR, e.dur, start, n, 0);
     if (IsConstant(ts, n)) {
       AddTyped(native::EV_TS, e.ts, start, n, 0);
     } else {
       AddColumn(native::EV_TS, ts, n, 0, dur);
     }
+    // After the two columns' passes, while they are in cache.
+    int64_t min_ts, max_end;
+    native::EndRange(ts, dur, n, &min_ts, &max_end);
     AddTyped(native::EV_NAME, e.name, start, n, 0, 0, strings - 1,
              "event name id not in the string table");
     AddTyped(native::EV_CATEGORY, e.category, start, n, 0, 0, kCategoryCount - 1,
@@ -273,8 +317,7 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
   for (size_t start = 0; start < total; start += opts_.max_block_rows) {
     const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
     const CommRecord* c = t.comms.data() + start;
-    used_columns_ = 0;
-    block_.set_values_are_integers(false);
+    BeginBlock();
     auto scalar = [&](uint32_t field, int64_t dflt, auto get) {
       for (size_t i = 0; i < n; ++i) scratch_[i] = get(c[i]);
       AddColumn(field, scratch_.data(), n, dflt);
@@ -301,7 +344,14 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
       values_.resize(total);
       int64_t* out = values_.data();
       for (size_t i = 0; i < n; ++i) {
-        for (auto x : get(c[i])) *out++ = static_cast<int64_t>(x);
+        const auto& vec = get(c[i]);
+        using T = typename std::remove_reference_t<decltype(vec)>::value_type;
+        if constexpr (sizeof(T) == sizeof(int64_t)) {
+          if (!vec.empty()) std::memcpy(out, vec.data(), vec.size() * sizeof(T));  // same bits
+          out += vec.size();
+        } else {
+          out = std::copy(vec.begin(), vec.end(), out);  // widening
+        }
       }
       AddColumn(len_field, scratch_.data(), n, 0);
       if (!values_.empty()) AddColumn(values_field, values_.data(), values_.size(), std::nullopt);
@@ -321,7 +371,7 @@ void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankI
   Require(t.sample_value.size() == total, "sample_ts and sample_value of unequal length");
   for (size_t start = 0; start < total; start += opts_.max_block_rows) {
     const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
-    used_columns_ = 0;
+    BeginBlock();
     const int64_t* ts = t.sample_ts.data() + start;
     AddColumn(native::SM_TS, ts, n, 0);
     // Memory counters are whole bytes: store them as integers when that is
@@ -338,7 +388,7 @@ void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankI
                              : static_cast<int64_t>(native::DoubleBits(d[i]));
     }
     AddColumn(native::SM_VALUE, scratch_.data(), n, 0);
-    block_.set_values_are_integers(integers);
+    values_are_integers_ = integers;
     int64_t min_ts = *std::min_element(ts, ts + n), max_ts = *std::max_element(ts, ts + n);
     AddBlockRecord(track, native::SAMPLES, static_cast<uint32_t>(n), min_ts, max_ts, index);
   }

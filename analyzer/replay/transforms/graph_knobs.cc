@@ -10,6 +10,7 @@
 #include "analyzer/replay/transforms/host_dispatch.h"
 #include "analyzer/replay/transforms/micro_batch.h"
 #include "analyzer/replay/transforms/recompute.h"
+#include "analyzer/replay/transforms/schedule.h"
 #include "analyzer/replay/transforms/slow_rank.h"
 #include "formats/errors.h"
 
@@ -18,7 +19,9 @@ namespace {
 
 constexpr std::string_view kOrder[] = {"slow_rank.fix",       "routing.edpb",       "comm.a2a",
                                        "memory.recompute",    "memory.swap",        "parallel.micro_batch_size",
-                                       "micro_batch.scale",   "host.numa_affinity", "host.task_queue"};
+                                       "micro_batch.scale",   "host.numa_affinity", "host.task_queue",
+                                       // last: the issue order estimates from the edited durations
+                                       "parallel.vpp",        "schedule.kind"};
 
 bool ParseBool(const std::string& assignment, std::string_view v) {
   if (v == "true" || v == "1" || v == "on") return true;
@@ -40,8 +43,11 @@ double ParseNumber(const std::string& assignment, std::string_view v) {
 
 bool IsGraphOnlyKnob(std::string_view key) { return key == "slow_rank.fix" || key == "micro_batch.scale"; }
 
+// The schedule keys re-order a tracegen trace's items from its own
+// configuration: a recorded trace without one cannot take them.
 bool IsGraphKnob(std::string_view key) {
-  return std::find(std::begin(kOrder), std::end(kOrder), key) != std::end(kOrder);
+  return key != "parallel.vpp" && key != "schedule.kind" &&
+         std::find(std::begin(kOrder), std::end(kOrder), key) != std::end(kOrder);
 }
 
 std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<std::string>& sets,
@@ -57,7 +63,7 @@ std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<s
       ThrowInputError("--set", s,
                       "not modelled by the graph replay (graph knobs: parallel.micro_batch_size, "
                       "micro_batch.scale, comm.a2a, routing.edpb, memory.recompute, memory.swap, "
-                      "host.task_queue, host.numa_affinity, slow_rank.fix; a tracegen trace can "
+                      "host.task_queue, host.numa_affinity, slow_rank.fix, schedule.kind (same vpp); a tracegen trace can "
                       "be regenerated with any RunConfig key)");
     }
     todo.push_back({size_t(it - std::begin(kOrder)), key, s.substr(eq + 1), s});
@@ -71,8 +77,18 @@ std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<s
     edits.notes.push_back("no hardware calibration for device '" + trace.metadata.device +
                           "': costs from the trace's own measurements");
   }
+  bool merged = false;  // micro-batches merged (ops removed)
   for (const Set& s : todo) {
-    if (s.key == "slow_rank.fix") {
+    if (s.key == "parallel.vpp") {
+      CheckVpp(trace, int(ParseNumber(s.text, s.value)));
+    } else if (s.key == "schedule.kind") {
+      if (merged) {
+        ThrowInputError("--set", s.text,
+                        "the graph re-orders the recorded micro-batches: change the schedule or "
+                        "the micro-batches, not both");
+      }
+      edits.notes.push_back(ChangeSchedule(trace, s.value, mods));
+    } else if (s.key == "slow_rank.fix") {
       char* end = nullptr;
       const long rank = std::strtol(s.value.c_str(), &end, 10);
       if (s.value.empty() || *end != '\0' || rank < 0 || rank > (1 << 30)) {
@@ -104,9 +120,11 @@ std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<s
         RemoveSwap(trace, &edits);
       }
     } else if (s.key == "parallel.micro_batch_size") {
+      merged = true;
       const double now = run.known ? run.mbs : 1;
       ScaleMicroBatch(trace, ParseNumber(s.text, s.value) / now, cal, &edits);
     } else if (s.key == "micro_batch.scale") {
+      merged = true;
       ScaleMicroBatch(trace, ParseNumber(s.text, s.value), cal, &edits);
     } else if (s.key == "host.numa_affinity") {
       const bool on = ParseBool(s.text, s.value);

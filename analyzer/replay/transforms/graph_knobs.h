@@ -9,8 +9,9 @@
 //   memory.recompute=none|selective|full, memory.swap=false   recompute.h
 //   host.task_queue=BOOL, host.numa_affinity=BOOL               host_dispatch.h
 //   slow_rank.fix=R                 slow_rank.h
-// Any other key (schedule.kind, parallel.vpp, ...) is an InputError: the
-// graph does not model it (regenerate a tracegen trace instead).
+//   schedule.kind=K, parallel.vpp=V schedule.h (same vpp only)
+// Any other key is an InputError: the graph does not model it (regenerate
+// a tracegen trace instead).
 #pragma once
 
 #include <string>
@@ -22,14 +23,16 @@
 
 namespace moetrace::replay {
 
-// Keys ApplyGraphKnobs understands.
+// Keys ApplyGraphKnobs understands on any trace (schedule.kind and
+// parallel.vpp need the trace's configuration and are not listed).
 bool IsGraphKnob(std::string_view key);
 // Keys that exist only as graph transforms (no RunConfig equivalent).
 bool IsGraphOnlyKnob(std::string_view key);
 
 // Applies the assignments (KEY=VALUE) in a fixed order (placement,
-// all-to-all, recompute, swap, micro-batch, NUMA, task queue) so that each
-// sees the run the previous ones made. Returns what was done.
+// all-to-all, recompute, swap, micro-batch, NUMA, task queue, schedule) so
+// that each sees the run the previous ones made (the schedule last: its
+// issue order is estimated from the edited durations). Returns what was done.
 std::vector<std::string> ApplyGraphKnobs(const Trace& trace, const std::vector<std::string>& sets,
                                          GraphModifications* mods);
 

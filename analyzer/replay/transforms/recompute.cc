@@ -68,17 +68,31 @@ struct Op {
   TimeNs ts;
 };
 
+// Removes, with their launches, the device ops of rank `r` for which
+// `remove(events, i)` holds; returns how many.
+template <typename Pred>
+int64_t RemoveDeviceOps(const Trace& trace, size_t r, EventEdits* edits, Pred remove) {
+  const Rank& rank = trace.ranks[r];
+  LaunchIndex li(rank);
+  int64_t n = 0;
+  for (size_t t = 0; t < rank.tracks.size(); ++t) {
+    const Track& tr = rank.tracks[t];
+    if (tr.kind != TrackKind::kDeviceStream) continue;
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (!remove(tr.events, i)) continue;
+      edits->RemoveOp(trace, r, t, i, li);
+      ++n;
+    }
+  }
+  return n;
+}
+
 void ToNone(const Trace& trace, EventEdits* edits) {
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
     const Rank& rank = trace.ranks[r];
-    LaunchIndex li(rank);
-    for (size_t t = 0; t < rank.tracks.size(); ++t) {
-      const Track& tr = rank.tracks[t];
-      if (tr.kind != TrackKind::kDeviceStream) continue;
-      for (size_t i = 0; i < tr.events.size(); ++i) {
-        if (tr.events.phase[i] == Phase::kRecompute) edits->RemoveOp(trace, r, t, i, li);
-      }
-    }
+    RemoveDeviceOps(trace, r, edits, [](const EventTable& ev, size_t i) {
+      return ev.phase[i] == Phase::kRecompute;
+    });
     // The recompute buffer of each layer becomes activations kept from the forward.
     RankMemory& mem = edits->memory[r];
     const int32_t act = CounterTrack(rank, CounterKind::kMemActivations);
@@ -316,19 +330,9 @@ int64_t RemoveSwap(const Trace& trace, EventEdits* edits) {
   if (!edits->active) edits->Init(trace);
   int64_t n = 0;
   for (size_t r = 0; r < trace.ranks.size(); ++r) {
-    const Rank& rank = trace.ranks[r];
-    LaunchIndex li(rank);
-    for (size_t t = 0; t < rank.tracks.size(); ++t) {
-      const Track& tr = rank.tracks[t];
-      if (tr.kind != TrackKind::kDeviceStream) continue;
-      for (size_t i = 0; i < tr.events.size(); ++i) {
-        if (tr.events.category[i] == Category::kCopy &&
-            (tr.events.flags[i] & (kFlagSwapOut | kFlagSwapIn))) {
-          edits->RemoveOp(trace, r, t, i, li);
-          ++n;
-        }
-      }
-    }
+    n += RemoveDeviceOps(trace, r, edits, [](const EventTable& ev, size_t i) {
+      return ev.category[i] == Category::kCopy && (ev.flags[i] & (kFlagSwapOut | kFlagSwapIn));
+    });
   }
   edits->notes.push_back("swap off: " + std::to_string(n) + " copies removed");
   return n;

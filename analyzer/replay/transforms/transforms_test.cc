@@ -12,8 +12,10 @@
 #include "analyzer/replay/transforms/host_dispatch.h"
 #include "analyzer/replay/transforms/micro_batch.h"
 #include "analyzer/replay/transforms/recompute.h"
+#include "analyzer/replay/transforms/schedule.h"
 #include "analyzer/replay/transforms/slow_rank.h"
 #include "formats/errors.h"
+#include "tracegen/config.h"
 
 namespace moetrace::replay {
 namespace {
@@ -427,6 +429,98 @@ TEST(SlowRankTransform, RankRunsAtItsPeersMedian) {
   EXPECT_EQ(out.ranks[2].tracks[1].events.dur[1], 200);
   EXPECT_EQ(out.ranks[2].tracks[1].events.End(1), 330);
   EXPECT_THROW(MatchPeers(t, 7, &mods.edits), InputError);
+}
+
+// ---- schedule -----------------------------------------------------------------
+
+// Pipeline stage 0 of pp 2 with 2 micro-batches under 1F1B: F0 F1 B0 B1, each
+// task compute -> all-to-all -> compute (forward 100/50/100, backward
+// 200/50/200), launches of 10 back to back.
+Trace OneStage() {
+  tracegen::RunConfig c = tracegen::BuildConfig(
+      {"tiny-moe", "", {"parallel.world_size=2", "parallel.dp=1", "parallel.ep=1", "parallel.global_batch_size=2"}, 1});
+  Builder b(0);
+  TimeNs launch = 0, compute = 0, comm = 0;
+  auto task = [&](int mb, bool backward) {
+    const TimeNs x = backward ? 200 : 100;
+    const Phase ph = backward ? Phase::kBackward : Phase::kForward;
+    const std::string tag = std::string(backward ? "b" : "f") + std::to_string(mb);
+    compute = std::max(compute, launch + 10);
+    b.Op("x " + tag, launch, 10, 1, compute, x, ph, mb, 0);
+    compute += x;
+    launch += 10;
+    comm = std::max({comm, compute, launch + 10});
+    b.Op("a2a " + tag, launch, 10, 2, comm, 50, ph, mb, 0, 0, Category::kCollective, 0);
+    comm += 50;
+    launch += 10;
+    compute = std::max({compute, comm, launch + 10});
+    b.Op("z " + tag, launch, 10, 1, compute, x, ph, mb, 0);
+    compute += x;
+    launch += 10;
+  };
+  CommRecord ep;
+  ep.kind = CollectiveKind::kAllToAllV;
+  ep.comm_class = CommClass::kEP;
+  b.rank.tracks[2].comms.push_back(ep);
+  task(0, false);
+  task(1, false);
+  task(0, true);
+  task(1, true);
+  Trace t;
+  t.metadata.config_json = tracegen::ConfigToJson(c);
+  t.ranks.push_back(std::move(b.rank));
+  return t;
+}
+
+std::vector<std::string> Timeline(const Rank& rank, size_t track) {
+  std::vector<std::string> out;
+  const EventTable& ev = rank.tracks[track].events;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    out.push_back(std::string(rank.strings.Get(ev.name[i])) + " " + std::to_string(ev.ts[i]) + ".." +
+                  std::to_string(ev.End(i)));
+  }
+  return out;
+}
+
+TEST(ScheduleTransform, SameOrderIsExact) {
+  Trace t = OneStage();
+  EXPECT_EQ(Timeline(t.ranks[0], 1).back(), "z b1 1210..1410");
+  GraphModifications mods;
+  ChangeSchedule(t, "interleaved", &mods);  // 1F1B at vpp 1
+  Trace out = ReplayGraph(t, mods);
+  EXPECT_EQ(Timeline(out.ranks[0], 1), Timeline(t.ranks[0], 1));
+  EXPECT_EQ(Timeline(out.ranks[0], 2), Timeline(t.ranks[0], 2));
+}
+
+// Adaptive: F0, then F1 fused with B0 (tracegen's alternating segments,
+// each ending at the expert all-to-all, the backward first: B0.x B0.a2a |
+// F1.x F1.a2a | B0.z | F1.z; B0's all-to-all on the second stream), then B1.
+TEST(ScheduleTransform, AdaptiveFusesForwardAndBackward) {
+  Trace t = OneStage();
+  GraphModifications mods;
+  ChangeSchedule(t, "adaptive", &mods);
+  Trace out = ReplayGraph(t, mods);
+  EXPECT_EQ(Timeline(out.ranks[0], 1),
+            (std::vector<std::string>{"x f0 10..110", "z f0 160..260", "x b0 260..460", "x f1 460..560",
+                                      "z b0 560..760", "z f1 760..860", "x b1 860..1060",
+                                      "z b1 1110..1310"}));
+  EXPECT_EQ(Timeline(out.ranks[0], 2),
+            (std::vector<std::string>{"a2a f0 110..160", "a2a b0 460..510", "a2a f1 560..610",
+                                      "a2a b1 1060..1110"}));
+  // The launches follow the new order: B0.x is issued 4th.
+  const EventTable& py = out.ranks[0].tracks[0].events;
+  EXPECT_EQ(std::string(out.ranks[0].strings.Get(py.name[3])), "launch x b0");
+  EXPECT_EQ(py.End(3), 40);
+}
+
+TEST(ScheduleTransform, AnotherLayerSplitIsRefused) {
+  Trace t = OneStage();
+  GraphModifications mods;
+  EXPECT_THROW(ChangeSchedule(t, "dualpipe", &mods), InputError);
+  EXPECT_THROW(CheckVpp(t, 2), InputError);
+  EXPECT_NO_THROW(CheckVpp(t, 1));
+  t.metadata.config_json.clear();
+  EXPECT_THROW(ChangeSchedule(t, "adaptive", &mods), InputError);
 }
 
 }  // namespace
