@@ -148,11 +148,8 @@ inline __attribute__((always_inline)) TimeNs Pick(bool c, TimeNs a, TimeNs b) {
 struct UnionBuilder {
   Interval* w;  // slot of the current piece
   TimeNs s = std::numeric_limits<TimeNs>::min(), e = std::numeric_limits<TimeNs>::min();
-  inline __attribute__((always_inline)) void Add(TimeNs st, TimeNs en, bool in) {
-    constexpr TimeNs kMin = std::numeric_limits<TimeNs>::min();
-    // An item that does not belong starts and ends at -inf: no effect.
-    st = Pick(in, st, kMin);
-    en = Pick(in, en, kMin);
+  // An item that belongs.
+  inline __attribute__((always_inline)) void Add(TimeNs st, TimeNs en) {
     *w = Interval(s, e);
 #if defined(__x86_64__)
     // fresh = st > e; s = fresh ? st : s; e = max(e, en). An item ends at
@@ -175,7 +172,73 @@ struct UnionBuilder {
     e = Pick(en > e, en, e);
 #endif
   }
+  // An item that belongs when `in`: one that does not starts and ends at
+  // -inf (no effect).
+  inline __attribute__((always_inline)) void Add(TimeNs st, TimeNs en, bool in) {
+    constexpr TimeNs kMin = std::numeric_limits<TimeNs>::min();
+    Add(Pick(in, st, kMin), Pick(in, en, kMin));
+  }
 };
+
+// The start-ordered runs of `items` ([rb[r], rb[r + 1]) for each r; `n`
+// items in all) merged into one start-ordered sequence, in `items` or in
+// `buf`. Ties may go either way: unions do not depend on their order.
+const RankScratch::Item* MergeRuns(RankScratch::Item* items, size_t n, std::vector<size_t>* run_begin,
+                                   std::vector<RankScratch::Item>* buf) {
+  std::vector<size_t>& rb = *run_begin;
+  const size_t runs = rb.size();
+  rb.push_back(n);  // runs + 1 boundaries
+  if (runs <= 1) return items;
+  if (buf->size() < n) buf->resize(n);
+  if (runs <= 8) {
+    // Few streams: merge runs pairwise (branch-free, ping-pong between the
+    // two buffers) until one remains.
+    RankScratch::Item* src = items;
+    RankScratch::Item* dst = buf->data();
+    while (rb.size() > 2) {
+      size_t w = 1;
+      for (size_t r = 0; r + 1 < rb.size(); r += 2) {
+        if (r + 2 < rb.size()) {
+          MergeTwo(src + rb[r], src + rb[r + 1], src + rb[r + 1], src + rb[r + 2], dst + rb[r]);
+          rb[w++] = rb[r + 2];
+        } else {
+          std::copy(src + rb[r], src + rb[r + 1], dst + rb[r]);
+          rb[w++] = rb[r + 1];
+        }
+      }
+      rb.resize(w);
+      std::swap(src, dst);
+    }
+    return src;
+  }
+  // Many streams: a binary heap of run cursors keyed by the next start.
+  RankScratch::Item* dst = buf->data();
+  struct Head { TimeNs start; size_t pos, end; };
+  std::vector<Head> heap;
+  heap.reserve(runs);
+  for (size_t r = 0; r < runs; ++r) {
+    if (rb[r] < rb[r + 1]) heap.push_back({items[rb[r]].start, rb[r], rb[r + 1]});
+  }
+  auto later = [](const Head& a, const Head& b) { return a.start > b.start; };
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Head& h = heap.back();
+    // Drain this run while it stays the earliest.
+    const TimeNs limit = heap.size() > 1 ? heap.front().start : std::numeric_limits<TimeNs>::max();
+    do {
+      *dst++ = items[h.pos];
+      ++h.pos;
+    } while (h.pos < h.end && items[h.pos].start <= limit);
+    if (h.pos < h.end) {
+      h.start = items[h.pos].start;
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+    }
+  }
+  return buf->data();
+}
 
 // The sweep over the merged items: COMPUTE, COMM, COMPUTE ∪ COMM and busy
 // time (`u[0..3]`), and the items of the other unions listed in `rare`
@@ -191,7 +254,7 @@ __attribute__((noinline)) size_t SweepMain(const RankScratch::Item* seq, size_t 
     compute.Add(st, en, m & kBitCompute);
     comm.Add(st, en, m & kBitComm);
     cc.Add(st, en, m & (kBitCompute | kBitComm));
-    busy.Add(st, en, m & kBusy);
+    busy.Add(st, en);  // every op is busy
     rare[n_rare] = k;
     n_rare += (m & rare_bits) != 0;
   }
@@ -390,21 +453,24 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
   // Pass 1: per device stream, ops and host waits in start order; the step
   // of every op; launch statistics; collectives for cross-rank matching.
-  // Items and delays are written by index into buffers that only grow
-  // (no per-event capacity check or zero fill once warm): at most two items
-  // (a host wait and the op) and one delay per device event.
+  // Items, host waits and delays are written by index into buffers that
+  // only grow (no per-event capacity check or zero fill once warm): at most
+  // one of each per device event.
   size_t device_events = 0;
   for (const Track& t : rank.tracks) {
     if (t.kind == TrackKind::kDeviceStream) device_events += t.events.size();
   }
-  if (s->items.size() < 2 * device_events) s->items.resize(2 * device_events);
+  if (s->items.size() < device_events) s->items.resize(device_events);
+  if (s->waits.size() < device_events) s->waits.resize(device_events);
   if (s->delays.size() < device_events) s->delays.resize(device_events);
   RankScratch::Item* items_out = s->items.data();
+  RankScratch::Item* waits_out = s->waits.data();
   size_t n_items = 0, n_waits = 0;
   int64_t* delays_out = s->delays.data();
   size_t n_delays = 0;
   int64_t delay_max = 0;
   s->run_begin.clear();
+  s->wait_run_begin.clear();
   s->mask_count.assign(kMaskCount, 0);
   uint64_t* mask_count = s->mask_count.data();
   s->group_class.assign(rank.strings.size(), -1);
@@ -434,6 +500,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       });
     }
     s->run_begin.push_back(n_items);
+    s->wait_run_begin.push_back(n_waits);
     size_t marker_at = 0;
     out.arrivals.reserve(out.arrivals.size() + t.comms.size());
     TimeNs max_end = kNoTime;
@@ -527,9 +594,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         const int32_t th_first = th->first, th_last = th->last;
         if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
           wmask |= kBitHostSync;
-        items_out[n_items++] = {max_end, std::min(start, L), wmask};
+        waits_out[n_waits++] = {max_end, std::min(start, L), wmask};
         ++mask_count[wmask & (kMaskCount - 1)];
-        ++n_waits;
       }
       items_out[n_items++] = {start, end, mask};
       ++mask_count[mask & (kMaskCount - 1)];
@@ -557,10 +623,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     }
   }
 
-  // Every op is one item and at most one host wait before it; every
-  // launched op one delay.
+  // Every op is one item (and at most one host wait); every launched op
+  // one delay.
   out.ops_with_host_wait = static_cast<int64_t>(n_waits);
-  out.device_ops = static_cast<int64_t>(n_items - n_waits);
+  out.device_ops = static_cast<int64_t>(n_items);
   out.launch_count = static_cast<int64_t>(n_delays);
 
   // Step windows: [first op start of k, first op start of next), the last
@@ -595,64 +661,9 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         acc_items[__builtin_ctz(accs)] += mask_count[m];
     }
 
-    // The items of all streams in start order. Ties may go either way:
-    // unions do not depend on their order.
-    const RankScratch::Item* seq = items_out;
-    const size_t runs = s->run_begin.size();
-    s->run_begin.push_back(n_items);
-    if (runs > 1 && runs <= 8) {
-      // Few streams: merge runs pairwise (branch-free, into a second
-      // buffer, ping-pong) until one remains.
-      if (s->merged.size() < n_items) s->merged.resize(n_items);
-      RankScratch::Item* src = items_out;
-      RankScratch::Item* dst = s->merged.data();
-      std::vector<size_t>& rb = s->run_begin;  // runs + 1 boundaries
-      while (rb.size() > 2) {
-        size_t w = 1;
-        for (size_t r = 0; r + 1 < rb.size(); r += 2) {
-          if (r + 2 < rb.size()) {
-            MergeTwo(src + rb[r], src + rb[r + 1], src + rb[r + 1], src + rb[r + 2], dst + rb[r]);
-            rb[w++] = rb[r + 2];
-          } else {
-            std::copy(src + rb[r], src + rb[r + 1], dst + rb[r]);
-            rb[w++] = rb[r + 1];
-          }
-        }
-        rb.resize(w);
-        std::swap(src, dst);
-      }
-      seq = src;
-    } else if (runs > 8) {
-      // Many streams: a binary heap of run cursors keyed by the next start.
-      if (s->merged.size() < n_items) s->merged.resize(n_items);
-      RankScratch::Item* dst = s->merged.data();
-      struct Head { TimeNs start; size_t pos, end; };
-      std::vector<Head> heap;
-      heap.reserve(runs);
-      for (size_t r = 0; r < runs; ++r) {
-        if (s->run_begin[r] < s->run_begin[r + 1])
-          heap.push_back({items_out[s->run_begin[r]].start, s->run_begin[r], s->run_begin[r + 1]});
-      }
-      auto later = [](const Head& a, const Head& b) { return a.start > b.start; };
-      std::make_heap(heap.begin(), heap.end(), later);
-      while (!heap.empty()) {
-        std::pop_heap(heap.begin(), heap.end(), later);
-        Head& h = heap.back();
-        // Drain this run while it stays the earliest.
-        const TimeNs limit = heap.size() > 1 ? heap.front().start : std::numeric_limits<TimeNs>::max();
-        do {
-          *dst++ = items_out[h.pos];
-          ++h.pos;
-        } while (h.pos < h.end && items_out[h.pos].start <= limit);
-        if (h.pos < h.end) {
-          h.start = items_out[h.pos].start;
-          std::push_heap(heap.begin(), heap.end(), later);
-        } else {
-          heap.pop_back();
-        }
-      }
-      seq = s->merged.data();
-    }
+    // The items of all streams in start order, and apart the host waits.
+    const RankScratch::Item* seq = MergeRuns(items_out, n_items, &s->run_begin, &s->merged);
+    const RankScratch::Item* wseq = MergeRuns(waits_out, n_waits, &s->wait_run_begin, &s->merged_waits);
 
     // The unions, as lists of pieces. The four that most items feed are
     // built together in one pass; the others by a pass each, or shared
@@ -684,6 +695,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     auto shared = [&](int a) { return a != kAccHw && acc_items[a] == acc_items[superset(a)]; };
     uint32_t rare_bits = 0;
     for (int a = kAccPp; a < kAccCount; ++a) {
+      if (a == kAccHw || a == kAccHs) continue;  // built from the host waits
       if (acc_items[a] != 0 && !shared(a)) rare_bits |= item_bit(a);
     }
     uint64_t rare_items = 0;
@@ -700,7 +712,19 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       finish(kAccCc, main[2]);
       finish(kAccBusy, main[3]);
     }
+    {
+      UnionBuilder ub{storage(kAccHw)};
+      for (size_t k = 0; k < n_waits; ++k) ub.Add(wseq[k].start, wseq[k].end);
+      finish(kAccHw, ub);
+    }
+    if (acc_items[kAccHs] != 0 && !shared(kAccHs)) {
+      UnionBuilder ub{storage(kAccHs)};
+      for (size_t k = 0; k < n_waits; ++k)
+        ub.Add(wseq[k].start, wseq[k].end, wseq[k].mask & kBitHostSync);
+      finish(kAccHs, ub);
+    }
     for (int a = kAccPp; a < kAccCount; ++a) {
+      if (a == kAccHw || (a == kAccHs && acc_items[a] != 0 && !shared(a))) continue;
       if (acc_items[a] == 0) {
         U[a] = Pieces{nullptr, 0};
       } else if (shared(a)) {

@@ -80,6 +80,8 @@ struct RankScratch {
   struct Item { TimeNs start, end; uint32_t mask; };
   std::vector<Item> items;
   std::vector<Item> merged;  // ping-pong buffer of the run merges
+  std::vector<Item> waits, merged_waits;  // host waits, apart
+  std::vector<size_t> wait_run_begin;
   std::vector<size_t> rare;  // positions of the items of the less fed unions
   std::vector<size_t> run_begin;
   std::vector<uint32_t> order;
