@@ -124,11 +124,20 @@ inline void MergeTwo(const RankScratch::Item* a, const RankScratch::Item* ae,
   std::copy(b, be, out);
 }
 
+// GCC on x86-64 gets the selections below as inline asm; elsewhere (aarch64
+// Kunpeng hosts, clang) the portable code. The sanitizer build uses clang,
+// so CI runs every test through the portable path as well.
+#if defined(__x86_64__) && !defined(__clang__)
+#define MOETRACE_SWEEP_ASM 1
+#else
+#define MOETRACE_SWEEP_ASM 0
+#endif
+
 // c ? a : b without a branch. The sweep's choices depend on how the
 // streams interleave, so branches would be mispredicted often, and the
 // compiler turns plain selections into branches at will.
 inline __attribute__((always_inline)) TimeNs Pick(bool c, TimeNs a, TimeNs b) {
-#if defined(__x86_64__)
+#if MOETRACE_SWEEP_ASM
   asm("testl %k[c], %k[c]\n\tcmovne %[a], %[b]"
       : [b] "+r"(b)
       : [a] "r"(a), [c] "r"(static_cast<uint32_t>(c))
@@ -151,7 +160,7 @@ struct UnionBuilder {
   // An item that belongs.
   inline __attribute__((always_inline)) void Add(TimeNs st, TimeNs en) {
     *w = Interval(s, e);
-#if defined(__x86_64__)
+#if MOETRACE_SWEEP_ASM
     // fresh = st > e; s = fresh ? st : s; e = max(e, en). An item ends at
     // or after its start, so a fresh piece ends at `en`.
     uint64_t fresh;
