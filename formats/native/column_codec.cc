@@ -78,6 +78,39 @@ template <int X, typename U>
   }
 }
 
+// Whether p[0, n) are all equal: the differences from p[0] OR-ed as
+// integers of U's width (not as bools), which vectorizes; 64 rows per
+// early-exit test.
+template <typename U>
+[[gnu::always_inline]] inline bool AllEqualImpl(const U* p, size_t n) {
+  const U v0 = p[0];
+  size_t i = 1;
+  for (; i + 64 <= n; i += 64) {
+    U diff = 0;
+    for (size_t j = 0; j < 64; ++j) diff |= static_cast<U>(p[i + j] ^ v0);
+    if (diff != 0) return false;
+  }
+  U diff = 0;
+  for (; i < n; ++i) diff |= static_cast<U>(p[i] ^ v0);
+  return diff == 0;
+}
+
+// dst[i] = src[i] widened, with the PlainStats of the widened values.
+template <typename T>
+[[gnu::always_inline]] inline PlainStats WidenImpl(const T* src, size_t n, int64_t* dst) {
+  int64_t lo = src[0], hi = src[0];
+  size_t changes = 0;
+  dst[0] = src[0];
+  for (size_t i = 1; i < n; ++i) {
+    const int64_t x = static_cast<int64_t>(src[i]);
+    dst[i] = x;
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+    changes += static_cast<size_t>(src[i] != src[i - 1]);
+  }
+  return {lo, hi, changes};
+}
+
 // Smallest start and largest end (ts + dur saturated at the int64 limits).
 [[gnu::always_inline]] inline void EndRangeImpl(const int64_t* ts, const int64_t* dur, size_t n,
                                                 int64_t* min_ts, int64_t* max_end) {
@@ -97,6 +130,14 @@ template <int X, typename U>
 }
 
 #define MOETRACE_COLUMN_PASSES                                                              \
+  bool AllEqual(const uint8_t* p, size_t n) { return AllEqualImpl(p, n); }                  \
+  bool AllEqual(const uint16_t* p, size_t n) { return AllEqualImpl(p, n); }                 \
+  bool AllEqual(const uint32_t* p, size_t n) { return AllEqualImpl(p, n); }                 \
+  bool AllEqual(const uint64_t* p, size_t n) { return AllEqualImpl(p, n); }                 \
+  PlainStats Widen(const uint8_t* s, size_t n, int64_t* d) { return WidenImpl(s, n, d); }   \
+  PlainStats Widen(const uint16_t* s, size_t n, int64_t* d) { return WidenImpl(s, n, d); }  \
+  PlainStats Widen(const int32_t* s, size_t n, int64_t* d) { return WidenImpl(s, n, d); }   \
+  PlainStats Widen(const uint32_t* s, size_t n, int64_t* d) { return WidenImpl(s, n, d); }  \
   void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* lo, int64_t* hi) { \
     EndRangeImpl(ts, dur, n, lo, hi);                                                       \
   }                                                                                         \
@@ -186,10 +227,41 @@ void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi) {
   *hi = f.hi;
 }
 
+#ifdef MOETRACE_COLUMN_AVX2
+#define MOETRACE_WIDEN(T)                                              \
+  PlainStats Widen(const T* src, size_t n, int64_t* dst) {             \
+    if (HasAvx2()) return avx2::Widen(src, n, dst);                    \
+    return baseline::Widen(src, n, dst);                               \
+  }
+#else
+#define MOETRACE_WIDEN(T) \
+  PlainStats Widen(const T* src, size_t n, int64_t* dst) { return baseline::Widen(src, n, dst); }
+#endif
+#ifdef MOETRACE_COLUMN_AVX2
+#define MOETRACE_ALL_EQUAL(T)                                \
+  bool AllEqual(const T* p, size_t n) {                      \
+    if (HasAvx2()) return avx2::AllEqual(p, n);              \
+    return baseline::AllEqual(p, n);                         \
+  }
+#else
+#define MOETRACE_ALL_EQUAL(T) \
+  bool AllEqual(const T* p, size_t n) { return baseline::AllEqual(p, n); }
+#endif
+MOETRACE_ALL_EQUAL(uint8_t)
+MOETRACE_ALL_EQUAL(uint16_t)
+MOETRACE_ALL_EQUAL(uint32_t)
+MOETRACE_ALL_EQUAL(uint64_t)
+#undef MOETRACE_ALL_EQUAL
+MOETRACE_WIDEN(uint8_t)
+MOETRACE_WIDEN(uint16_t)
+MOETRACE_WIDEN(int32_t)
+MOETRACE_WIDEN(uint32_t)
+#undef MOETRACE_WIDEN
+
 bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
-                           const int64_t* dur, Column* col, const int64_t* range) {
+                           const int64_t* dur, Column* col, const PlainStats* plain) {
   ColumnView view;
-  if (!Encode(v, n, default_value, dur, &view, range)) return false;
+  if (!Encode(v, n, default_value, dur, &view, plain)) return false;
   col->Clear();
   col->set_encoding(view.encoding());
   col->set_constant(view.constant());
@@ -200,7 +272,14 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
 }
 
 bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
-                           const int64_t* dur, ColumnView* col, const int64_t* range) {
+                           const int64_t* dur, ColumnView* col, const PlainStats* known) {
+  return Encode(v, n, default_value, dur, col, known, nullptr);
+}
+
+bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
+                           const int64_t* dur, ColumnView* col, const PlainStats* known,
+                           size_t* deferred) {
+  if (deferred != nullptr) *deferred = 0;
   // Constant columns (the most common kind) are found by a scan that stops
   // at the first difference; the others get one fused pass for all stats.
   const int64_t v0 = v[0];
@@ -256,12 +335,13 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   const bool maybe_rle = sample_rle < m * best_width;
 
   // The exact frame of the chosen transform over all rows, and the runs
-  // when RLE may win. A PACKED frame may be known already (`range`).
+  // when RLE may win. A PACKED frame may be known already (`known`).
   MinMax frame;
   size_t changes = 0;
   const int kind = best == PACKED ? kPlainKind : best == DELTA ? kDeltaKind : kGapKind;
-  if (best == PACKED && range != nullptr && !maybe_rle) {
-    frame.lo = range[0], frame.hi = range[1];
+  if (best == PACKED && known != nullptr) {
+    frame.lo = known->lo, frame.hi = known->hi;
+    changes = known->changes;
   } else {
     const FrameStats f = Frame(kind, v, dur, n);
     frame.lo = f.lo, frame.hi = f.hi;
@@ -302,11 +382,29 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
       return true;
     }
   }
-  // u[i] = transformed value - frame.lo, stored in w bytes (8-byte stores
-  // into a buffer with 8 bytes of slack, each overwriting the last's spill).
-  const uint64_t lo = static_cast<uint64_t>(frame.lo);
+  // The packed data is written by WriteDeferred: here into the buffer, or
+  // by the caller straight into its block.
+  pending_ = {v, dur, n, kind, w, static_cast<uint64_t>(frame.lo)};
+  if (deferred != nullptr) {
+    *deferred = packed_size;
+  } else {
+    WriteDeferred(begin);
+  }
+  col->encoding_ = best;
+  col->constant_ = frame.lo;
+  col->width_ = w;
+  if (best != PACKED) col->first_ = WrapSub(v[0], frame.lo);
+  if (deferred == nullptr) {
+    col->data_ = std::string_view(reinterpret_cast<const char*>(begin), packed_size);
+  }
+  return true;
+}
+
+void ColumnEncoder::WriteDeferred(uint8_t* out) const {
+  // u[i] = transformed value - lo, stored in w bytes.
+  const auto [v, dur, n, kind, w, lo] = pending_;
   if (w == 1 || w == 2 || w == 4 || w == 8) {
-    Store(kind, w, v, dur, n, lo, begin);
+    Store(kind, w, v, dur, n, lo, out);
   } else if (w > 0) {
     // 3, 5, 6 or 7 bytes: 8-byte stores into a buffer with 8 bytes of
     // slack, each overwriting the last one's spill.
@@ -314,7 +412,7 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
       constexpr int X = decltype(x)::value;
       for (size_t i = 0; i < n; ++i) {
         const uint64_t u = X != kPlainKind && i == 0 ? 0 : Transformed<X>(v, dur, i) - lo;
-        std::memcpy(begin + i * w, &u, 8);
+        std::memcpy(out + i * w, &u, 8);
       }
     };
     switch (kind) {
@@ -323,12 +421,6 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
       default: put_all(std::integral_constant<int, kGapKind>()); break;
     }
   }
-  col->encoding_ = best;
-  col->constant_ = frame.lo;
-  col->width_ = w;
-  if (best != PACKED) col->first_ = WrapSub(v[0], frame.lo);
-  col->data_ = std::string_view(reinterpret_cast<const char*>(begin), packed_size);
-  return true;
 }
 
 }  // namespace moetrace::native

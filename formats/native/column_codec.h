@@ -29,6 +29,13 @@ namespace moetrace::native {
 static_assert(std::endian::native == std::endian::little,
               "the packed column code assumes a little-endian host");
 
+// Frame of the plain values of a column: smallest, largest, and the number
+// of rows i >= 1 with v[i] != v[i - 1].
+struct PlainStats {
+  int64_t lo, hi;
+  size_t changes;
+};
+
 // Encodes columns; keeps its output buffer between calls (no per-block
 // allocation).
 class ColumnEncoder {
@@ -37,23 +44,54 @@ class ColumnEncoder {
   // PACKED / DELTA / RLE (and GAP when `dur` is given: the values are start
   // times and `dur` their durations) is smallest. Returns false, leaving
   // `col` untouched, when every value equals `default_value` (if given):
-  // such a column is omitted from its block. `range`, when given, is the
-  // smallest and the largest value (saves a pass).
+  // such a column is omitted from its block. `plain`, when given, is the
+  // PlainStats of the values (saves a pass).
   bool Encode(const int64_t* values, size_t n, std::optional<int64_t> default_value,
-              const int64_t* dur, Column* col, const int64_t* range = nullptr);
+              const int64_t* dur, Column* col, const PlainStats* plain = nullptr);
   // The same into a view (field left 0) whose data points into this
   // encoder's buffer, valid until the next call: the writer serializes it
   // straight into the block (one copy of the data instead of two).
   bool Encode(const int64_t* values, size_t n, std::optional<int64_t> default_value,
-              const int64_t* dur, ColumnView* col, const int64_t* range = nullptr);
+              const int64_t* dur, ColumnView* col, const PlainStats* plain = nullptr);
+  // The same, except that the data of a PACKED / DELTA / GAP column is not
+  // written: `*deferred` is set to its size (else to 0, and `col` holds
+  // the data) and WriteDeferred writes it, until the next call, while
+  // `values` and `dur` are still alive. Lets the writer store the column
+  // straight into its block, read the values once and copy nothing.
+  bool Encode(const int64_t* values, size_t n, std::optional<int64_t> default_value,
+              const int64_t* dur, ColumnView* col, const PlainStats* plain, size_t* deferred);
+  // Writes the deferred data into out[0, *deferred + 8) (8 bytes of slack
+  // for whole-word stores; what lands past *deferred is garbage).
+  void WriteDeferred(uint8_t* out) const;
 
  private:
+  struct Pending {
+    const int64_t* v;
+    const int64_t* dur;
+    size_t n;
+    int kind;
+    uint32_t w;
+    uint64_t lo;
+  };
   std::unique_ptr<uint8_t[]> buffer_;
   size_t capacity_ = 0;
+  Pending pending_ = {};
 };
 
 // Smallest and largest of v[0, n), n >= 1 (vectorized).
 void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi);
+// True when p[0, n) (n >= 1) are all equal (vectorized; stops within
+// 64 rows of the first difference).
+bool AllEqual(const uint8_t* p, size_t n);
+bool AllEqual(const uint16_t* p, size_t n);
+bool AllEqual(const uint32_t* p, size_t n);
+bool AllEqual(const uint64_t* p, size_t n);
+// Widens src[0, n) (n >= 1) into dst as int64 and returns their PlainStats,
+// in one vectorized pass (the narrow columns of a block are read once).
+PlainStats Widen(const uint8_t* src, size_t n, int64_t* dst);
+PlainStats Widen(const uint16_t* src, size_t n, int64_t* dst);
+PlainStats Widen(const int32_t* src, size_t n, int64_t* dst);
+PlainStats Widen(const uint32_t* src, size_t n, int64_t* dst);
 // Smallest ts[i] and largest ts[i] + dur[i] (saturated at the int64
 // limits) over i < n, n >= 1 (vectorized).
 void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts, int64_t* max_end);

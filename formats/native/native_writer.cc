@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -30,28 +31,49 @@ void Require(bool ok, const char* what) {
   if (!ok) throw std::invalid_argument(std::string("native writer: ") + what);
 }
 
-// True when p[0..n) are all equal. Checked on the narrow source type, 16
-// rows per step without branches, before anything is widened: most columns
+// True when p[0..n) are all equal. Checked on the narrow source type
+// (native::AllEqual, vectorized), before anything is widened: most columns
 // of a block are constant.
-// The differences are OR-ed as integers of T's width (not as bools), which
-// GCC vectorizes; 64 rows per early-exit test.
 template <typename T>
 bool IsConstant(const T* p, size_t n) {
   using U = std::conditional_t<sizeof(T) == 1, uint8_t,
             std::conditional_t<sizeof(T) == 2, uint16_t,
             std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
   static_assert(sizeof(U) == sizeof(T));
-  const U v0 = static_cast<U>(p[0]);
-  size_t i = 1;
-  for (; i + 64 <= n; i += 64) {
-    U diff = 0;
-    for (size_t j = 0; j < 64; ++j) diff |= static_cast<U>(static_cast<U>(p[i + j]) ^ v0);
-    if (diff != 0) return false;
-  }
-  U diff = 0;
-  for (; i < n; ++i) diff |= static_cast<U>(static_cast<U>(p[i]) ^ v0);
-  return diff == 0;
+  // Same-width signed/unsigned integers alias legally; one-byte enums are
+  // read through uint8_t (a character type).
+  return native::AllEqual(reinterpret_cast<const U*>(p), n);
 }
+
+// A growable byte buffer that, unlike std::string, does not zero the room
+// it hands out: columns are stored straight into it.
+class ByteBuffer {
+ public:
+  size_t size() const { return size_; }
+  uint8_t* data() { return data_.get(); }
+  void clear() { size_ = 0; }
+  // Room for `n` more bytes at the end (not counted until Commit).
+  uint8_t* Room(size_t n) {
+    if (capacity_ - size_ < n) {
+      const size_t cap = std::max(size_ + n, 2 * capacity_);
+      std::unique_ptr<uint8_t[]> bigger(new uint8_t[cap]);
+      if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
+      data_ = std::move(bigger);
+      capacity_ = cap;
+    }
+    return data_.get() + size_;
+  }
+  void Commit(size_t n) { size_ += n; }
+  void Append(const void* p, size_t n) {
+    if (n == 0) return;
+    std::memcpy(Room(n), p, n);
+    size_ += n;
+  }
+
+ private:
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_ = 0, capacity_ = 0;
+};
 
 class NativeSink : public TraceSink {
  public:
@@ -118,35 +140,47 @@ class NativeSink : public TraceSink {
         return;
       }
     }
-    int64_t range[2];
-    const int64_t* v = Widen(col, start, n, &range[0], &range[1]);
-    Require(range[0] >= lo && range[1] <= hi, what);
-    AddColumn(field, v, n, dflt, nullptr, range);
+    if constexpr (sizeof(T) == 8) {
+      const int64_t* v = reinterpret_cast<const int64_t*>(p);
+      int64_t range[2];
+      native::RangeOf(v, n, &range[0], &range[1]);
+      Require(range[0] >= lo && range[1] <= hi, what);
+      AddColumn(field, v, n, dflt);
+    } else {
+      // One pass widens the rows into scratch_ and frames them.
+      const native::PlainStats s = native::Widen(Narrow(p), n, scratch_.data());
+      Require(s.lo >= lo && s.hi <= hi, what);
+      AddColumn(field, scratch_.data(), n, dflt, nullptr, &s);
+    }
   }
   // Starts the serialized Block message of the next block. Its kind and
   // count (fields 1, 2, serialized first) are written by AddBlockRecord
   // into the room left in front of the columns.
   void BeginBlock() {
-    block_bytes_.assign(kBlockPrefix, '\0');
+    block_bytes_.clear();
+    std::memset(block_bytes_.Room(kBlockPrefix), 0, kBlockPrefix);
+    block_bytes_.Commit(kBlockPrefix);
     values_are_integers_ = false;
   }
   // Appends column `field` to the block, serialized as protobuf does (fields
   // in number order, defaults omitted): the sample trace's bytes pin this.
-  void PutColumn(uint32_t field, const native::ColumnView& c);
+  // `deferred`: size of data the encoder still has to write (see
+  // ColumnEncoder::WriteDeferred), stored straight into the block.
+  void PutColumn(uint32_t field, const native::ColumnView& c, size_t deferred = 0);
   // Adds column `field` of `n` int64 values unless all equal `dflt`
   // (dflt == nullopt: always stored).
   void AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
-                 const int64_t* dur = nullptr, const int64_t* range = nullptr);
-  // Copies rows [start, start + n) of `col` into scratch_ as int64, with
-  // the smallest and largest value.
+                 const int64_t* dur = nullptr, const native::PlainStats* plain = nullptr);
+  // A narrow column's rows as the type native::Widen takes (one-byte enums
+  // as uint8_t, a character type).
   template <typename T>
-  const int64_t* Widen(const std::vector<T>& col, size_t start, size_t n, int64_t* lo,
-                       int64_t* hi) {
-    const T* src = col.data() + start;
-    int64_t* dst = scratch_.data();
-    for (size_t i = 0; i < n; ++i) dst[i] = static_cast<int64_t>(src[i]);  // vectorized
-    native::RangeOf(dst, n, lo, hi);
-    return dst;
+  static auto Narrow(const T* p) {
+    if constexpr (std::is_enum_v<T>) {
+      static_assert(sizeof(T) == 1);
+      return reinterpret_cast<const uint8_t*>(p);
+    } else {
+      return p;
+    }
   }
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
                       int64_t max_ts, native::RankIndex* index);
@@ -160,10 +194,10 @@ class NativeSink : public TraceSink {
   native::Footer footer_;
   // The Block message being built (see BeginBlock), kept between blocks.
   static constexpr size_t kBlockPrefix = 8;  // kind: 2 bytes, count: up to 6
-  std::string block_bytes_;
+  ByteBuffer block_bytes_;
   bool values_are_integers_ = false;
   std::vector<int64_t> scratch_;
-  std::vector<int64_t> values_;  // flattened comm vectors
+  ByteBuffer values_;  // flattened comm vectors (int64)
   std::string serialized_;
   std::string compressed_;
 };
@@ -198,9 +232,10 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecordBytes(native::RecordKind ki
 }
 
 void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
-                           const int64_t* dur, const int64_t* range) {
+                           const int64_t* dur, const native::PlainStats* plain) {
   native::ColumnView col;
-  if (encoder_.Encode(v, n, dflt, dur, &col, range)) PutColumn(field, col);
+  size_t deferred;
+  if (encoder_.Encode(v, n, dflt, dur, &col, plain, &deferred)) PutColumn(field, col, deferred);
 }
 
 namespace {
@@ -211,7 +246,7 @@ uint8_t* PutField(uint8_t* out, uint32_t number, uint64_t value) {
 }
 }  // namespace
 
-void NativeSink::PutColumn(uint32_t field, const native::ColumnView& c) {
+void NativeSink::PutColumn(uint32_t field, const native::ColumnView& c, size_t deferred) {
   // Column: field 1, encoding 2, constant 3 (sint64), data 4 (bytes),
   // width 5, first 6 (sint64); a field at its default is not written.
   uint8_t head[64], tail[32];
@@ -222,22 +257,28 @@ void NativeSink::PutColumn(uint32_t field, const native::ColumnView& c) {
   }
   if (c.constant() != 0) h = PutField(h, 3, native::ZigZag(c.constant()));
   const std::string_view data = c.data();
-  if (!data.empty()) {
+  const size_t data_size = deferred != 0 ? deferred : data.size();
+  if (data_size != 0) {
     *h++ = (4 << 3) | 2;
-    h = native::PutVarint(h, data.size());
+    h = native::PutVarint(h, data_size);
   }
   uint8_t* t = tail;
   if (c.width() != 0) t = PutField(t, 5, c.width());
   if (c.first() != 0) t = PutField(t, 6, native::ZigZag(c.first()));
-  const size_t msg = static_cast<size_t>(h - head) + data.size() + static_cast<size_t>(t - tail);
+  const size_t msg = static_cast<size_t>(h - head) + data_size + static_cast<size_t>(t - tail);
   uint8_t prefix[16];
   uint8_t* q = prefix;
   *q++ = (3 << 3) | 2;  // Block.columns
   q = native::PutVarint(q, msg);
-  block_bytes_.append(reinterpret_cast<const char*>(prefix), static_cast<size_t>(q - prefix));
-  block_bytes_.append(reinterpret_cast<const char*>(head), static_cast<size_t>(h - head));
-  block_bytes_.append(data);
-  block_bytes_.append(reinterpret_cast<const char*>(tail), static_cast<size_t>(t - tail));
+  block_bytes_.Append(prefix, static_cast<size_t>(q - prefix));
+  block_bytes_.Append(head, static_cast<size_t>(h - head));
+  if (deferred != 0) {
+    encoder_.WriteDeferred(block_bytes_.Room(deferred + 8));
+    block_bytes_.Commit(deferred);
+  } else {
+    block_bytes_.Append(data.data(), data.size());
+  }
+  block_bytes_.Append(tail, static_cast<size_t>(t - tail));
 }
 
 void NativeSink::AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count,
@@ -249,11 +290,15 @@ void NativeSink::AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t
   if (kind != 0) h = PutField(h, 1, static_cast<uint64_t>(kind));
   h = PutField(h, 2, count);  // count >= 1
   const size_t head_size = static_cast<size_t>(h - head);
-  char* begin = block_bytes_.data() + kBlockPrefix - head_size;
+  uint8_t* begin = block_bytes_.data() + kBlockPrefix - head_size;
   std::memcpy(begin, head, head_size);
-  if (values_are_integers_) block_bytes_.append("\x20\x01", 2);
-  auto [offset, size] = WriteRecordBytes(
-      native::kRecordBlock, begin, block_bytes_.size() - (kBlockPrefix - head_size));
+  if (values_are_integers_) {
+    block_bytes_.Append("\x20\x01", 2);
+    begin = block_bytes_.data() + kBlockPrefix - head_size;  // may have moved
+  }
+  auto [offset, size] =
+      WriteRecordBytes(native::kRecordBlock, reinterpret_cast<const char*>(begin),
+                       block_bytes_.size() - (kBlockPrefix - head_size));
   BlockIndex* b = index->add_blocks();
   b->set_offset(offset);
   b->set_size(size);
@@ -335,26 +380,30 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
     scalar(native::CM_GROUP_SIZE, 0, [](const CommRecord& r) { return int64_t(r.group_size); });
     scalar(native::CM_PEER, kNone, [](const CommRecord& r) { return int64_t(r.peer); });
     scalar(native::CM_BYTES, 0, [](const CommRecord& r) { return int64_t(r.bytes); });
+    // One pass over the records: lengths into scratch_, elements appended
+    // to values_ (no zeroing resize, no memcpy call per short vector).
     auto vec = [&](uint32_t len_field, uint32_t values_field, auto get) {
-      size_t total = 0;
-      for (size_t i = 0; i < n; ++i) {
-        scratch_[i] = static_cast<int64_t>(get(c[i]).size());
-        total += get(c[i]).size();
-      }
-      values_.resize(total);
-      int64_t* out = values_.data();
+      values_.clear();
       for (size_t i = 0; i < n; ++i) {
         const auto& vec = get(c[i]);
+        const size_t m = vec.size();
+        scratch_[i] = static_cast<int64_t>(m);
         using T = typename std::remove_reference_t<decltype(vec)>::value_type;
+        int64_t* out = reinterpret_cast<int64_t*>(values_.Room(m * sizeof(int64_t)));
+        const T* src = vec.data();
+        size_t k = 0;
         if constexpr (sizeof(T) == sizeof(int64_t)) {
-          if (!vec.empty()) std::memcpy(out, vec.data(), vec.size() * sizeof(T));  // same bits
-          out += vec.size();
-        } else {
-          out = std::copy(vec.begin(), vec.end(), out);  // widening
+          for (; k + 4 <= m; k += 4) std::memcpy(out + k, src + k, 32);  // same bits
         }
+        for (; k < m; ++k) out[k] = static_cast<int64_t>(src[k]);
+        values_.Commit(m * sizeof(int64_t));
       }
+      const size_t total = values_.size() / sizeof(int64_t);
       AddColumn(len_field, scratch_.data(), n, 0);
-      if (!values_.empty()) AddColumn(values_field, values_.data(), values_.size(), std::nullopt);
+      if (total != 0) {
+        AddColumn(values_field, reinterpret_cast<const int64_t*>(values_.data()), total,
+                  std::nullopt);
+      }
     };
     vec(native::CM_GROUP_RANKS_LEN, native::CM_GROUP_RANKS,
         [](const CommRecord& r) -> const auto& { return r.group_ranks; });
