@@ -175,50 +175,63 @@ namespace baseline {
 MOETRACE_COLUMN_PASSES
 }  // namespace baseline
 // (GCC only: clang has no "#pragma GCC target"; it then uses the baseline.)
+// AVX-512 (VL) adds 64-bit min and max instructions (vpminsq, vpmaxsq),
+// which AVX2 emulates with a compare and a blend; kept to 256-bit vectors.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MOETRACE_COLUMN_AVX2 1
+#define MOETRACE_COLUMN_X86 1
 namespace avx2 {
 #pragma GCC push_options
 #pragma GCC target("avx2")
 MOETRACE_COLUMN_PASSES
 #pragma GCC pop_options
 }  // namespace avx2
+namespace avx512 {
+#pragma GCC push_options
+#pragma GCC target("avx2", "avx512f", "avx512vl", "avx512bw", "avx512dq", "prefer-vector-width=256")
+MOETRACE_COLUMN_PASSES
+#pragma GCC pop_options
+}  // namespace avx512
 #endif
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
-#ifdef MOETRACE_COLUMN_AVX2
-bool HasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
+#ifdef MOETRACE_COLUMN_X86
+// 2: AVX-512 (F, VL, BW, DQ), 1: AVX2, 0: the x86-64 baseline.
+int SimdLevel() {
+  static const int level =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+          ? 2
+          : __builtin_cpu_supports("avx2") ? 1 : 0;
+  return level;
 }
+// Returns `call` from the best compiled variant the CPU runs.
+#define MOETRACE_DISPATCH(call)                   \
+  switch (SimdLevel()) {                          \
+    case 2: return avx512::call;                  \
+    case 1: return avx2::call;                    \
+    default: return baseline::call;               \
+  }
+#else
+#define MOETRACE_DISPATCH(call) return baseline::call;
 #endif
 #undef MOETRACE_COLUMN_PASSES
 
 FrameStats Frame(int kind, const int64_t* v, const int64_t* dur, size_t n) {
-#ifdef MOETRACE_COLUMN_AVX2
-  if (HasAvx2()) return avx2::Frame(kind, v, dur, n);
-#endif
-  return baseline::Frame(kind, v, dur, n);
+  MOETRACE_DISPATCH(Frame(kind, v, dur, n))
 }
 
 // Stores u[i] in w bytes (1, 2, 4 or 8).
 void Store(int kind, uint32_t w, const int64_t* v, const int64_t* dur, size_t n, uint64_t lo,
            uint8_t* out) {
-#ifdef MOETRACE_COLUMN_AVX2
-  if (HasAvx2()) return avx2::Store(kind, w, v, dur, n, lo, out);
-#endif
-  return baseline::Store(kind, w, v, dur, n, lo, out);
+  MOETRACE_DISPATCH(Store(kind, w, v, dur, n, lo, out))
 }
 
 }  // namespace
 
 void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts,
               int64_t* max_end) {
-#ifdef MOETRACE_COLUMN_AVX2
-  if (HasAvx2()) return avx2::EndRange(ts, dur, n, min_ts, max_end);
-#endif
-  return baseline::EndRange(ts, dur, n, min_ts, max_end);
+  MOETRACE_DISPATCH(EndRange(ts, dur, n, min_ts, max_end))
 }
 
 void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi) {
@@ -227,36 +240,16 @@ void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi) {
   *hi = f.hi;
 }
 
-#ifdef MOETRACE_COLUMN_AVX2
-#define MOETRACE_WIDEN(T)                                              \
-  PlainStats Widen(const T* src, size_t n, int64_t* dst) {             \
-    if (HasAvx2()) return avx2::Widen(src, n, dst);                    \
-    return baseline::Widen(src, n, dst);                               \
-  }
-#else
-#define MOETRACE_WIDEN(T) \
-  PlainStats Widen(const T* src, size_t n, int64_t* dst) { return baseline::Widen(src, n, dst); }
-#endif
-#ifdef MOETRACE_COLUMN_AVX2
-#define MOETRACE_ALL_EQUAL(T)                                \
-  bool AllEqual(const T* p, size_t n) {                      \
-    if (HasAvx2()) return avx2::AllEqual(p, n);              \
-    return baseline::AllEqual(p, n);                         \
-  }
-#else
-#define MOETRACE_ALL_EQUAL(T) \
-  bool AllEqual(const T* p, size_t n) { return baseline::AllEqual(p, n); }
-#endif
-MOETRACE_ALL_EQUAL(uint8_t)
-MOETRACE_ALL_EQUAL(uint16_t)
-MOETRACE_ALL_EQUAL(uint32_t)
-MOETRACE_ALL_EQUAL(uint64_t)
-#undef MOETRACE_ALL_EQUAL
-MOETRACE_WIDEN(uint8_t)
-MOETRACE_WIDEN(uint16_t)
-MOETRACE_WIDEN(int32_t)
-MOETRACE_WIDEN(uint32_t)
-#undef MOETRACE_WIDEN
+#define MOETRACE_TYPED(T)                                                                    \
+  PlainStats Widen(const T* src, size_t n, int64_t* dst) { MOETRACE_DISPATCH(Widen(src, n, dst)) } \
+  bool AllEqual(const T* p, size_t n) { MOETRACE_DISPATCH(AllEqual(p, n)) }
+MOETRACE_TYPED(uint8_t)
+MOETRACE_TYPED(uint16_t)
+MOETRACE_TYPED(uint32_t)
+#undef MOETRACE_TYPED
+PlainStats Widen(const int32_t* src, size_t n, int64_t* dst) { MOETRACE_DISPATCH(Widen(src, n, dst)) }
+bool AllEqual(const uint64_t* p, size_t n) { MOETRACE_DISPATCH(AllEqual(p, n)) }
+#undef MOETRACE_DISPATCH
 
 bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> default_value,
                            const int64_t* dur, Column* col, const PlainStats* plain) {

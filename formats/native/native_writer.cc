@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -46,22 +48,28 @@ bool IsConstant(const T* p, size_t n) {
 }
 
 // A growable byte buffer that, unlike std::string, does not zero the room
-// it hands out: columns are stored straight into it.
+// it hands out: columns are stored straight into it. Grows by realloc,
+// which moves large buffers by remapping their pages (no copy, no new page
+// faults on what was written).
 class ByteBuffer {
  public:
+  ByteBuffer() = default;
+  ByteBuffer(const ByteBuffer&) = delete;
+  ByteBuffer& operator=(const ByteBuffer&) = delete;
+  ~ByteBuffer() { std::free(data_); }
   size_t size() const { return size_; }
-  uint8_t* data() { return data_.get(); }
+  uint8_t* data() { return data_; }
   void clear() { size_ = 0; }
   // Room for `n` more bytes at the end (not counted until Commit).
   uint8_t* Room(size_t n) {
     if (capacity_ - size_ < n) {
       const size_t cap = std::max(size_ + n, 2 * capacity_);
-      std::unique_ptr<uint8_t[]> bigger(new uint8_t[cap]);
-      if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
-      data_ = std::move(bigger);
+      void* bigger = std::realloc(data_, cap);
+      if (bigger == nullptr) throw std::bad_alloc();
+      data_ = static_cast<uint8_t*>(bigger);
       capacity_ = cap;
     }
-    return data_.get() + size_;
+    return data_ + size_;
   }
   void Commit(size_t n) { size_ += n; }
   void Append(const void* p, size_t n) {
@@ -71,7 +79,7 @@ class ByteBuffer {
   }
 
  private:
-  std::unique_ptr<uint8_t[]> data_;
+  uint8_t* data_ = nullptr;
   size_t size_ = 0, capacity_ = 0;
 };
 
@@ -182,6 +190,20 @@ class NativeSink : public TraceSink {
       return p;
     }
   }
+  // Appends the elements of `vec` to `out` as int64 (no memcpy call per
+  // short vector).
+  template <typename T>
+  static void AppendWidened(const std::vector<T>& vec, ByteBuffer* out) {
+    const size_t m = vec.size();
+    int64_t* dst = reinterpret_cast<int64_t*>(out->Room(m * sizeof(int64_t)));
+    const T* src = vec.data();
+    size_t k = 0;
+    if constexpr (sizeof(T) == sizeof(int64_t)) {
+      for (; k + 4 <= m; k += 4) std::memcpy(dst + k, src + k, 32);  // same bits
+    }
+    for (; k < m; ++k) dst[k] = static_cast<int64_t>(src[k]);
+    out->Commit(m * sizeof(int64_t));
+  }
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
                       int64_t max_ts, native::RankIndex* index);
 
@@ -197,9 +219,10 @@ class NativeSink : public TraceSink {
   ByteBuffer block_bytes_;
   bool values_are_integers_ = false;
   std::vector<int64_t> scratch_;
-  ByteBuffer values_;  // flattened comm vectors (int64)
+  ByteBuffer comm_cols_;  // the columns of a comm block (int64), Room() only
+  ByteBuffer values_[3];            // its flattened vectors (int64)
   std::string serialized_;
-  std::string compressed_;
+  ByteBuffer compressed_;  // kept empty: Room() only
 };
 
 std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
@@ -214,8 +237,11 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
 std::pair<uint64_t, uint32_t> NativeSink::WriteRecordBytes(native::RecordKind kind,
                                                            const char* raw, size_t raw_size) {
   Require(raw_size <= native::kMaxRecordRawSize, "a record exceeds 1 GiB");
-  compressed_.resize(ZSTD_compressBound(raw_size));
-  size_t n = ZSTD_compress2(cctx_, compressed_.data(), compressed_.size(), raw, raw_size);
+  // (A ByteBuffer: growing a std::string would zero the room each time a
+  // large record follows a small one.)
+  const size_t bound = ZSTD_compressBound(raw_size);
+  uint8_t* out = compressed_.Room(bound);
+  size_t n = ZSTD_compress2(cctx_, out, bound, raw, raw_size);
   if (ZSTD_isError(n)) {
     throw std::runtime_error(std::string("native writer: zstd: ") + ZSTD_getErrorName(n));
   }
@@ -223,11 +249,11 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecordBytes(native::RecordKind ki
   native::PutU32(header, static_cast<uint32_t>(n));
   native::PutU32(header + 4, static_cast<uint32_t>(raw_size));
   native::PutU32(header + 8,
-                 native::Crc32(reinterpret_cast<const uint8_t*>(compressed_.data()), n));
+                 native::Crc32(out, n));
   header[12] = kind;
   uint64_t offset = file_.offset();
   file_.Write(header, sizeof header);
-  file_.Write(compressed_.data(), n);
+  file_.Write(out, n);
   return {offset, static_cast<uint32_t>(native::kRecordHeaderSize + n)};
 }
 
@@ -363,54 +389,53 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
     const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
     const CommRecord* c = t.comms.data() + start;
     BeginBlock();
-    auto scalar = [&](uint32_t field, int64_t dflt, auto get) {
-      for (size_t i = 0; i < n; ++i) scratch_[i] = get(c[i]);
-      AddColumn(field, scratch_.data(), n, dflt);
-    };
-    scalar(native::CM_KIND, 0, [](const CommRecord& r) { return int64_t(r.kind); });
-    scalar(native::CM_CLASS, 0, [](const CommRecord& r) { return int64_t(r.comm_class); });
+    // One pass over the records (an array of structs, each vector on the
+    // heap) fills every column: the scalars into comm_cols_, the vector
+    // lengths after them, the elements into values_[0..2].
+    constexpr size_t kScalars = 7, kVectors = 3;
+    int64_t* const cols =
+        reinterpret_cast<int64_t*>(comm_cols_.Room((kScalars + kVectors) * n * sizeof(int64_t)));
+    int64_t* col[kScalars + kVectors];
+    for (size_t f = 0; f < kScalars + kVectors; ++f) col[f] = cols + f * n;
+    for (ByteBuffer& v : values_) v.clear();
     for (size_t i = 0; i < n; ++i) {
-      Require(c[i].group < strings, "comm group id not in the string table");
-      Require(int(c[i].kind) <= int(CollectiveKind::kOther) &&
-                  int(c[i].comm_class) < kCommClassCount,
+      const CommRecord& r = c[i];
+      Require(r.group < strings, "comm group id not in the string table");
+      Require(int(r.kind) <= int(CollectiveKind::kOther) && int(r.comm_class) < kCommClassCount,
               "comm kind or class out of range");
+      col[0][i] = int64_t(r.kind);
+      col[1][i] = int64_t(r.comm_class);
+      col[2][i] = int64_t(r.group);
+      col[3][i] = r.sequence;
+      col[4][i] = int64_t(r.group_size);
+      col[5][i] = int64_t(r.peer);
+      col[6][i] = int64_t(r.bytes);
+      col[7][i] = static_cast<int64_t>(r.group_ranks.size());
+      col[8][i] = static_cast<int64_t>(r.send_splits.size());
+      col[9][i] = static_cast<int64_t>(r.recv_splits.size());
+      AppendWidened(r.group_ranks, &values_[0]);
+      AppendWidened(r.send_splits, &values_[1]);
+      AppendWidened(r.recv_splits, &values_[2]);
     }
-    scalar(native::CM_GROUP, 0, [](const CommRecord& r) { return int64_t(r.group); });
-    scalar(native::CM_SEQUENCE, -1, [](const CommRecord& r) { return r.sequence; });
-    scalar(native::CM_GROUP_SIZE, 0, [](const CommRecord& r) { return int64_t(r.group_size); });
-    scalar(native::CM_PEER, kNone, [](const CommRecord& r) { return int64_t(r.peer); });
-    scalar(native::CM_BYTES, 0, [](const CommRecord& r) { return int64_t(r.bytes); });
-    // One pass over the records: lengths into scratch_, elements appended
-    // to values_ (no zeroing resize, no memcpy call per short vector).
-    auto vec = [&](uint32_t len_field, uint32_t values_field, auto get) {
-      values_.clear();
-      for (size_t i = 0; i < n; ++i) {
-        const auto& vec = get(c[i]);
-        const size_t m = vec.size();
-        scratch_[i] = static_cast<int64_t>(m);
-        using T = typename std::remove_reference_t<decltype(vec)>::value_type;
-        int64_t* out = reinterpret_cast<int64_t*>(values_.Room(m * sizeof(int64_t)));
-        const T* src = vec.data();
-        size_t k = 0;
-        if constexpr (sizeof(T) == sizeof(int64_t)) {
-          for (; k + 4 <= m; k += 4) std::memcpy(out + k, src + k, 32);  // same bits
-        }
-        for (; k < m; ++k) out[k] = static_cast<int64_t>(src[k]);
-        values_.Commit(m * sizeof(int64_t));
-      }
-      const size_t total = values_.size() / sizeof(int64_t);
-      AddColumn(len_field, scratch_.data(), n, 0);
-      if (total != 0) {
-        AddColumn(values_field, reinterpret_cast<const int64_t*>(values_.data()), total,
+    AddColumn(native::CM_KIND, col[0], n, 0);
+    AddColumn(native::CM_CLASS, col[1], n, 0);
+    AddColumn(native::CM_GROUP, col[2], n, 0);
+    AddColumn(native::CM_SEQUENCE, col[3], n, -1);
+    AddColumn(native::CM_GROUP_SIZE, col[4], n, 0);
+    AddColumn(native::CM_PEER, col[5], n, kNone);
+    AddColumn(native::CM_BYTES, col[6], n, 0);
+    const uint32_t len_fields[kVectors] = {native::CM_GROUP_RANKS_LEN, native::CM_SEND_SPLITS_LEN,
+                                           native::CM_RECV_SPLITS_LEN};
+    const uint32_t value_fields[kVectors] = {native::CM_GROUP_RANKS, native::CM_SEND_SPLITS,
+                                             native::CM_RECV_SPLITS};
+    for (size_t k = 0; k < kVectors; ++k) {
+      AddColumn(len_fields[k], col[kScalars + k], n, 0);
+      const size_t count = values_[k].size() / sizeof(int64_t);
+      if (count != 0) {
+        AddColumn(value_fields[k], reinterpret_cast<const int64_t*>(values_[k].data()), count,
                   std::nullopt);
       }
-    };
-    vec(native::CM_GROUP_RANKS_LEN, native::CM_GROUP_RANKS,
-        [](const CommRecord& r) -> const auto& { return r.group_ranks; });
-    vec(native::CM_SEND_SPLITS_LEN, native::CM_SEND_SPLITS,
-        [](const CommRecord& r) -> const auto& { return r.send_splits; });
-    vec(native::CM_RECV_SPLITS_LEN, native::CM_RECV_SPLITS,
-        [](const CommRecord& r) -> const auto& { return r.recv_splits; });
+    }
     AddBlockRecord(track, native::COMMS, static_cast<uint32_t>(n), 0, 0, index);
   }
 }
