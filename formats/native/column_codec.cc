@@ -46,8 +46,8 @@ struct FrameStats {
 };
 
 // Frame of the transformed rows (all rows for plain, from row 1 on
-// otherwise) and the number of value changes.
-template <int X>
+// otherwise) and, when Changes (else 0), the number of value changes.
+template <int X, bool Changes>
 [[gnu::always_inline]] inline FrameStats FrameImpl(const int64_t* v, const int64_t* dur,
                                                    size_t n) {
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
@@ -57,7 +57,7 @@ template <int X>
     const int64_t t = static_cast<int64_t>(Transformed<X>(v, dur, i));
     lo = t < lo ? t : lo;
     hi = t > hi ? t : hi;
-    changes += static_cast<size_t>(v[i] != v[i - 1]);
+    if constexpr (Changes) changes += static_cast<size_t>(v[i] != v[i - 1]);
   }
   return {lo, hi, changes};
 }
@@ -141,11 +141,18 @@ template <typename T>
   void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* lo, int64_t* hi) { \
     EndRangeImpl(ts, dur, n, lo, hi);                                                       \
   }                                                                                         \
-  FrameStats Frame(int kind, const int64_t* v, const int64_t* dur, size_t n) {              \
+  FrameStats Frame(int kind, bool changes, const int64_t* v, const int64_t* dur, size_t n) { \
+    if (changes) {                                                                          \
+      switch (kind) {                                                                       \
+        case kPlainKind: return FrameImpl<kPlainKind, true>(v, dur, n);                     \
+        case kDeltaKind: return FrameImpl<kDeltaKind, true>(v, dur, n);                     \
+        default: return FrameImpl<kGapKind, true>(v, dur, n);                               \
+      }                                                                                     \
+    }                                                                                       \
     switch (kind) {                                                                         \
-      case kPlainKind: return FrameImpl<kPlainKind>(v, dur, n);                             \
-      case kDeltaKind: return FrameImpl<kDeltaKind>(v, dur, n);                             \
-      default: return FrameImpl<kGapKind>(v, dur, n);                                       \
+      case kPlainKind: return FrameImpl<kPlainKind, false>(v, dur, n);                      \
+      case kDeltaKind: return FrameImpl<kDeltaKind, false>(v, dur, n);                      \
+      default: return FrameImpl<kGapKind, false>(v, dur, n);                                \
     }                                                                                       \
   }                                                                                         \
   template <int X>                                                                          \
@@ -217,8 +224,9 @@ int SimdLevel() {
 #endif
 #undef MOETRACE_COLUMN_PASSES
 
-FrameStats Frame(int kind, const int64_t* v, const int64_t* dur, size_t n) {
-  MOETRACE_DISPATCH(Frame(kind, v, dur, n))
+// `changes`: whether to count the value changes (else 0).
+FrameStats Frame(int kind, bool changes, const int64_t* v, const int64_t* dur, size_t n) {
+  MOETRACE_DISPATCH(Frame(kind, changes, v, dur, n))
 }
 
 // Stores u[i] in w bytes (1, 2, 4 or 8).
@@ -235,7 +243,7 @@ void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts,
 }
 
 void RangeOf(const int64_t* v, size_t n, int64_t* lo, int64_t* hi) {
-  const FrameStats f = Frame(kPlainKind, v, nullptr, n);
+  const FrameStats f = Frame(kPlainKind, false, v, nullptr, n);
   *lo = f.lo;
   *hi = f.hi;
 }
@@ -336,7 +344,8 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
     frame.lo = known->lo, frame.hi = known->hi;
     changes = known->changes;
   } else {
-    const FrameStats f = Frame(kind, v, dur, n);
+    // The changes only matter when RLE may win.
+    const FrameStats f = Frame(kind, maybe_rle, v, dur, n);
     frame.lo = f.lo, frame.hi = f.hi;
     changes = f.changes;
   }
