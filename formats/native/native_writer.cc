@@ -48,9 +48,8 @@ bool IsConstant(const T* p, size_t n) {
 }
 
 // A growable byte buffer that, unlike std::string, does not zero the room
-// it hands out: columns are stored straight into it. Grows by realloc,
-// which moves large buffers by remapping their pages (no copy, no new page
-// faults on what was written).
+// it hands out: columns are stored straight into it. Growing copies only
+// the bytes in use (realloc would copy the whole old capacity).
 class ByteBuffer {
  public:
   ByteBuffer() = default;
@@ -64,9 +63,11 @@ class ByteBuffer {
   uint8_t* Room(size_t n) {
     if (capacity_ - size_ < n) {
       const size_t cap = std::max(size_ + n, 2 * capacity_);
-      void* bigger = std::realloc(data_, cap);
+      auto* bigger = static_cast<uint8_t*>(std::malloc(cap));
       if (bigger == nullptr) throw std::bad_alloc();
-      data_ = static_cast<uint8_t*>(bigger);
+      if (size_ != 0) std::memcpy(bigger, data_, size_);
+      std::free(data_);
+      data_ = bigger;
       capacity_ = cap;
     }
     return data_ + size_;
@@ -397,7 +398,18 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
         reinterpret_cast<int64_t*>(comm_cols_.Room((kScalars + kVectors) * n * sizeof(int64_t)));
     int64_t* col[kScalars + kVectors];
     for (size_t f = 0; f < kScalars + kVectors; ++f) col[f] = cols + f * n;
-    for (ByteBuffer& v : values_) v.clear();
+    // The vectors' total sizes first: values_ then never grows mid-pass
+    // (a growth copies what is in it, into memory never touched before).
+    size_t totals[kVectors] = {0, 0, 0};
+    for (size_t i = 0; i < n; ++i) {
+      totals[0] += c[i].group_ranks.size();
+      totals[1] += c[i].send_splits.size();
+      totals[2] += c[i].recv_splits.size();
+    }
+    for (size_t k = 0; k < kVectors; ++k) {
+      values_[k].clear();
+      values_[k].Room(totals[k] * sizeof(int64_t));
+    }
     for (size_t i = 0; i < n; ++i) {
       const CommRecord& r = c[i];
       Require(r.group < strings, "comm group id not in the string table");
