@@ -282,16 +282,9 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
                            size_t* deferred) {
   if (deferred != nullptr) *deferred = 0;
   // Constant columns (the most common kind) are found by a scan that stops
-  // at the first difference; the others get one fused pass for all stats.
-  const int64_t v0 = v[0];
-  size_t first_change = 1;
-  for (; first_change + 8 <= n; first_change += 8) {  // 8 at a time, branch-free
-    uint64_t diff = 0;
-    for (size_t j = 0; j < 8; ++j) diff |= static_cast<uint64_t>(v[first_change + j] ^ v0);
-    if (diff != 0) break;
-  }
-  while (first_change < n && v[first_change] == v0) ++first_change;
-  if (first_change == n) {
+  // soon after the first difference; the others get one fused pass for all
+  // stats. (int64 and uint64 views of the same bits alias legally.)
+  if (AllEqual(reinterpret_cast<const uint64_t*>(v), n)) {
     if (default_value && v[0] == *default_value) return false;
     *col = ColumnView();
     col->encoding_ = CONSTANT;
@@ -304,14 +297,16 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   // previous row's end (GAP) over the first kSample rows. DELTA and GAP
   // frame the steps from row 1 on; `first` is then chosen so that row 0's
   // step is the frame's minimum (offset 0).
+  // (Non-constant: n >= 2, so m >= 2.)
   const size_t m = std::min(n, kSample);
   MinMax plain, delta, gap;
-  plain.Add(v[0]);
-  for (size_t i = 1; i < m; ++i) {
-    const int64_t step = WrapSub(v[i], v[i - 1]);
-    plain.Add(v[i]);
-    delta.Add(step);
-    if (dur != nullptr) gap.Add(WrapSub(step, dur[i - 1]));
+  const FrameStats sample = Frame(kPlainKind, true, v, nullptr, m);
+  plain.lo = sample.lo, plain.hi = sample.hi;
+  FrameStats f = Frame(kDeltaKind, false, v, nullptr, m);
+  delta.lo = f.lo, delta.hi = f.hi;
+  if (dur != nullptr) {
+    f = Frame(kGapKind, false, v, dur, m);
+    gap.lo = f.lo, gap.hi = f.hi;
   }
   ColumnEncoding best = PACKED;
   uint32_t best_width = plain.width();
@@ -322,8 +317,12 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
   // packed: wide columns with many runs (times, FLOPs) never win, and
   // this spares them counting runs and encoding varints over the whole
   // block. (With n <= kSample the sample is the block: the test is exact.)
+  // A run costs at least 2 bytes: with as many runs as that, no need to
+  // size them.
   size_t sample_rle = 0;
-  {
+  if (2 * (sample.changes + 1) >= m * best_width) {
+    sample_rle = m * best_width;
+  } else {
     int64_t prev_run = 0;
     for (size_t i = 0; i < m;) {
       size_t j = i + 1;
@@ -371,6 +370,12 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
     int64_t prev_run = 0;
     for (size_t i = 0; i < n && out < stop;) {
       size_t j = i + 1;
+      // 8 rows per test while inside the run (long runs are why RLE won).
+      for (; j + 8 <= n; j += 8) {
+        uint64_t diff = 0;
+        for (size_t k = 0; k < 8; ++k) diff |= static_cast<uint64_t>(v[j + k] ^ v[i]);
+        if (diff != 0) break;
+      }
       while (j < n && v[j] == v[i]) ++j;
       out = PutVarint(out, ZigZag(WrapSub(v[i], prev_run)));
       out = PutVarint(out, j - i);
