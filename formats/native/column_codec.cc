@@ -409,7 +409,13 @@ bool ColumnEncoder::Encode(const int64_t* v, size_t n, std::optional<int64_t> de
 
 void ColumnEncoder::WriteDeferred(uint8_t* out) const {
   // u[i] = transformed value - lo, stored in w bytes.
-  const auto [v, dur, n, kind, w, lo] = pending_;
+  // (Plain locals: clang 14 cannot capture structured bindings in lambdas.)
+  const int64_t* v = pending_.v;
+  const int64_t* dur = pending_.dur;
+  const size_t n = pending_.n;
+  const int kind = pending_.kind;
+  const uint32_t w = pending_.w;
+  const uint64_t lo = pending_.lo;
   if (w == 1 || w == 2 || w == 4 || w == 8) {
     Store(kind, w, v, dur, n, lo, out);
   } else if (w > 0) {
