@@ -144,6 +144,76 @@ TEST(ColumnCodec, EndRangeSaturatesAndRangeOfIsExact) {
   EXPECT_EQ(hi, kMax - 5);
 }
 
+TEST(ColumnCodec, AllEqualFindsADifferenceAnywhere) {
+  // 200 rows: whole 64-row steps and the tail both run.
+  std::vector<uint16_t> v(200, 9);
+  EXPECT_TRUE(AllEqual(v.data(), v.size()));
+  EXPECT_TRUE(AllEqual(v.data(), 1));
+  for (size_t at : {size_t{1}, size_t{64}, size_t{65}, size_t{150}, size_t{199}}) {
+    v[at] = 10;
+    EXPECT_FALSE(AllEqual(v.data(), v.size())) << at;
+    EXPECT_TRUE(AllEqual(v.data(), at)) << at;
+    v[at] = 9;
+  }
+  std::vector<uint64_t> w(100, ~uint64_t{0});
+  w[99] = 0;
+  EXPECT_FALSE(AllEqual(w.data(), w.size()));
+  EXPECT_TRUE(AllEqual(w.data(), 99));
+}
+
+TEST(ColumnCodec, WidenCopiesAndFramesInOnePass) {
+  std::vector<int32_t> v(70, 5);
+  v[3] = -2'000'000'000, v[4] = -2'000'000'000, v[50] = 7, v[69] = 2'000'000'000;
+  std::vector<int64_t> out(v.size());
+  PlainStats s = Widen(v.data(), v.size(), out.data());
+  EXPECT_EQ(std::vector<int64_t>(v.begin(), v.end()), out);
+  EXPECT_EQ(s.lo, -2'000'000'000);
+  EXPECT_EQ(s.hi, 2'000'000'000);
+  EXPECT_EQ(s.changes, 5u);  // 5->-2e9, -2e9->5, 5->7, 7->5, 5->2e9
+  std::vector<uint32_t> u = {4'000'000'000u, 1, 1};
+  s = Widen(u.data(), u.size(), out.data());
+  EXPECT_EQ(out[0], 4'000'000'000);
+  EXPECT_EQ(s.lo, 1);
+  EXPECT_EQ(s.hi, 4'000'000'000);
+  EXPECT_EQ(s.changes, 1u);
+}
+
+TEST(ColumnCodec, DeferredDataIsTheSameBytes) {
+  // PACKED width 3 (8-byte stores with slack), DELTA, GAP and RLE columns:
+  // encoding with the data deferred gives the same column.
+  std::vector<int64_t> packed, delta, runs, ts, dur;
+  for (int i = 0; i < 3000; ++i) {
+    packed.push_back((i * 7919) % 70000);
+    delta.push_back(1'000'000'000 + 5 * i + i % 3);
+    runs.push_back(i / 700);
+    ts.push_back(i == 0 ? 100 : ts.back() + dur.back() + i % 5);
+    dur.push_back(1000 + (i * 31) % 5000);
+  }
+  const ColumnEncoding expected[] = {PACKED, DELTA, RLE, GAP};
+  int k = 0;
+  for (const auto* v : {&packed, &delta, &runs, &ts}) {
+    const int64_t* d = v == &ts ? dur.data() : nullptr;
+    ColumnEncoder a, b;
+    ColumnView whole, view;
+    ASSERT_TRUE(a.Encode(v->data(), v->size(), std::nullopt, d, &whole));
+    size_t deferred = 1;
+    ASSERT_TRUE(b.Encode(v->data(), v->size(), std::nullopt, d, &view, nullptr, &deferred));
+    EXPECT_EQ(whole.encoding(), expected[k++]);
+    EXPECT_EQ(view.encoding(), whole.encoding());
+    EXPECT_EQ(view.constant(), whole.constant());
+    EXPECT_EQ(view.width(), whole.width());
+    EXPECT_EQ(view.first(), whole.first());
+    std::string data(view.data());
+    if (deferred != 0) {
+      EXPECT_TRUE(view.data().empty());
+      std::string room(deferred + 8, '\0');
+      b.WriteDeferred(reinterpret_cast<uint8_t*>(room.data()));
+      data = room.substr(0, deferred);
+    }
+    EXPECT_EQ(data, std::string(whole.data()));
+  }
+}
+
 TEST(ColumnCodec, RejectsMalformedColumns) {
   std::vector<int32_t> out;
   Column c;
