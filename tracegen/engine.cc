@@ -154,6 +154,14 @@ struct RankSim {
   // Built once per rank instead of per layer and micro-batch.
   std::vector<int32_t> tp_members, ep_members;
   std::vector<Op> bwd_scratch;  // LayerBackward's copy of the forward ops
+  std::vector<int32_t> dp_members, edp_members;
+  // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
+  const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
+    std::vector<int32_t>& m = kind == 1 ? ep_members : kind == 2 ? tp_members : kind == 3 ? dp_members : edp_members;
+    if (m.empty())
+      m = kind == 1 ? shape.EpGroup(rank) : kind == 2 ? shape.TpGroup(rank) : kind == 3 ? shape.DpGroup(rank) : shape.EdpGroup(rank);
+    return m;
+  }
   // emission
   Rank* out = nullptr;
   size_t marker_index = 0;
@@ -163,13 +171,19 @@ struct RankSim {
   StringId dev_name[kOpNameCount][2] = {};
   StringId launch_name[kOpNameCount][2] = {};
   StringId enqueue_name[kOpNameCount][2] = {};
-  // kind 0 = device op, 1 = aclnn launch, 2 = task-queue enqueue
-  StringId OpNameId(int kind, int n, bool grad, const char* device_name) {
+  // kind 0 = device op, 1 = aclnn launch, 2 = task-queue enqueue; the
+  // strings are built once per engine (op_names), interned once per rank.
+  const std::string (*op_names)[kOpNameCount][2] = nullptr;
+  StringId OpNameId(int kind, int n, bool grad) {
     StringId& id = (kind == 0 ? dev_name : kind == 1 ? launch_name : enqueue_name)[n][grad];
-    if (id == kUninterned) {
-      std::string dev = std::string(device_name) + (grad ? "Grad" : "");
-      id = out->strings.Intern(kind == 0 ? dev : kind == 1 ? "aclnn" + dev : "enqueue " + dev);
-    }
+    if (id == kUninterned) id = out->strings.Intern(op_names[kind][n][grad]);
+    return id;
+  }
+  // Fixed host-event names, interned on first use.
+  StringId sync_stream_name = kUninterned, split_lists_name = kUninterned,
+           sync_device_name = kUninterned;
+  StringId Fixed(StringId& id, std::string_view s) {
+    if (id == kUninterned) id = out->strings.Intern(s);
     return id;
   }
   std::vector<std::pair<uint64_t, StringId>> group_names;  // uid (or ~peer) -> name
@@ -272,6 +286,8 @@ class EngineImpl {
   bool pass2_cache_ = false;
   uint64_t pass2_group_ = 0;
   std::vector<size_t> last_track_events_;  // per track, of the last emitted rank
+  std::vector<size_t> last_track_comms_;
+  std::string op_names_[3][kOpNameCount][2];  // see RankSim::OpNameId
   std::unordered_map<uint64_t, std::vector<double>> popularity_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
   // per-rank constant memory
@@ -289,6 +305,13 @@ EngineImpl::EngineImpl(const RunConfig& c) : cfg(c), shape(c), hw(c.hardware()) 
   routing.top_k = shape.top_k;
   routing.skew = c.routing().skew();
   routing.drift = c.routing().drift();
+  for (int n = 0; n < kOpNameCount; ++n)
+    for (int grad = 0; grad < 2; ++grad) {
+      std::string dev = std::string(DeviceName(n)) + (grad ? "Grad" : "");
+      op_names_[1][n][grad] = "aclnn" + dev;
+      op_names_[2][n][grad] = "enqueue " + dev;
+      op_names_[0][n][grad] = std::move(dev);
+    }
 }
 
 const std::vector<double>& EngineImpl::Popularity(int layer, int step) {
@@ -1081,8 +1104,8 @@ void EngineImpl::BuildOptimizer(RankSim& r, Block& b) {
   const int edp = shape.dp / shape.ep;
   const bool dist = cfg.memory().distributed_optimizer();
   int32_t chain = -1;
-  auto dp_members = shape.DpGroup(r.rank);
-  auto edp_members = shape.EdpGroup(r.rank);
+  const auto& dp_members = r.Members(3, shape);
+  const auto& edp_members = r.Members(4, shape);
   uint64_t dp_gid = GroupUid(3, st, tpi);
   uint64_t edp_gid = GroupUid(4, st, (dpi % shape.ep) * shape.tp + tpi);
   auto grads = [&](OpName n, CollectiveKind k, uint64_t gid, const std::vector<int32_t>& m, double bytes) {
@@ -1183,7 +1206,7 @@ bool EngineImpl::NextBlock(RankSim& r) {
           Event e;
           e.ts = s0;
           e.dur = r.t_py - s0;
-          e.name = r.out->strings.Intern("aclrtSynchronizeDevice (loss.item)");
+          e.name = r.Fixed(r.sync_device_name, "aclrtSynchronizeDevice (loss.item)");
           e.category = Category::kSync;
           e.flags = kFlagBlocking;
           e.step = r.step;
@@ -1284,6 +1307,7 @@ void EngineImpl::InitRankOutput(RankSim& r) {
   k.device_id = r.rank % shape.devices_per_node;
   k.pid = 100000 + r.rank;
   k.host = fmt::format("node{}", shape.Node(r.rank));
+  k.tracks.reserve(2 + kStreams + 6);
   k.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "python", 100000 + r.rank);
   k.AddTrack(TrackKind::kHostThread, TrackRole::kHostDispatch, "dequeue (task queue)", 200000 + r.rank);
   k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 0 (compute)", 0);
@@ -1300,8 +1324,11 @@ void EngineImpl::InitRankOutput(RankSim& r) {
   for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
   // Ranks emit similar event counts: size each track like the last emitted
   // rank's so the columns grow without reallocation.
-  for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t)
+  for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t) {
     k.tracks[t].events.Reserve(last_track_events_[t]);
+    k.tracks[t].comms.reserve(last_track_comms_[t]);
+  }
+  r.op_names = op_names_;
   // Operator names are interned on first use (most ranks use a fraction).
   for (auto* table : {&r.dev_name, &r.launch_name, &r.enqueue_name})
     for (auto& row : *table) row[0] = row[1] = RankSim::kUninterned;
@@ -1328,7 +1355,7 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
   if (s1 > s0 || op.host_sync) {
     e.ts = s0;
     e.dur = s1 - s0;
-    e.name = r.out->strings.Intern("aclrtSynchronizeStream (token counts)");
+    e.name = r.Fixed(r.sync_stream_name, "aclrtSynchronizeStream (token counts)");
     e.category = Category::kSync;
     e.flags = kFlagBlocking | kFlagDeviceToHost;
     py.events.Append(e);
@@ -1336,7 +1363,7 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
     if (op.host_work > 0) {
       e.ts = s1;
       e.dur = op.host_work;
-      e.name = r.out->strings.Intern("MoE token counts -> split lists (Python)");
+      e.name = r.Fixed(r.split_lists_name, "MoE token counts -> split lists (Python)");
       e.category = Category::kHostOp;
       py.events.Append(e);
     }
@@ -1346,16 +1373,16 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
   if (cfg.host().task_queue()) {
     e.ts = py0;
     e.dur = py1 - py0;
-    e.name = r.OpNameId(2, op.name, op.grad, DeviceName(op.name));
+    e.name = r.OpNameId(2, op.name, op.grad);
     py.events.Append(e);
     e.ts = dq0;
     e.dur = dq1 - dq0;
-    e.name = r.OpNameId(1, op.name, op.grad, DeviceName(op.name));
+    e.name = r.OpNameId(1, op.name, op.grad);
     r.out->tracks[1].events.Append(e);
   } else {
     e.ts = py0;
     e.dur = py1 - py0;
-    e.name = r.OpNameId(1, op.name, op.grad, DeviceName(op.name));
+    e.name = r.OpNameId(1, op.name, op.grad);
     py.events.Append(e);
   }
 }
@@ -1365,7 +1392,7 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
   Event e;
   e.ts = start;
   e.dur = finish - start;
-  e.name = r.OpNameId(0, op.name, op.grad, DeviceName(op.name));
+  e.name = r.OpNameId(0, op.name, op.grad);
   e.category = op.cat;
   e.phase = op.phase;
   e.flags = op.flags;
@@ -1401,14 +1428,9 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
         bool reverse = combine != op.grad;  // combine, or dispatch's gradient
         c.send_splits = reverse ? a.recv : a.send;
         c.recv_splits = reverse ? a.send : a.recv;
-      } else if (kind == 1) {
-        c.group_ranks = shape.EpGroup(r.rank);
-      } else if (kind == 2) {
-        c.group_ranks = shape.TpGroup(r.rank);
-      } else if (kind == 3) {
-        c.group_ranks = shape.DpGroup(r.rank);
-      } else if (kind == 4) {
-        c.group_ranks = shape.EdpGroup(r.rank);
+      } else if (kind >= 1 && kind <= 4) {
+        // Member lists are built once per rank (see RankSim::Members).
+        c.group_ranks = r.Members(kind, shape);
       }
     }
     e.comm = static_cast<int32_t>(tr.comms.size());
@@ -1514,7 +1536,11 @@ Rank EngineImpl::EmitRank(int rank) {
   if (sim.phase != 4) throw std::logic_error("tracegen: pass 2 blocked (missing cross-rank result)");
   FinishRankOutput(sim);
   last_track_events_.resize(out.tracks.size());
-  for (size_t t = 0; t < out.tracks.size(); ++t) last_track_events_[t] = out.tracks[t].events.size();
+  last_track_comms_.resize(out.tracks.size());
+  for (size_t t = 0; t < out.tracks.size(); ++t) {
+    last_track_events_[t] = out.tracks[t].events.size();
+    last_track_comms_[t] = out.tracks[t].comms.size();
+  }
   // The dequeue thread exists only with the task queue.
   if (!cfg.host().task_queue() && out.tracks[1].events.empty()) out.tracks[1].name = out.strings.Intern("dequeue (unused)");
   return out;

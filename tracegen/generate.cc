@@ -25,7 +25,8 @@ GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ra
   for (int32_t r : selected) {
     Rank rank = engine.EmitRank(r);
     auto labels = GroundTruthLabels(rank);
-    meta.ground_truth.insert(meta.ground_truth.end(), labels.begin(), labels.end());
+    meta.ground_truth.insert(meta.ground_truth.end(), std::make_move_iterator(labels.begin()),
+                             std::make_move_iterator(labels.end()));
     MemoryPeak peak = FindMemoryPeak(rank);
     if (peak.peak > capacity) {
       std::string msg = fmt::format(

@@ -98,6 +98,8 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
   std::vector<Interval> compute, comm, copy, pp_recv;
   std::array<std::vector<Interval>, kCommClassCount> by_class;
   std::map<int32_t, std::pair<TimeNs, TimeNs>> steps;  // step -> (first start, last end)
+  std::pair<TimeNs, TimeNs>* window = nullptr;  // std::map nodes are stable
+  int32_t window_step = 0;
   for (const Track& t : rank.tracks) {
     if (t.kind != TrackKind::kDeviceStream) continue;
     const EventTable& e = t.events;
@@ -120,11 +122,15 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
         case Category::kCopy: copy.push_back(iv); break;
         default: continue;
       }
-      auto [it, fresh] = steps.try_emplace(e.step[i], iv.first, iv.second);
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, iv.first);
-        it->second.second = std::max(it->second.second, iv.second);
+      // Consecutive events mostly share a step: look the map up on change only.
+      if (!window || e.step[i] != window_step) {
+        window_step = e.step[i];
+        auto [it, fresh] = steps.try_emplace(window_step, iv.first, iv.second);
+        window = &it->second;
+        if (fresh) continue;
       }
+      window->first = std::min(window->first, iv.first);
+      window->second = std::max(window->second, iv.second);
     }
   }
   // Host waits: for each device stream, gaps between consecutive ops where
