@@ -241,7 +241,9 @@ class EngineImpl {
   void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b);
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph);
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb);
-  int32_t Add(Block& b, int32_t& chain, Op op, bool depend = true);
+  int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true);
+  // Chains the op just appended to b.ops (as Add does).
+  int32_t Chain(Block& b, int32_t& chain, bool depend = true);
   Op Compute(OpName n, OpClass cls, double flops, double bytes, Phase ph, int mb, int layer,
              bool grad, double tokens_per_expert = 0) const;
   Op Collective(RankSim& r, OpName n, CollectiveKind k, CommClass cc, uint64_t group,
@@ -565,9 +567,14 @@ Op EngineImpl::Collective(RankSim& r, OpName n, CollectiveKind k, CommClass cc, 
   return op;
 }
 
-int32_t EngineImpl::Add(Block& b, int32_t& chain, Op op, bool depend) {
+int32_t EngineImpl::Add(Block& b, int32_t& chain, const Op& op, bool depend) {
+  b.ops.push_back(op);  // one copy: Op is ~150 bytes and ops are built by the million
+  return Chain(b, chain, depend);
+}
+
+int32_t EngineImpl::Chain(Block& b, int32_t& chain, bool depend) {
+  Op& op = b.ops.back();
   if (depend && op.dep < 0) op.dep = chain;
-  b.ops.push_back(op);
   chain = static_cast<int32_t>(b.ops.size() - 1);
   return chain;
 }
@@ -788,14 +795,16 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   }
   // The backward is the forward's operator list reversed: build it into the
   // block, cut it out, and re-add it transformed.
-  size_t cut = b.ops.size();
+  // The forward is built into the scratch list (swapped in as b.ops): its
+  // op indices are dropped by the transform, its a2a records stay in b.
   int32_t scratch = -1;
-  LayerForward(r, b, scratch, layer, mb, Phase::kBackward);
   std::vector<Op>& fwd = r.bwd_scratch;
-  fwd.assign(b.ops.begin() + cut, b.ops.end());
-  b.ops.resize(cut);
+  fwd.clear();
+  std::swap(b.ops, fwd);
+  LayerForward(r, b, scratch, layer, mb, Phase::kBackward);
+  std::swap(b.ops, fwd);
   const bool overlap = cfg.comm().shared_expert_overlap();
-  auto transform = [&](Op o) {
+  auto transform = [&](Op& o) {  // in place, on the copy appended to b.ops
     o.grad = true;
     o.phase = Phase::kBackward;
     o.dep = o.dep2 = -1;
@@ -821,7 +830,6 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
       o.ckind = CollectiveKind::kAllGather;
       o.name = kAllGatherTp;
     }
-    return o;
   };
   bool selective_done = false;
   bool first = true;
@@ -849,18 +857,20 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   };
   for (int i = static_cast<int>(fwd.size()) - 1; i >= 0; --i) {
     if (overlap && IsShared(fwd[i].name)) continue;
-    Op o = transform(fwd[i]);
     if (fwd[i].name == kFlashAttentionScore && !selective_done) {
       recompute_before(kFlashAttentionScore);
       selective_done = true;
     }
     if (fwd[i].name == kGroupedMatmulDown) recompute_before(kGroupedMatmulDown);
     if (fwd[i].name == kMatMulSharedDown) recompute_before(kMatMulSharedDown);
+    b.ops.push_back(fwd[i]);
+    Op& o = b.ops.back();
+    transform(o);
     if (first && swap_in >= 0) o.dep2 = swap_in;
     if (first && prefetched >= 0) o.wait_prefetch = prefetched;
     first = false;
     int32_t pre = chain;
-    int32_t idx = Add(b, chain, o);
+    int32_t idx = Chain(b, chain);
     if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV && fwd[i].name == kAllToAllVCombine) {
       // Shared expert backward overlaps the combine-gradient all-to-all.
       bool first_shared = true;
@@ -874,17 +884,19 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
           std::swap(c, chain);
           if (c != pre) {
             // recompute op added: chain the shared backward after it
-            Op so = transform(fwd[j]);
-            so.dep = c;
+            b.ops.push_back(fwd[j]);
+            transform(b.ops.back());
+            b.ops.back().dep = c;
             first_shared = false;
-            Add(b, chain, so);
+            Chain(b, chain);
             continue;
           }
         }
-        Op so = transform(fwd[j]);
-        if (first_shared) so.dep = pre;
+        b.ops.push_back(fwd[j]);
+        transform(b.ops.back());
+        if (first_shared) b.ops.back().dep = pre;
         first_shared = false;
-        Add(b, chain, so);
+        Chain(b, chain);
       }
       chain = idx;
     }
