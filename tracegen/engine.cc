@@ -62,33 +62,36 @@ const char* DeviceName(int n) {
 }
 
 struct Op {
+  // Fields grouped by size (no padding holes): blocks hold thousands of ops
+  // and every op is copied into the block and again for the backward.
+  TimeNs dur = 0;
+  uint64_t flops = 0, bytes = 0;
+  TimeNs host_work = 0;   // host CPU work after the sync, before issuing (e.g. token-count lists)
+  int64_t wait_prefetch = -1;  // waits for the prefetched swap-in of this ActKey
+  int64_t prefetch_key = -1;   // this op is a prefetched swap-in of that ActKey
+  // communication
+  uint64_t group = 0;     // group uid (collectives)
+  uint64_t xkey = 0;      // cross-rank key (collective: group+seq, p2p: transfer id)
+  int64_t seq = -1;
+  int32_t mb = kNone, layer = kNone;
+  int32_t dep = -1, dep2 = -1;
+  int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
+  int32_t group_size = 0;
+  int32_t peer = kNone;   // p2p
+  int32_t a2a = -1;       // index into Block::a2a
+  int32_t routing = -1;   // index into Block::a2a whose counts are recorded here
   uint16_t name = 0;
+  uint16_t flags = 0;
   bool grad = false;
   uint8_t stream = kSCompute;
   Category cat = Category::kCompute;
   Phase phase = Phase::kNone;
-  uint16_t flags = 0;
   bool host_sync = false;  // host blocks until `dep` ends before issuing this op
-  int32_t mb = kNone, layer = kNone;
-  TimeNs dur = 0;
-  uint64_t flops = 0, bytes = 0;
-  int32_t dep = -1, dep2 = -1;
-  int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
-  TimeNs host_work = 0;   // host CPU work after the sync, before issuing (e.g. token-count lists)
   bool after_all = false; // starts after every earlier device op (gradients ready)
-  int64_t wait_prefetch = -1;  // waits for the prefetched swap-in of this ActKey
-  int64_t prefetch_key = -1;   // this op is a prefetched swap-in of that ActKey
-  // communication
   CollectiveKind ckind = CollectiveKind::kNone;
   CommClass cclass = CommClass::kOther;
-  uint64_t group = 0;     // group uid (collectives)
-  int32_t group_size = 0;
-  int32_t peer = kNone;   // p2p
-  uint64_t xkey = 0;      // cross-rank key (collective: group+seq, p2p: transfer id)
-  int64_t seq = -1;
-  int32_t a2a = -1;       // index into Block::a2a
-  int32_t routing = -1;   // index into Block::a2a whose counts are recorded here
 };
+static_assert(sizeof(Op) == 120);
 
 struct MemAction {
   int32_t op;
@@ -289,6 +292,8 @@ class EngineImpl {
   uint64_t pass2_group_ = 0;
   std::vector<size_t> last_track_events_;  // per track, of the last emitted rank
   std::vector<size_t> last_track_comms_;
+  bool task_queue_ = false;
+  TimeNs py_cost_ = 0, dq_cost_ = 0;
   std::string op_names_[3][kOpNameCount][2];  // see RankSim::OpNameId
   std::unordered_map<uint64_t, std::vector<double>> popularity_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
@@ -307,6 +312,12 @@ EngineImpl::EngineImpl(const RunConfig& c) : cfg(c), shape(c), hw(c.hardware()) 
   routing.top_k = shape.top_k;
   routing.skew = c.routing().skew();
   routing.drift = c.routing().drift();
+  // Host costs per op, read by every Advance call (pass 1 calls it per rank
+  // each time a collective blocks).
+  task_queue_ = cfg.host().task_queue();
+  const double f = HostFactor();
+  py_cost_ = TimeNs(std::llround((hw.framework_op_ns() + (task_queue_ ? hw.enqueue_ns() : hw.launch_ns())) * f));
+  dq_cost_ = TimeNs(std::llround(hw.launch_ns() * f));
   for (int n = 0; n < kOpNameCount; ++n)
     for (int grad = 0; grad < 2; ++grad) {
       std::string dev = std::string(DeviceName(n)) + (grad ? "Grad" : "");
@@ -1241,10 +1252,8 @@ bool EngineImpl::NextBlock(RankSim& r) {
 
 bool EngineImpl::Advance(RankSim& r, bool pass2) {
   bool progressed = false;
-  const bool tq = cfg.host().task_queue();
-  const double f = HostFactor();
-  const TimeNs py_cost = TimeNs(std::llround((hw.framework_op_ns() + (tq ? hw.enqueue_ns() : hw.launch_ns())) * f));
-  const TimeNs dq_cost = TimeNs(std::llround(hw.launch_ns() * f));
+  const bool tq = task_queue_;
+  const TimeNs py_cost = py_cost_, dq_cost = dq_cost_;
   while (r.phase != 4) {
     if (r.op >= r.block.ops.size()) {
       if (!NextBlock(r)) break;
@@ -1382,7 +1391,7 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
   }
   e.category = Category::kLaunch;
   e.correlation = r.corr[r.op];
-  if (cfg.host().task_queue()) {
+  if (task_queue_) {
     e.ts = py0;
     e.dur = py1 - py0;
     e.name = r.OpNameId(2, op.name, op.grad);

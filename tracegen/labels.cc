@@ -166,9 +166,19 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
     if (!issued_l.empty() && issued_l.back().first == c) issued_l.back().second = std::max(issued_l.back().second, end);
     else issued_l.emplace_back(c, end);
   }
-  auto issued_at = [&](int64_t corr) -> const TimeNs* {
-    auto it = std::lower_bound(issued_l.begin(), issued_l.end(), std::pair<int64_t, TimeNs>{corr, std::numeric_limits<TimeNs>::min()});
-    return it != issued_l.end() && it->first == corr ? &it->second : nullptr;
+  // A stream's ops are mostly issued in correlation order: look a few
+  // entries past the previous hit before falling back to a binary search.
+  auto issued_at = [&](int64_t corr, size_t& hint) -> const TimeNs* {
+    const size_t n = issued_l.size();
+    size_t i = hint < n && issued_l[hint].first <= corr ? hint : 0;
+    const size_t stop = std::min(n, i + 8);
+    while (i < stop && issued_l[i].first < corr) ++i;
+    if (i == stop && i < n)
+      i = size_t(std::lower_bound(issued_l.begin() + i, issued_l.end(),
+                                  std::pair<int64_t, TimeNs>{corr, std::numeric_limits<TimeNs>::min()}) -
+                 issued_l.begin());
+    hint = i;
+    return i < n && issued_l[i].first == corr ? &issued_l[i].second : nullptr;
   };
   std::sort(sync_ends.begin(), sync_ends.end());
   std::vector<Interval> waits, sync_waits;
@@ -177,6 +187,7 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
     if (t.kind != TrackKind::kDeviceStream) continue;
     const EventTable& e = t.events;
     idx.clear();
+    size_t hint = 0;
     for (size_t i = 0; i < e.size(); ++i)
       if (e.category[i] != Category::kSync && e.category[i] != Category::kMarker) idx.push_back(i);
     auto by_ts = [&](size_t a, size_t b) { return e.ts[a] < e.ts[b]; };
@@ -185,7 +196,7 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
       size_t a = idx[k - 1], b = idx[k];
       TimeNs end_a = e.End(a);
       if (e.ts[b] <= end_a) continue;
-      const TimeNs* issued = issued_at(e.correlation[b]);
+      const TimeNs* issued = issued_at(e.correlation[b], hint);
       if (!issued || *issued <= end_a) continue;
       TimeNs l = *issued;
       Interval w{end_a, std::min(e.ts[b], l)};
