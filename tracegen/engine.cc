@@ -223,7 +223,7 @@ class EngineImpl {
  public:
   explicit EngineImpl(const RunConfig& c);
   void Simulate();
-  Rank EmitRank(int r);
+  void EmitRank(int r, Rank* out);
   Metadata BaseMetadata() const;
 
   RunConfig cfg;
@@ -1324,6 +1324,8 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
 
 void EngineImpl::InitRankOutput(RankSim& r) {
   Rank& k = *r.out;
+  std::vector<Track> recycled = std::move(k.tracks);
+  k = Rank();
   k.rank = r.rank;
   k.device_id = r.rank % shape.devices_per_node;
   k.pid = 100000 + r.rank;
@@ -1345,6 +1347,19 @@ void EngineImpl::InitRankOutput(RankSim& r) {
   for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
   // Ranks emit similar event counts: size each track like the last emitted
   // rank's so the columns grow without reallocation.
+  // A recycled Rank lends its columns (emptied, capacity kept).
+  for (size_t t = 0; t < k.tracks.size() && t < recycled.size(); ++t) {
+    Track& from = recycled[t];
+    Track& to = k.tracks[t];
+    from.events.Clear();
+    from.comms.clear();
+    from.sample_ts.clear();
+    from.sample_value.clear();
+    to.events = std::move(from.events);
+    to.comms = std::move(from.comms);
+    to.sample_ts = std::move(from.sample_ts);
+    to.sample_value = std::move(from.sample_value);
+  }
   for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t) {
     k.tracks[t].events.Reserve(last_track_events_[t]);
     k.tracks[t].comms.reserve(last_track_comms_[t]);
@@ -1538,9 +1553,9 @@ void EngineImpl::Simulate() {
   simulated = true;
 }
 
-Rank EngineImpl::EmitRank(int rank) {
+void EngineImpl::EmitRank(int rank, Rank* out_rank) {
   Simulate();
-  Rank out;
+  Rank& out = *out_rank;
   RankSim sim;
   sim.rank = rank;
   sim.stage = shape.Stage(rank);
@@ -1564,7 +1579,6 @@ Rank EngineImpl::EmitRank(int rank) {
   }
   // The dequeue thread exists only with the task queue.
   if (!cfg.host().task_queue() && out.tracks[1].events.empty()) out.tracks[1].name = out.strings.Intern("dequeue (unused)");
-  return out;
 }
 
 Metadata EngineImpl::BaseMetadata() const {
@@ -1599,7 +1613,12 @@ Metadata EngineImpl::BaseMetadata() const {
 Engine::Engine(const RunConfig& config) : impl_(std::make_unique<EngineImpl>(config)) {}
 Engine::~Engine() = default;
 void Engine::Simulate() { impl_->Simulate(); }
-Rank Engine::EmitRank(int r) { return impl_->EmitRank(r); }
+Rank Engine::EmitRank(int r) {
+  Rank out;
+  impl_->EmitRank(r, &out);
+  return out;
+}
+void Engine::EmitRank(int r, Rank* out) { impl_->EmitRank(r, out); }
 Metadata Engine::BaseMetadata() const { return impl_->BaseMetadata(); }
 int Engine::world_size() const { return impl_->shape.world; }
 int64_t Engine::events_emitted() const { return impl_->events; }
