@@ -41,6 +41,26 @@ TEST(Summary, OutliersWorthLessThanOnePercentOfTheStepAreOnlyCounted) {
       << s;
 }
 
+TEST(Summary, RanksWithTheSameDeviationShareALine) {
+  analysis::Analysis a;
+  analysis::Cluster* c = a.mutable_cluster();
+  c->mutable_step_time_ns()->set_median(14'000'000);
+  // Two pipeline stages: ranks 0-3 and 6 light, 8-11 heavy; rank 5 apart.
+  for (int32_t r : {0, 1, 2, 3, 6}) AddSlow(c, r, "compute_ns", 4'000'000 + 10'000 * r, 7'000'000);
+  for (int32_t r : {8, 9, 10, 11}) AddSlow(c, r, "compute_ns", 10'000'000, 7'000'000);
+  AddSlow(c, 5, "compute_ns", 6'000'000, 7'000'000);
+  const std::string s = FormatSummary(a);
+  // 4.00 .. 4.06 ms: -42.9 .. -42.0 %, 4.024 ms on average.
+  const size_t light = s.find("  ranks 0-3,6 compute_ns  -42.9..-42.0 %  (4.024 ms vs mean 7.000 ms per step)\n");
+  const size_t heavy = s.find("  ranks 8-11  compute_ns  +42.9 %  (10.000 ms vs mean 7.000 ms per step)\n");
+  const size_t apart = s.find("  rank 5      compute_ns  -14.3 %  (6.000 ms vs mean 7.000 ms per step)\n");
+  ASSERT_NE(light, std::string::npos) << s;
+  ASSERT_NE(heavy, std::string::npos) << s;
+  ASSERT_NE(apart, std::string::npos) << s;
+  EXPECT_LT(heavy, light);  // 3 ms from the mean before 2.976 ms
+  EXPECT_LT(light, apart);
+}
+
 TEST(Summary, NoOutlierSectionWithoutSlowRanks) {
   analysis::Analysis a;
   a.mutable_cluster()->set_rank_count(2);
