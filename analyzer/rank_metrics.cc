@@ -355,6 +355,72 @@ __attribute__((noinline)) void SweepMain(const RankScratch::Item* a, const RankS
   *out = u;
 }
 
+// The sweep over four start-ordered runs h[r] .. e[r], merged on the fly
+// (no materialised merge level), until one of them runs out: the cursors
+// are left at the first item not taken, for a merge of the rest.
+template <bool kRare>
+__attribute__((noinline)) void SweepFour(const RankScratch::Item** h,
+                                         const RankScratch::Item* const* e, MainUnions* out) {
+  MainUnions u = *out;
+  const RankScratch::Item *a = h[0], *b = h[1], *c = h[2], *d = h[3];
+  for (;;) {
+    // None of the runs ends within the next `m` items: no end checks inside.
+    const size_t m = static_cast<size_t>(
+        std::min(std::min(e[0] - a, e[1] - b), std::min(e[2] - c, e[3] - d)));
+    if (m == 0) break;
+    for (size_t j = 0; j < m; ++j) {
+#if MOETRACE_SWEEP_ASM
+      const RankScratch::Item *x, *y, *p;
+      TimeNs t;
+      asm("movq (%[b]), %[t]\n\t"
+          "movq %[a], %[x]\n\t"
+          "cmpq (%[a]), %[t]\n\t"
+          "cmovlq %[b], %[x]\n\t"
+          "movq (%[d]), %[t]\n\t"
+          "movq %[c], %[y]\n\t"
+          "cmpq (%[c]), %[t]\n\t"
+          "cmovlq %[d], %[y]\n\t"
+          "movq (%[y]), %[t]\n\t"
+          "movq %[x], %[p]\n\t"
+          "cmpq (%[x]), %[t]\n\t"
+          "cmovlq %[y], %[p]"
+          : [x] "=&r"(x), [y] "=&r"(y), [p] "=&r"(p), [t] "=&r"(t)
+          : [a] "r"(a), [b] "r"(b), [c] "r"(c), [d] "r"(d)
+          : "cc", "memory");
+      asm("leaq 24(%[a]), %[t]\n\t"
+          "cmpq %[p], %[a]\n\t"
+          "cmoveq %[t], %[a]\n\t"
+          "leaq 24(%[b]), %[t]\n\t"
+          "cmpq %[p], %[b]\n\t"
+          "cmoveq %[t], %[b]\n\t"
+          "leaq 24(%[c]), %[t]\n\t"
+          "cmpq %[p], %[c]\n\t"
+          "cmoveq %[t], %[c]\n\t"
+          "leaq 24(%[d]), %[t]\n\t"
+          "cmpq %[p], %[d]\n\t"
+          "cmoveq %[t], %[d]"
+          : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [t] "=&r"(t)
+          : [p] "r"(p)
+          : "cc");
+#else
+      const RankScratch::Item* x = b->start < a->start ? b : a;
+      const RankScratch::Item* y = d->start < c->start ? d : c;
+      const RankScratch::Item* p = y->start < x->start ? y : x;
+      a += p == a;
+      b += p == b;
+      c += p == c;
+      d += p == d;
+#endif
+      u.Add<kRare>(*p);
+    }
+  }
+  h[0] = a;
+  h[1] = b;
+  h[2] = c;
+  h[3] = d;
+  *out = u;
+}
+
 struct Marker { TimeNs ts, end; int32_t step; };
 
 // EventTable::IsSortedByTime on the raw column, checked 8 at a time without
@@ -774,7 +840,13 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
     // The items of all streams as (at most) two start-ordered runs that
     // the sweep merges; apart, the host waits in start order.
-    const RankScratch::Item* seq = MergeRuns(items_out, n_items, &s->run_begin, &s->merged, 2);
+    // Exactly four non-empty runs (a common layout: compute, comm, copy,
+    // and one more stream) are merged inside the sweep without any level.
+    const bool four = s->run_begin.size() == 4 && s->run_begin[0] < s->run_begin[1] &&
+                      s->run_begin[1] < s->run_begin[2] && s->run_begin[2] < s->run_begin[3] &&
+                      s->run_begin[3] < n_items;
+    const RankScratch::Item* seq =
+        MergeRuns(items_out, n_items, &s->run_begin, &s->merged, four ? 4 : 2);
     const std::vector<size_t>& rb = s->run_begin;
     const RankScratch::Item* run_a = seq + rb.front();
     const RankScratch::Item* run_mid = seq + (rb.size() > 2 ? rb[1] : rb.back());
@@ -823,10 +895,50 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     {
       MainUnions main{{storage(kAccCompute)}, {storage(kAccComm)}, {storage(kAccCc)},
                       {storage(kAccBusy)}, s->rare.data(), rare_bits};
-      if (rare_bits != 0) {
-        SweepMain<true>(run_a, run_mid, run_mid, run_end, &main);
+      auto sweep2 = [&](const RankScratch::Item* a, const RankScratch::Item* ae,
+                        const RankScratch::Item* b, const RankScratch::Item* be) {
+        if (rare_bits != 0) {
+          SweepMain<true>(a, ae, b, be, &main);
+        } else {
+          SweepMain<false>(a, ae, b, be, &main);
+        }
+      };
+      if (four) {
+        const RankScratch::Item* h[4];
+        const RankScratch::Item* e[4];
+        for (int r = 0; r < 4; ++r) {
+          h[r] = seq + rb[static_cast<size_t>(r)];
+          e[r] = seq + rb[static_cast<size_t>(r) + 1];
+        }
+        if (rare_bits != 0) {
+          SweepFour<true>(h, e, &main);
+        } else {
+          SweepFour<false>(h, e, &main);
+        }
+        // One run is done; every item left starts at or after the last one
+        // taken. The rest: at most three runs, two of them merged first.
+        const RankScratch::Item* lh[3];
+        const RankScratch::Item* le[3];
+        int left = 0;
+        for (int r = 0; r < 4; ++r) {
+          if (h[r] < e[r] && left < 3) {
+            lh[left] = h[r];
+            le[left++] = e[r];
+          }
+        }
+        if (left == 3) {
+          const size_t n01 = static_cast<size_t>((le[0] - lh[0]) + (le[1] - lh[1]));
+          if (s->merged.size() < n01) s->merged.resize(n01);
+          RankScratch::Item* m01 = s->merged.data();
+          MergeTwo(lh[0], le[0], lh[1], le[1], m01);
+          sweep2(m01, m01 + n01, lh[2], le[2]);
+        } else if (left == 2) {
+          sweep2(lh[0], le[0], lh[1], le[1]);
+        } else if (left == 1) {
+          sweep2(lh[0], le[0], le[0], le[0]);
+        }
       } else {
-        SweepMain<false>(run_a, run_mid, run_mid, run_end, &main);
+        sweep2(run_a, run_mid, run_mid, run_end);
       }
       n_rare = main.n_rare;
       finish(kAccCompute, main.compute);
