@@ -30,7 +30,9 @@ class TraceSource {
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
-  // Ranks arrive one at a time, in any order of rank id.
+  // Ranks arrive one at a time, in any order of rank id. A sink copies or
+  // writes what it needs before returning: callers reuse `rank` (tracegen
+  // emits every rank into one Rank).
   virtual void AddRank(const Rank& rank) = 0;
   // Writes the metadata (known only at the end for a generator) and commits
   // the output. Without Finish() nothing is left on disk.

@@ -62,33 +62,36 @@ const char* DeviceName(int n) {
 }
 
 struct Op {
+  // Fields grouped by size (no padding holes): blocks hold thousands of ops
+  // and every op is copied into the block and again for the backward.
+  TimeNs dur = 0;
+  uint64_t flops = 0, bytes = 0;
+  TimeNs host_work = 0;   // host CPU work after the sync, before issuing (e.g. token-count lists)
+  int64_t wait_prefetch = -1;  // waits for the prefetched swap-in of this ActKey
+  int64_t prefetch_key = -1;   // this op is a prefetched swap-in of that ActKey
+  // communication
+  uint64_t group = 0;     // group uid (collectives)
+  uint64_t xkey = 0;      // cross-rank key (collective: group+seq, p2p: transfer id)
+  int64_t seq = -1;
+  int32_t mb = kNone, layer = kNone;
+  int32_t dep = -1, dep2 = -1;
+  int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
+  int32_t group_size = 0;
+  int32_t peer = kNone;   // p2p
+  int32_t a2a = -1;       // index into Block::a2a
+  int32_t routing = -1;   // index into Block::a2a whose counts are recorded here
   uint16_t name = 0;
+  uint16_t flags = 0;
   bool grad = false;
   uint8_t stream = kSCompute;
   Category cat = Category::kCompute;
   Phase phase = Phase::kNone;
-  uint16_t flags = 0;
   bool host_sync = false;  // host blocks until `dep` ends before issuing this op
-  int32_t mb = kNone, layer = kNone;
-  TimeNs dur = 0;
-  uint64_t flops = 0, bytes = 0;
-  int32_t dep = -1, dep2 = -1;
-  int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
-  TimeNs host_work = 0;   // host CPU work after the sync, before issuing (e.g. token-count lists)
   bool after_all = false; // starts after every earlier device op (gradients ready)
-  int64_t wait_prefetch = -1;  // waits for the prefetched swap-in of this ActKey
-  int64_t prefetch_key = -1;   // this op is a prefetched swap-in of that ActKey
-  // communication
   CollectiveKind ckind = CollectiveKind::kNone;
   CommClass cclass = CommClass::kOther;
-  uint64_t group = 0;     // group uid (collectives)
-  int32_t group_size = 0;
-  int32_t peer = kNone;   // p2p
-  uint64_t xkey = 0;      // cross-rank key (collective: group+seq, p2p: transfer id)
-  int64_t seq = -1;
-  int32_t a2a = -1;       // index into Block::a2a
-  int32_t routing = -1;   // index into Block::a2a whose counts are recorded here
 };
+static_assert(sizeof(Op) == 120);
 
 struct MemAction {
   int32_t op;
@@ -154,6 +157,14 @@ struct RankSim {
   // Built once per rank instead of per layer and micro-batch.
   std::vector<int32_t> tp_members, ep_members;
   std::vector<Op> bwd_scratch;  // LayerBackward's copy of the forward ops
+  std::vector<int32_t> dp_members, edp_members;
+  // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
+  const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
+    std::vector<int32_t>& m = kind == 1 ? ep_members : kind == 2 ? tp_members : kind == 3 ? dp_members : edp_members;
+    if (m.empty())
+      m = kind == 1 ? shape.EpGroup(rank) : kind == 2 ? shape.TpGroup(rank) : kind == 3 ? shape.DpGroup(rank) : shape.EdpGroup(rank);
+    return m;
+  }
   // emission
   Rank* out = nullptr;
   size_t marker_index = 0;
@@ -163,13 +174,19 @@ struct RankSim {
   StringId dev_name[kOpNameCount][2] = {};
   StringId launch_name[kOpNameCount][2] = {};
   StringId enqueue_name[kOpNameCount][2] = {};
-  // kind 0 = device op, 1 = aclnn launch, 2 = task-queue enqueue
-  StringId OpNameId(int kind, int n, bool grad, const char* device_name) {
+  // kind 0 = device op, 1 = aclnn launch, 2 = task-queue enqueue; the
+  // strings are built once per engine (op_names), interned once per rank.
+  const std::string (*op_names)[kOpNameCount][2] = nullptr;
+  StringId OpNameId(int kind, int n, bool grad) {
     StringId& id = (kind == 0 ? dev_name : kind == 1 ? launch_name : enqueue_name)[n][grad];
-    if (id == kUninterned) {
-      std::string dev = std::string(device_name) + (grad ? "Grad" : "");
-      id = out->strings.Intern(kind == 0 ? dev : kind == 1 ? "aclnn" + dev : "enqueue " + dev);
-    }
+    if (id == kUninterned) id = out->strings.Intern(op_names[kind][n][grad]);
+    return id;
+  }
+  // Fixed host-event names, interned on first use.
+  StringId sync_stream_name = kUninterned, split_lists_name = kUninterned,
+           sync_device_name = kUninterned;
+  StringId Fixed(StringId& id, std::string_view s) {
+    if (id == kUninterned) id = out->strings.Intern(s);
     return id;
   }
   std::vector<std::pair<uint64_t, StringId>> group_names;  // uid (or ~peer) -> name
@@ -206,7 +223,7 @@ class EngineImpl {
  public:
   explicit EngineImpl(const RunConfig& c);
   void Simulate();
-  Rank EmitRank(int r);
+  void EmitRank(int r, Rank* out);
   Metadata BaseMetadata() const;
 
   RunConfig cfg;
@@ -227,7 +244,9 @@ class EngineImpl {
   void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b);
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph);
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb);
-  int32_t Add(Block& b, int32_t& chain, Op op, bool depend = true);
+  int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true);
+  // Chains the op just appended to b.ops (as Add does).
+  int32_t Chain(Block& b, int32_t& chain, bool depend = true);
   Op Compute(OpName n, OpClass cls, double flops, double bytes, Phase ph, int mb, int layer,
              bool grad, double tokens_per_expert = 0) const;
   Op Collective(RankSim& r, OpName n, CollectiveKind k, CommClass cc, uint64_t group,
@@ -272,6 +291,10 @@ class EngineImpl {
   bool pass2_cache_ = false;
   uint64_t pass2_group_ = 0;
   std::vector<size_t> last_track_events_;  // per track, of the last emitted rank
+  std::vector<size_t> last_track_comms_;
+  bool task_queue_ = false;
+  TimeNs py_cost_ = 0, dq_cost_ = 0;
+  std::string op_names_[3][kOpNameCount][2];  // see RankSim::OpNameId
   std::unordered_map<uint64_t, std::vector<double>> popularity_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
   // per-rank constant memory
@@ -289,6 +312,19 @@ EngineImpl::EngineImpl(const RunConfig& c) : cfg(c), shape(c), hw(c.hardware()) 
   routing.top_k = shape.top_k;
   routing.skew = c.routing().skew();
   routing.drift = c.routing().drift();
+  // Host costs per op, read by every Advance call (pass 1 calls it per rank
+  // each time a collective blocks).
+  task_queue_ = cfg.host().task_queue();
+  const double f = HostFactor();
+  py_cost_ = TimeNs(std::llround((hw.framework_op_ns() + (task_queue_ ? hw.enqueue_ns() : hw.launch_ns())) * f));
+  dq_cost_ = TimeNs(std::llround(hw.launch_ns() * f));
+  for (int n = 0; n < kOpNameCount; ++n)
+    for (int grad = 0; grad < 2; ++grad) {
+      std::string dev = std::string(DeviceName(n)) + (grad ? "Grad" : "");
+      op_names_[1][n][grad] = "aclnn" + dev;
+      op_names_[2][n][grad] = "enqueue " + dev;
+      op_names_[0][n][grad] = std::move(dev);
+    }
 }
 
 const std::vector<double>& EngineImpl::Popularity(int layer, int step) {
@@ -542,9 +578,14 @@ Op EngineImpl::Collective(RankSim& r, OpName n, CollectiveKind k, CommClass cc, 
   return op;
 }
 
-int32_t EngineImpl::Add(Block& b, int32_t& chain, Op op, bool depend) {
+int32_t EngineImpl::Add(Block& b, int32_t& chain, const Op& op, bool depend) {
+  b.ops.push_back(op);  // one copy: Op is ~150 bytes and ops are built by the million
+  return Chain(b, chain, depend);
+}
+
+int32_t EngineImpl::Chain(Block& b, int32_t& chain, bool depend) {
+  Op& op = b.ops.back();
   if (depend && op.dep < 0) op.dep = chain;
-  b.ops.push_back(op);
   chain = static_cast<int32_t>(b.ops.size() - 1);
   return chain;
 }
@@ -765,14 +806,16 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   }
   // The backward is the forward's operator list reversed: build it into the
   // block, cut it out, and re-add it transformed.
-  size_t cut = b.ops.size();
+  // The forward is built into the scratch list (swapped in as b.ops): its
+  // op indices are dropped by the transform, its a2a records stay in b.
   int32_t scratch = -1;
-  LayerForward(r, b, scratch, layer, mb, Phase::kBackward);
   std::vector<Op>& fwd = r.bwd_scratch;
-  fwd.assign(b.ops.begin() + cut, b.ops.end());
-  b.ops.resize(cut);
+  fwd.clear();
+  std::swap(b.ops, fwd);
+  LayerForward(r, b, scratch, layer, mb, Phase::kBackward);
+  std::swap(b.ops, fwd);
   const bool overlap = cfg.comm().shared_expert_overlap();
-  auto transform = [&](Op o) {
+  auto transform = [&](Op& o) {  // in place, on the copy appended to b.ops
     o.grad = true;
     o.phase = Phase::kBackward;
     o.dep = o.dep2 = -1;
@@ -798,7 +841,6 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
       o.ckind = CollectiveKind::kAllGather;
       o.name = kAllGatherTp;
     }
-    return o;
   };
   bool selective_done = false;
   bool first = true;
@@ -826,18 +868,20 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   };
   for (int i = static_cast<int>(fwd.size()) - 1; i >= 0; --i) {
     if (overlap && IsShared(fwd[i].name)) continue;
-    Op o = transform(fwd[i]);
     if (fwd[i].name == kFlashAttentionScore && !selective_done) {
       recompute_before(kFlashAttentionScore);
       selective_done = true;
     }
     if (fwd[i].name == kGroupedMatmulDown) recompute_before(kGroupedMatmulDown);
     if (fwd[i].name == kMatMulSharedDown) recompute_before(kMatMulSharedDown);
+    b.ops.push_back(fwd[i]);
+    Op& o = b.ops.back();
+    transform(o);
     if (first && swap_in >= 0) o.dep2 = swap_in;
     if (first && prefetched >= 0) o.wait_prefetch = prefetched;
     first = false;
     int32_t pre = chain;
-    int32_t idx = Add(b, chain, o);
+    int32_t idx = Chain(b, chain);
     if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV && fwd[i].name == kAllToAllVCombine) {
       // Shared expert backward overlaps the combine-gradient all-to-all.
       bool first_shared = true;
@@ -851,17 +895,19 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
           std::swap(c, chain);
           if (c != pre) {
             // recompute op added: chain the shared backward after it
-            Op so = transform(fwd[j]);
-            so.dep = c;
+            b.ops.push_back(fwd[j]);
+            transform(b.ops.back());
+            b.ops.back().dep = c;
             first_shared = false;
-            Add(b, chain, so);
+            Chain(b, chain);
             continue;
           }
         }
-        Op so = transform(fwd[j]);
-        if (first_shared) so.dep = pre;
+        b.ops.push_back(fwd[j]);
+        transform(b.ops.back());
+        if (first_shared) b.ops.back().dep = pre;
         first_shared = false;
-        Add(b, chain, so);
+        Chain(b, chain);
       }
       chain = idx;
     }
@@ -1081,8 +1127,8 @@ void EngineImpl::BuildOptimizer(RankSim& r, Block& b) {
   const int edp = shape.dp / shape.ep;
   const bool dist = cfg.memory().distributed_optimizer();
   int32_t chain = -1;
-  auto dp_members = shape.DpGroup(r.rank);
-  auto edp_members = shape.EdpGroup(r.rank);
+  const auto& dp_members = r.Members(3, shape);
+  const auto& edp_members = r.Members(4, shape);
   uint64_t dp_gid = GroupUid(3, st, tpi);
   uint64_t edp_gid = GroupUid(4, st, (dpi % shape.ep) * shape.tp + tpi);
   auto grads = [&](OpName n, CollectiveKind k, uint64_t gid, const std::vector<int32_t>& m, double bytes) {
@@ -1183,7 +1229,7 @@ bool EngineImpl::NextBlock(RankSim& r) {
           Event e;
           e.ts = s0;
           e.dur = r.t_py - s0;
-          e.name = r.out->strings.Intern("aclrtSynchronizeDevice (loss.item)");
+          e.name = r.Fixed(r.sync_device_name, "aclrtSynchronizeDevice (loss.item)");
           e.category = Category::kSync;
           e.flags = kFlagBlocking;
           e.step = r.step;
@@ -1206,10 +1252,8 @@ bool EngineImpl::NextBlock(RankSim& r) {
 
 bool EngineImpl::Advance(RankSim& r, bool pass2) {
   bool progressed = false;
-  const bool tq = cfg.host().task_queue();
-  const double f = HostFactor();
-  const TimeNs py_cost = TimeNs(std::llround((hw.framework_op_ns() + (tq ? hw.enqueue_ns() : hw.launch_ns())) * f));
-  const TimeNs dq_cost = TimeNs(std::llround(hw.launch_ns() * f));
+  const bool tq = task_queue_;
+  const TimeNs py_cost = py_cost_, dq_cost = dq_cost_;
   while (r.phase != 4) {
     if (r.op >= r.block.ops.size()) {
       if (!NextBlock(r)) break;
@@ -1280,10 +1324,13 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
 
 void EngineImpl::InitRankOutput(RankSim& r) {
   Rank& k = *r.out;
+  std::vector<Track> recycled = std::move(k.tracks);
+  k = Rank();
   k.rank = r.rank;
   k.device_id = r.rank % shape.devices_per_node;
   k.pid = 100000 + r.rank;
   k.host = fmt::format("node{}", shape.Node(r.rank));
+  k.tracks.reserve(2 + kStreams + 6);
   k.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "python", 100000 + r.rank);
   k.AddTrack(TrackKind::kHostThread, TrackRole::kHostDispatch, "dequeue (task queue)", 200000 + r.rank);
   k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 0 (compute)", 0);
@@ -1300,8 +1347,24 @@ void EngineImpl::InitRankOutput(RankSim& r) {
   for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
   // Ranks emit similar event counts: size each track like the last emitted
   // rank's so the columns grow without reallocation.
-  for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t)
+  // A recycled Rank lends its columns (emptied, capacity kept).
+  for (size_t t = 0; t < k.tracks.size() && t < recycled.size(); ++t) {
+    Track& from = recycled[t];
+    Track& to = k.tracks[t];
+    from.events.Clear();
+    from.comms.clear();
+    from.sample_ts.clear();
+    from.sample_value.clear();
+    to.events = std::move(from.events);
+    to.comms = std::move(from.comms);
+    to.sample_ts = std::move(from.sample_ts);
+    to.sample_value = std::move(from.sample_value);
+  }
+  for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t) {
     k.tracks[t].events.Reserve(last_track_events_[t]);
+    k.tracks[t].comms.reserve(last_track_comms_[t]);
+  }
+  r.op_names = op_names_;
   // Operator names are interned on first use (most ranks use a fraction).
   for (auto* table : {&r.dev_name, &r.launch_name, &r.enqueue_name})
     for (auto& row : *table) row[0] = row[1] = RankSim::kUninterned;
@@ -1328,7 +1391,7 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
   if (s1 > s0 || op.host_sync) {
     e.ts = s0;
     e.dur = s1 - s0;
-    e.name = r.out->strings.Intern("aclrtSynchronizeStream (token counts)");
+    e.name = r.Fixed(r.sync_stream_name, "aclrtSynchronizeStream (token counts)");
     e.category = Category::kSync;
     e.flags = kFlagBlocking | kFlagDeviceToHost;
     py.events.Append(e);
@@ -1336,26 +1399,26 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
     if (op.host_work > 0) {
       e.ts = s1;
       e.dur = op.host_work;
-      e.name = r.out->strings.Intern("MoE token counts -> split lists (Python)");
+      e.name = r.Fixed(r.split_lists_name, "MoE token counts -> split lists (Python)");
       e.category = Category::kHostOp;
       py.events.Append(e);
     }
   }
   e.category = Category::kLaunch;
   e.correlation = r.corr[r.op];
-  if (cfg.host().task_queue()) {
+  if (task_queue_) {
     e.ts = py0;
     e.dur = py1 - py0;
-    e.name = r.OpNameId(2, op.name, op.grad, DeviceName(op.name));
+    e.name = r.OpNameId(2, op.name, op.grad);
     py.events.Append(e);
     e.ts = dq0;
     e.dur = dq1 - dq0;
-    e.name = r.OpNameId(1, op.name, op.grad, DeviceName(op.name));
+    e.name = r.OpNameId(1, op.name, op.grad);
     r.out->tracks[1].events.Append(e);
   } else {
     e.ts = py0;
     e.dur = py1 - py0;
-    e.name = r.OpNameId(1, op.name, op.grad, DeviceName(op.name));
+    e.name = r.OpNameId(1, op.name, op.grad);
     py.events.Append(e);
   }
 }
@@ -1365,7 +1428,7 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
   Event e;
   e.ts = start;
   e.dur = finish - start;
-  e.name = r.OpNameId(0, op.name, op.grad, DeviceName(op.name));
+  e.name = r.OpNameId(0, op.name, op.grad);
   e.category = op.cat;
   e.phase = op.phase;
   e.flags = op.flags;
@@ -1401,14 +1464,9 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
         bool reverse = combine != op.grad;  // combine, or dispatch's gradient
         c.send_splits = reverse ? a.recv : a.send;
         c.recv_splits = reverse ? a.send : a.recv;
-      } else if (kind == 1) {
-        c.group_ranks = shape.EpGroup(r.rank);
-      } else if (kind == 2) {
-        c.group_ranks = shape.TpGroup(r.rank);
-      } else if (kind == 3) {
-        c.group_ranks = shape.DpGroup(r.rank);
-      } else if (kind == 4) {
-        c.group_ranks = shape.EdpGroup(r.rank);
+      } else if (kind >= 1 && kind <= 4) {
+        // Member lists are built once per rank (see RankSim::Members).
+        c.group_ranks = r.Members(kind, shape);
       }
     }
     e.comm = static_cast<int32_t>(tr.comms.size());
@@ -1495,9 +1553,9 @@ void EngineImpl::Simulate() {
   simulated = true;
 }
 
-Rank EngineImpl::EmitRank(int rank) {
+void EngineImpl::EmitRank(int rank, Rank* out_rank) {
   Simulate();
-  Rank out;
+  Rank& out = *out_rank;
   RankSim sim;
   sim.rank = rank;
   sim.stage = shape.Stage(rank);
@@ -1514,10 +1572,13 @@ Rank EngineImpl::EmitRank(int rank) {
   if (sim.phase != 4) throw std::logic_error("tracegen: pass 2 blocked (missing cross-rank result)");
   FinishRankOutput(sim);
   last_track_events_.resize(out.tracks.size());
-  for (size_t t = 0; t < out.tracks.size(); ++t) last_track_events_[t] = out.tracks[t].events.size();
+  last_track_comms_.resize(out.tracks.size());
+  for (size_t t = 0; t < out.tracks.size(); ++t) {
+    last_track_events_[t] = out.tracks[t].events.size();
+    last_track_comms_[t] = out.tracks[t].comms.size();
+  }
   // The dequeue thread exists only with the task queue.
   if (!cfg.host().task_queue() && out.tracks[1].events.empty()) out.tracks[1].name = out.strings.Intern("dequeue (unused)");
-  return out;
 }
 
 Metadata EngineImpl::BaseMetadata() const {
@@ -1552,7 +1613,12 @@ Metadata EngineImpl::BaseMetadata() const {
 Engine::Engine(const RunConfig& config) : impl_(std::make_unique<EngineImpl>(config)) {}
 Engine::~Engine() = default;
 void Engine::Simulate() { impl_->Simulate(); }
-Rank Engine::EmitRank(int r) { return impl_->EmitRank(r); }
+Rank Engine::EmitRank(int r) {
+  Rank out;
+  impl_->EmitRank(r, &out);
+  return out;
+}
+void Engine::EmitRank(int r, Rank* out) { impl_->EmitRank(r, out); }
 Metadata Engine::BaseMetadata() const { return impl_->BaseMetadata(); }
 int Engine::world_size() const { return impl_->shape.world; }
 int64_t Engine::events_emitted() const { return impl_->events; }

@@ -24,6 +24,9 @@ class Engine {
   void Simulate();
   // Pass 2: the events of rank `r` (after Simulate()).
   Rank EmitRank(int r);
+  // Same, into *out (overwritten): reusing one Rank across calls keeps the
+  // capacity of its event columns instead of reallocating them per rank.
+  void EmitRank(int r, Rank* out);
   // Trace-wide metadata (no ground truth; see labels.h).
   Metadata BaseMetadata() const;
   int world_size() const;

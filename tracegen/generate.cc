@@ -22,10 +22,12 @@ GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ra
   GenerateSummary summary;
   const double capacity = config.hardware().hbm_bytes();
   int done = 0;
+  Rank rank;  // reused: keeps its columns' capacity from one rank to the next
   for (int32_t r : selected) {
-    Rank rank = engine.EmitRank(r);
+    engine.EmitRank(r, &rank);
     auto labels = GroundTruthLabels(rank);
-    meta.ground_truth.insert(meta.ground_truth.end(), labels.begin(), labels.end());
+    meta.ground_truth.insert(meta.ground_truth.end(), std::make_move_iterator(labels.begin()),
+                             std::make_move_iterator(labels.end()));
     MemoryPeak peak = FindMemoryPeak(rank);
     if (peak.peak > capacity) {
       std::string msg = fmt::format(

@@ -12,9 +12,11 @@ namespace {
 
 using Interval = std::pair<TimeNs, TimeNs>;
 
-// Sorts and merges in place; returns the total length.
+// Sorts and merges in place into disjoint, non-empty, ordered intervals;
+// returns the total length. Every list is normalized once: the per-step
+// figures then come from linear sweeps over sorted lists, never a re-sort.
 TimeNs Merge(std::vector<Interval>& v) {
-  std::sort(v.begin(), v.end());
+  if (!std::is_sorted(v.begin(), v.end())) std::sort(v.begin(), v.end());
   size_t w = 0;
   TimeNs total = 0;
   for (size_t i = 0; i < v.size(); ++i) {
@@ -30,16 +32,50 @@ TimeNs Merge(std::vector<Interval>& v) {
   return total;
 }
 
-TimeNs UnionLen(std::vector<Interval> a, const std::vector<Interval>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return Merge(a);
+TimeNs Length(const std::vector<Interval>& v) {
+  TimeNs total = 0;
+  for (auto& [a, b] : v) total += b - a;
+  return total;
 }
 
+// Union of two normalized lists (see Merge), itself normalized.
+void Union(const std::vector<Interval>& a, const std::vector<Interval>& b,
+           std::vector<Interval>* out) {
+  out->clear();
+  size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    const Interval& x = (j == b.size() || (i < a.size() && a[i].first <= b[j].first)) ? a[i++] : b[j++];
+    if (!out->empty() && x.first <= out->back().second) out->back().second = std::max(out->back().second, x.second);
+    else out->push_back(x);
+  }
+}
+
+// Length of the union of two normalized lists, without building it.
+TimeNs UnionLen(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  size_t i = 0, j = 0;
+  TimeNs total = 0, cur0 = 0, cur1 = 0;
+  bool open = false;
+  while (i < a.size() || j < b.size()) {
+    const Interval& x = (j == b.size() || (i < a.size() && a[i].first <= b[j].first)) ? a[i++] : b[j++];
+    if (open && x.first <= cur1) {
+      cur1 = std::max(cur1, x.second);
+    } else {
+      if (open) total += cur1 - cur0;
+      cur0 = x.first;
+      cur1 = x.second;
+      open = true;
+    }
+  }
+  if (open) total += cur1 - cur0;
+  return total;
+}
+
+// The part of a normalized list inside [w0, w1) (stays normalized).
 void Clip(const std::vector<Interval>& in, TimeNs w0, TimeNs w1, std::vector<Interval>* out) {
   out->clear();
-  for (auto [a, b] : in) {
-    a = std::max(a, w0);
-    b = std::min(b, w1);
+  auto it = std::partition_point(in.begin(), in.end(), [&](const Interval& v) { return v.second <= w0; });
+  for (; it != in.end() && it->first < w1; ++it) {
+    TimeNs a = std::max(it->first, w0), b = std::min(it->second, w1);
     if (b > a) out->emplace_back(a, b);
   }
 }
@@ -62,6 +98,8 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
   std::vector<Interval> compute, comm, copy, pp_recv;
   std::array<std::vector<Interval>, kCommClassCount> by_class;
   std::map<int32_t, std::pair<TimeNs, TimeNs>> steps;  // step -> (first start, last end)
+  std::pair<TimeNs, TimeNs>* window = nullptr;  // std::map nodes are stable
+  int32_t window_step = 0;
   for (const Track& t : rank.tracks) {
     if (t.kind != TrackKind::kDeviceStream) continue;
     const EventTable& e = t.events;
@@ -84,11 +122,15 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
         case Category::kCopy: copy.push_back(iv); break;
         default: continue;
       }
-      auto [it, fresh] = steps.try_emplace(e.step[i], iv.first, iv.second);
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, iv.first);
-        it->second.second = std::max(it->second.second, iv.second);
+      // Consecutive events mostly share a step: look the map up on change only.
+      if (!window || e.step[i] != window_step) {
+        window_step = e.step[i];
+        auto [it, fresh] = steps.try_emplace(window_step, iv.first, iv.second);
+        window = &it->second;
+        if (fresh) continue;
       }
+      window->first = std::min(window->first, iv.first);
+      window->second = std::max(window->second, iv.second);
     }
   }
   // Host waits: for each device stream, gaps between consecutive ops where
@@ -97,9 +139,11 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
   // per launch event, no per-entry allocation.
   std::vector<std::pair<int64_t, TimeNs>> launches;
   std::vector<TimeNs> sync_ends;
+  std::vector<size_t> runs;  // end of each thread's run in `launches`
   for (const Track& t : rank.tracks) {
     if (t.kind != TrackKind::kHostThread) continue;
     const EventTable& e = t.events;
+    const size_t run_start = launches.size();
     for (size_t i = 0; i < e.size(); ++i) {
       if (e.category[i] == Category::kLaunch && e.correlation[i] >= 0) {
         launches.emplace_back(e.correlation[i], e.End(i));
@@ -107,32 +151,52 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
         sync_ends.push_back(e.End(i));
       }
     }
+    if (!std::is_sorted(launches.begin() + run_start, launches.end()))
+      std::sort(launches.begin() + run_start, launches.end());
+    runs.push_back(launches.size());
   }
-  std::sort(launches.begin(), launches.end());
+  // Each host thread issues in correlation order: merge the per-thread
+  // sorted runs (std::sort on the concatenation degrades to heapsort).
+  for (size_t k = 1; k < runs.size(); ++k)
+    std::inplace_merge(launches.begin(), launches.begin() + runs[k - 1], launches.begin() + runs[k]);
+  if (!std::is_sorted(launches.begin(), launches.end())) std::sort(launches.begin(), launches.end());
   std::vector<std::pair<int64_t, TimeNs>> issued_l;  // max end per correlation
   issued_l.reserve(launches.size());
   for (const auto& [c, end] : launches) {
     if (!issued_l.empty() && issued_l.back().first == c) issued_l.back().second = std::max(issued_l.back().second, end);
     else issued_l.emplace_back(c, end);
   }
-  auto issued_at = [&](int64_t corr) -> const TimeNs* {
-    auto it = std::lower_bound(issued_l.begin(), issued_l.end(), std::pair<int64_t, TimeNs>{corr, std::numeric_limits<TimeNs>::min()});
-    return it != issued_l.end() && it->first == corr ? &it->second : nullptr;
+  // A stream's ops are mostly issued in correlation order: look a few
+  // entries past the previous hit before falling back to a binary search.
+  auto issued_at = [&](int64_t corr, size_t& hint) -> const TimeNs* {
+    const size_t n = issued_l.size();
+    size_t i = hint < n && issued_l[hint].first <= corr ? hint : 0;
+    const size_t stop = std::min(n, i + 8);
+    while (i < stop && issued_l[i].first < corr) ++i;
+    if (i == stop && i < n)
+      i = size_t(std::lower_bound(issued_l.begin() + i, issued_l.end(),
+                                  std::pair<int64_t, TimeNs>{corr, std::numeric_limits<TimeNs>::min()}) -
+                 issued_l.begin());
+    hint = i;
+    return i < n && issued_l[i].first == corr ? &issued_l[i].second : nullptr;
   };
   std::sort(sync_ends.begin(), sync_ends.end());
   std::vector<Interval> waits, sync_waits;
+  std::vector<size_t> idx;
   for (const Track& t : rank.tracks) {
     if (t.kind != TrackKind::kDeviceStream) continue;
     const EventTable& e = t.events;
-    std::vector<size_t> idx;
+    idx.clear();
+    size_t hint = 0;
     for (size_t i = 0; i < e.size(); ++i)
       if (e.category[i] != Category::kSync && e.category[i] != Category::kMarker) idx.push_back(i);
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return e.ts[a] < e.ts[b]; });
+    auto by_ts = [&](size_t a, size_t b) { return e.ts[a] < e.ts[b]; };
+    if (!std::is_sorted(idx.begin(), idx.end(), by_ts)) std::stable_sort(idx.begin(), idx.end(), by_ts);
     for (size_t k = 1; k < idx.size(); ++k) {
       size_t a = idx[k - 1], b = idx[k];
       TimeNs end_a = e.End(a);
       if (e.ts[b] <= end_a) continue;
-      const TimeNs* issued = issued_at(e.correlation[b]);
+      const TimeNs* issued = issued_at(e.correlation[b], hint);
       if (!issued || *issued <= end_a) continue;
       TimeNs l = *issued;
       Interval w{end_a, std::min(e.ts[b], l)};
@@ -156,6 +220,14 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
     proto[{r.step, r.layer}] = &r;
   }
 
+  Merge(compute);
+  Merge(comm);
+  Merge(copy);
+  Merge(pp_recv);
+  for (auto& v : by_class) Merge(v);
+  Merge(waits);
+  Merge(sync_waits);
+
   std::vector<StepBreakdown> out;
   std::vector<Interval> c_compute, c_comm, c_copy, c_recv, c_wait, c_sync, c_cls, busy, cc;
   for (auto it = steps.begin(); it != steps.end(); ++it) {
@@ -169,29 +241,25 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
     Clip(comm, w0, w1, &c_comm);
     Clip(copy, w0, w1, &c_copy);
     Clip(pp_recv, w0, w1, &c_recv);
-    s.compute = Merge(c_compute);
-    s.comm = Merge(c_comm);
+    s.compute = Length(c_compute);
+    s.comm = Length(c_comm);
     TimeNs comm_or_compute = UnionLen(c_compute, c_comm);
     s.comm_exposed = comm_or_compute - s.compute;
     s.comm_overlapped = s.comm - s.comm_exposed;
-    busy = c_compute;
-    busy.insert(busy.end(), c_comm.begin(), c_comm.end());
-    busy.insert(busy.end(), c_copy.begin(), c_copy.end());
-    TimeNs busy_len = Merge(busy);
+    Union(c_compute, c_comm, &cc);
+    Union(cc, c_copy, &busy);
+    TimeNs busy_len = Length(busy);
     s.copy_exposed = busy_len - comm_or_compute;
     s.free = s.span - busy_len;
     s.bubble = UnionLen(c_recv, c_compute) - s.compute;
     for (int k = 0; k < kCommClassCount; ++k) {
       Clip(by_class[k], w0, w1, &c_cls);
-      s.class_total[k] = Merge(c_cls);
+      s.class_total[k] = Length(c_cls);
       s.class_exposed[k] = UnionLen(c_cls, c_compute) - s.compute;
     }
     Clip(waits, w0, w1, &c_wait);
     Clip(sync_waits, w0, w1, &c_sync);
-    TimeNs h = Merge(c_wait), hs = Merge(c_sync);
     // |H ∩ Free| = |H ∪ busy| - |busy| (everything already inside the window).
-    (void)h;
-    (void)hs;
     s.host_bound = UnionLen(c_wait, busy) - busy_len;
     s.host_bound_sync = UnionLen(c_sync, busy) - busy_len;
     s.host_bound_dispatch = s.host_bound - s.host_bound_sync;
