@@ -20,8 +20,21 @@ void NearestRankPercentiles(const int64_t* v, size_t n, std::vector<int64_t>* sc
   }
   int shift = 0;
   while ((mx >> shift) >= 4096) ++shift;
-  std::array<uint32_t, 4097> count{};
-  for (size_t i = 0; i < n; ++i) ++count[static_cast<size_t>(std::max<int64_t>(v[i], 0) >> shift)];
+  // Four interleaved histograms, summed after: values often repeat (a
+  // launch delay is the same few ns on an idle device), and one histogram
+  // would make each increment wait for the previous one's store.
+  std::array<std::array<uint32_t, 4097>, 4> part{};
+  auto bucket_of = [&](int64_t x) { return static_cast<size_t>(std::max<int64_t>(x, 0) >> shift); };
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    ++part[0][bucket_of(v[i])];
+    ++part[1][bucket_of(v[i + 1])];
+    ++part[2][bucket_of(v[i + 2])];
+    ++part[3][bucket_of(v[i + 3])];
+  }
+  for (; i < n; ++i) ++part[0][bucket_of(v[i])];
+  std::array<uint32_t, 4097> count;
+  for (size_t b = 0; b < count.size(); ++b) count[b] = part[0][b] + part[1][b] + part[2][b] + part[3][b];
 
   // The rank k (0-based) of each percentile, its bucket, and the number of
   // values below that bucket. Ranks ascend, so buckets do too.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <numeric>
 #include <unordered_map>
@@ -187,24 +188,52 @@ struct UnionBuilder {
     constexpr TimeNs kMin = std::numeric_limits<TimeNs>::min();
     Add(Pick(in, st, kMin), Pick(in, en, kMin));
   }
+  // An item that belongs when `mask & kBit`: the test, the membership
+  // selections and the growth in one asm block on x86-64 GCC (the flags of
+  // one test serve both selections, the mask needs no copy).
+  template <uint32_t kBit>
+  inline __attribute__((always_inline)) void AddIf(TimeNs st, TimeNs en, uint32_t mask) {
+#if MOETRACE_SWEEP_ASM
+    *w = Interval(s, e);
+    const TimeNs kMin = std::numeric_limits<TimeNs>::min();
+    uint64_t fresh;
+    asm("testl %[bit], %k[m]\n\t"
+        "cmovzq %[kmin], %[st]\n\t"
+        "cmovzq %[kmin], %[en]\n\t"
+        "xorl %k[f], %k[f]\n\t"
+        "cmpq %[e], %[st]\n\t"
+        "setg %b[f]\n\t"
+        "cmovgq %[st], %[s]\n\t"
+        "cmpq %[e], %[en]\n\t"
+        "cmovgq %[en], %[e]"
+        : [s] "+r"(s), [e] "+r"(e), [f] "=&r"(fresh), [st] "+r"(st), [en] "+r"(en)
+        : [m] "r"(mask), [bit] "i"(kBit), [kmin] "r"(kMin)
+        : "cc");
+    w += fresh;
+#else
+    Add(st, en, (mask & kBit) != 0);
+#endif
+  }
 };
 
 // The start-ordered runs of `items` ([rb[r], rb[r + 1]) for each r; `n`
-// items in all) merged into one start-ordered sequence, in `items` or in
-// `buf`. Ties may go either way: unions do not depend on their order.
+// items in all) merged until at most `keep` runs remain (1 or 2), in
+// `items` or in `buf`; `rb` then holds the boundaries of the remaining runs.
+// The sweep merges the last two on the fly, which saves writing and reading
+// one more level. Ties may go either way: unions do not depend on their order.
 const RankScratch::Item* MergeRuns(RankScratch::Item* items, size_t n, std::vector<size_t>* run_begin,
-                                   std::vector<RankScratch::Item>* buf) {
+                                   std::vector<RankScratch::Item>* buf, size_t keep) {
   std::vector<size_t>& rb = *run_begin;
   const size_t runs = rb.size();
   rb.push_back(n);  // runs + 1 boundaries
-  if (runs <= 1) return items;
+  if (runs <= keep) return items;
   if (buf->size() < n) buf->resize(n);
   if (runs <= 8) {
     // Few streams: merge runs pairwise (branch-free, ping-pong between the
-    // two buffers) until one remains.
+    // two buffers) until `keep` remain.
     RankScratch::Item* src = items;
     RankScratch::Item* dst = buf->data();
-    while (rb.size() > 2) {
+    while (rb.size() > keep + 1) {
       size_t w = 1;
       for (size_t r = 0; r + 1 < rb.size(); r += 2) {
         if (r + 2 < rb.size()) {
@@ -246,35 +275,174 @@ const RankScratch::Item* MergeRuns(RankScratch::Item* items, size_t n, std::vect
       heap.pop_back();
     }
   }
+  rb.assign({0, n});
   return buf->data();
 }
 
-// The sweep over the merged items: COMPUTE, COMM, COMPUTE ∪ COMM and busy
-// time (`u[0..3]`), and the items of the other unions listed in `rare`
-// (few: host waits, receives, mixed classes) for their own passes. Its own
-// function, so that the unions' state can live in registers.
-__attribute__((noinline)) size_t SweepMain(const RankScratch::Item* seq, size_t n,
-                                           UnionBuilder* u, uint32_t rare_bits, size_t* rare) {
-  UnionBuilder compute = u[0], comm = u[1], cc = u[2], busy = u[3];
+// The unions most items feed, grown item by item in start order.
+struct MainUnions {
+  UnionBuilder compute, comm, cc, busy;
+  RankScratch::Item* rare;
+  uint32_t rare_bits;
   size_t n_rare = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const TimeNs st = seq[k].start, en = seq[k].end;
-    const uint32_t m = seq[k].mask;
-    compute.Add(st, en, m & kBitCompute);
-    comm.Add(st, en, m & kBitComm);
-    cc.Add(st, en, m & (kBitCompute | kBitComm));
+  template <bool kRare>
+  inline __attribute__((always_inline)) void Add(const RankScratch::Item& it) {
+    const TimeNs st = it.start, en = it.end;
+    const uint32_t m = it.mask;
+    compute.AddIf<kBitCompute>(st, en, m);
+    comm.AddIf<kBitComm>(st, en, m);
+    cc.AddIf<kBitCompute | kBitComm>(st, en, m);
     busy.Add(st, en);  // every op is busy
-    rare[n_rare] = k;
-    n_rare += (m & rare_bits) != 0;
+    if (kRare) {
+      rare[n_rare] = it;
+      n_rare += (m & rare_bits) != 0;
+    }
   }
-  u[0] = compute;
-  u[1] = comm;
-  u[2] = cc;
-  u[3] = busy;
-  return n_rare;
+};
+
+// The earlier head of two runs (`a` on ties), whose cursor advances;
+// branch-free.
+inline __attribute__((always_inline)) const RankScratch::Item* TakeEarlier(
+    const RankScratch::Item*& a, const RankScratch::Item*& b) {
+#if MOETRACE_SWEEP_ASM
+  static_assert(sizeof(RankScratch::Item) == 24 && offsetof(RankScratch::Item, start) == 0);
+  const RankScratch::Item* p;
+  TimeNs t;
+  const RankScratch::Item *na, *nb;
+  asm("movq (%[b]), %[t]\n\t"
+      "leaq 24(%[a]), %[na]\n\t"
+      "leaq 24(%[b]), %[nb]\n\t"
+      "movq %[a], %[p]\n\t"
+      "cmpq (%[a]), %[t]\n\t"
+      "cmovlq %[b], %[p]\n\t"
+      "cmovlq %[nb], %[b]\n\t"
+      "cmovgeq %[na], %[a]"
+      : [a] "+r"(a), [b] "+r"(b), [p] "=&r"(p), [t] "=&r"(t), [na] "=&r"(na), [nb] "=&r"(nb)
+      :
+      : "cc", "memory");
+  return p;
+#else
+  const bool take_b = b->start < a->start;
+  const auto* p = reinterpret_cast<const RankScratch::Item*>(
+      Pick(take_b, reinterpret_cast<TimeNs>(b), reinterpret_cast<TimeNs>(a)));
+  const size_t tb = take_b;
+  b += tb;
+  a += 1 - tb;
+  return p;
+#endif
+}
+
+// The sweep over the items of two start-ordered runs [a, ae) and [b, be),
+// merged on the fly: COMPUTE, COMM, COMPUTE ∪ COMM and busy time, and a
+// copy of the items of the other unions in `rare` (few: receives, mixed
+// classes) for their own passes. Its own function, so that the unions'
+// state can live in registers.
+template <bool kRare>
+__attribute__((noinline)) void SweepMain(const RankScratch::Item* a, const RankScratch::Item* ae,
+                                         const RankScratch::Item* b, const RankScratch::Item* be,
+                                         MainUnions* out) {
+  MainUnions u = *out;
+  for (;;) {
+    // Neither run ends within the next `m` items: no end checks inside.
+    size_t m = static_cast<size_t>(std::min(ae - a, be - b));
+    if (m == 0) break;
+    do {
+      u.Add<kRare>(*TakeEarlier(a, b));
+    } while (--m != 0);
+  }
+  for (; a < ae; ++a) u.Add<kRare>(*a);
+  for (; b < be; ++b) u.Add<kRare>(*b);
+  *out = u;
+}
+
+// The sweep over four start-ordered runs h[r] .. e[r], merged on the fly
+// (no materialised merge level), until one of them runs out: the cursors
+// are left at the first item not taken, for a merge of the rest.
+template <bool kRare>
+__attribute__((noinline)) void SweepFour(const RankScratch::Item** h,
+                                         const RankScratch::Item* const* e, MainUnions* out) {
+  MainUnions u = *out;
+  const RankScratch::Item *a = h[0], *b = h[1], *c = h[2], *d = h[3];
+  for (;;) {
+    // None of the runs ends within the next `m` items: no end checks inside.
+    const size_t m = static_cast<size_t>(
+        std::min(std::min(e[0] - a, e[1] - b), std::min(e[2] - c, e[3] - d)));
+    if (m == 0) break;
+    for (size_t j = 0; j < m; ++j) {
+#if MOETRACE_SWEEP_ASM
+      const RankScratch::Item *x, *y, *p;
+      TimeNs t;
+      asm("movq (%[b]), %[t]\n\t"
+          "movq %[a], %[x]\n\t"
+          "cmpq (%[a]), %[t]\n\t"
+          "cmovlq %[b], %[x]\n\t"
+          "movq (%[d]), %[t]\n\t"
+          "movq %[c], %[y]\n\t"
+          "cmpq (%[c]), %[t]\n\t"
+          "cmovlq %[d], %[y]\n\t"
+          "movq (%[y]), %[t]\n\t"
+          "movq %[x], %[p]\n\t"
+          "cmpq (%[x]), %[t]\n\t"
+          "cmovlq %[y], %[p]"
+          : [x] "=&r"(x), [y] "=&r"(y), [p] "=&r"(p), [t] "=&r"(t)
+          : [a] "r"(a), [b] "r"(b), [c] "r"(c), [d] "r"(d)
+          : "cc", "memory");
+      asm("leaq 24(%[a]), %[t]\n\t"
+          "cmpq %[p], %[a]\n\t"
+          "cmoveq %[t], %[a]\n\t"
+          "leaq 24(%[b]), %[t]\n\t"
+          "cmpq %[p], %[b]\n\t"
+          "cmoveq %[t], %[b]\n\t"
+          "leaq 24(%[c]), %[t]\n\t"
+          "cmpq %[p], %[c]\n\t"
+          "cmoveq %[t], %[c]\n\t"
+          "leaq 24(%[d]), %[t]\n\t"
+          "cmpq %[p], %[d]\n\t"
+          "cmoveq %[t], %[d]"
+          : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [t] "=&r"(t)
+          : [p] "r"(p)
+          : "cc");
+#else
+      const RankScratch::Item* x = b->start < a->start ? b : a;
+      const RankScratch::Item* y = d->start < c->start ? d : c;
+      const RankScratch::Item* p = y->start < x->start ? y : x;
+      a += p == a;
+      b += p == b;
+      c += p == c;
+      d += p == d;
+#endif
+      u.Add<kRare>(*p);
+    }
+  }
+  h[0] = a;
+  h[1] = b;
+  h[2] = c;
+  h[3] = d;
+  *out = u;
 }
 
 struct Marker { TimeNs ts, end; int32_t step; };
+
+// EventTable::IsSortedByTime on the raw column, checked 8 at a time without
+// a branch per event (the streams of a trace are nearly always sorted).
+bool TimesAscend(const TimeNs* ts, size_t n) {
+  if (n < 2) return true;
+  TimeNs prev = ts[0];
+  size_t i = 1;
+  for (; i + 8 <= n; i += 8) {
+    bool bad = false;
+    for (size_t j = 0; j < 8; ++j) {
+      const TimeNs x = ts[i + j];
+      bad |= x < prev;
+      prev = x;
+    }
+    if (bad) return false;
+  }
+  for (; i < n; ++i) {
+    if (ts[i] < ts[i - 1]) return false;
+  }
+  return true;
+}
 
 // L(b) per correlation: the latest end among kLaunch host events, with the
 // threads that issued it. A first light pass over the host threads finds
@@ -500,7 +668,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
     const EventTable& ev = t.events;
-    const bool sorted = ev.IsSortedByTime();
+    const bool sorted = TimesAscend(ev.ts.data(), ev.size());
     if (!sorted) {
       s->order.resize(ev.size());
       std::iota(s->order.begin(), s->order.end(), 0u);
@@ -670,9 +838,21 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         acc_items[__builtin_ctz(accs)] += mask_count[m];
     }
 
-    // The items of all streams in start order, and apart the host waits.
-    const RankScratch::Item* seq = MergeRuns(items_out, n_items, &s->run_begin, &s->merged);
-    const RankScratch::Item* wseq = MergeRuns(waits_out, n_waits, &s->wait_run_begin, &s->merged_waits);
+    // The items of all streams as (at most) two start-ordered runs that
+    // the sweep merges; apart, the host waits in start order.
+    // Exactly four non-empty runs (a common layout: compute, comm, copy,
+    // and one more stream) are merged inside the sweep without any level.
+    const bool four = s->run_begin.size() == 4 && s->run_begin[0] < s->run_begin[1] &&
+                      s->run_begin[1] < s->run_begin[2] && s->run_begin[2] < s->run_begin[3] &&
+                      s->run_begin[3] < n_items;
+    const RankScratch::Item* seq =
+        MergeRuns(items_out, n_items, &s->run_begin, &s->merged, four ? 4 : 2);
+    const std::vector<size_t>& rb = s->run_begin;
+    const RankScratch::Item* run_a = seq + rb.front();
+    const RankScratch::Item* run_mid = seq + (rb.size() > 2 ? rb[1] : rb.back());
+    const RankScratch::Item* run_end = seq + rb.back();
+    const RankScratch::Item* wseq =
+        MergeRuns(waits_out, n_waits, &s->wait_run_begin, &s->merged_waits, 1);
 
     // The unions, as lists of pieces. The four that most items feed are
     // built together in one pass; the others by a pass each, or shared
@@ -710,16 +890,61 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     uint64_t rare_items = 0;
     for (uint32_t m = 0; m < kMaskCount; ++m) rare_items += (m & rare_bits) ? mask_count[m] : 0;
     if (s->rare.size() < rare_items + 1) s->rare.resize(rare_items + 1);
-    size_t* rare = s->rare.data();
+    const RankScratch::Item* rare = s->rare.data();
     size_t n_rare = 0;
     {
-      UnionBuilder main[4] = {{storage(kAccCompute)}, {storage(kAccComm)}, {storage(kAccCc)},
-                              {storage(kAccBusy)}};
-      n_rare = SweepMain(seq, n_items, main, rare_bits, rare);
-      finish(kAccCompute, main[0]);
-      finish(kAccComm, main[1]);
-      finish(kAccCc, main[2]);
-      finish(kAccBusy, main[3]);
+      MainUnions main{{storage(kAccCompute)}, {storage(kAccComm)}, {storage(kAccCc)},
+                      {storage(kAccBusy)}, s->rare.data(), rare_bits};
+      auto sweep2 = [&](const RankScratch::Item* a, const RankScratch::Item* ae,
+                        const RankScratch::Item* b, const RankScratch::Item* be) {
+        if (rare_bits != 0) {
+          SweepMain<true>(a, ae, b, be, &main);
+        } else {
+          SweepMain<false>(a, ae, b, be, &main);
+        }
+      };
+      if (four) {
+        const RankScratch::Item* h[4];
+        const RankScratch::Item* e[4];
+        for (int r = 0; r < 4; ++r) {
+          h[r] = seq + rb[static_cast<size_t>(r)];
+          e[r] = seq + rb[static_cast<size_t>(r) + 1];
+        }
+        if (rare_bits != 0) {
+          SweepFour<true>(h, e, &main);
+        } else {
+          SweepFour<false>(h, e, &main);
+        }
+        // One run is done; every item left starts at or after the last one
+        // taken. The rest: at most three runs, two of them merged first.
+        const RankScratch::Item* lh[3];
+        const RankScratch::Item* le[3];
+        int left = 0;
+        for (int r = 0; r < 4; ++r) {
+          if (h[r] < e[r] && left < 3) {
+            lh[left] = h[r];
+            le[left++] = e[r];
+          }
+        }
+        if (left == 3) {
+          const size_t n01 = static_cast<size_t>((le[0] - lh[0]) + (le[1] - lh[1]));
+          if (s->merged.size() < n01) s->merged.resize(n01);
+          RankScratch::Item* m01 = s->merged.data();
+          MergeTwo(lh[0], le[0], lh[1], le[1], m01);
+          sweep2(m01, m01 + n01, lh[2], le[2]);
+        } else if (left == 2) {
+          sweep2(lh[0], le[0], lh[1], le[1]);
+        } else if (left == 1) {
+          sweep2(lh[0], le[0], le[0], le[0]);
+        }
+      } else {
+        sweep2(run_a, run_mid, run_mid, run_end);
+      }
+      n_rare = main.n_rare;
+      finish(kAccCompute, main.compute);
+      finish(kAccComm, main.comm);
+      finish(kAccCc, main.cc);
+      finish(kAccBusy, main.busy);
     }
     {
       UnionBuilder ub{storage(kAccHw)};
@@ -742,7 +967,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         const uint32_t bit = item_bit(a);
         UnionBuilder ub{storage(a)};
         for (size_t k = 0; k < n_rare; ++k) {
-          const RankScratch::Item& it = seq[rare[k]];
+          const RankScratch::Item& it = rare[k];
           ub.Add(it.start, it.end, it.mask & bit);
         }
         finish(a, ub);

@@ -82,7 +82,7 @@ struct RankScratch {
   std::vector<Item> merged;  // ping-pong buffer of the run merges
   std::vector<Item> waits, merged_waits;  // host waits, apart
   std::vector<size_t> wait_run_begin;
-  std::vector<size_t> rare;  // positions of the items of the less fed unions
+  std::vector<Item> rare;  // the items of the less fed unions
   std::vector<size_t> run_begin;
   std::vector<uint32_t> order;
   std::vector<int32_t> op_step;

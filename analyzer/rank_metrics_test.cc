@@ -133,6 +133,49 @@ TEST(Breakdown, ManyStreams) {
   EXPECT_EQ(m.overlap.free_segments, 1);
 }
 
+// Exactly four streams are merged inside the sweep; one runs out first and
+// the other three finish through a merge of the rest. Two comm classes and
+// a receive make the sweep list the items of the smaller unions too.
+TEST(Breakdown, FourStreamsMergedInTheSweep) {
+  RankBuilder b;
+  const size_t s0 = b.Stream("compute"), s1 = b.Stream("compute2"), s2 = b.Stream("comm"),
+               s3 = b.Stream("copy");
+  b.Add(s0, Category::kCompute, 0, 100);
+  b.Add(s0, Category::kCompute, 500, 100);
+  b.Add(s1, Category::kCompute, 50, 100);
+  CommRecord dp;
+  dp.kind = CollectiveKind::kAllReduce;
+  dp.comm_class = CommClass::kDP;
+  b.AddComm(s2, Category::kCollective, 120, 180, dp);
+  CommRecord recv;
+  recv.kind = CollectiveKind::kRecv;
+  recv.comm_class = CommClass::kPP;
+  b.AddComm(s2, Category::kP2P, 400, 50, recv);
+  b.Add(s3, Category::kCopy, 280, 40);
+  b.Add(s3, Category::kCopy, 700, 10);
+  RankMetrics m = b.Run();
+  ASSERT_EQ(m.steps.size(), 1u);
+  // COMPUTE = [0,150) + [500,600); COMM = [120,300) + [400,450);
+  // busy adds the copies [300,320) and [700,710).
+  const BreakdownNs& t = m.total;
+  EXPECT_EQ(t.span, 710);
+  EXPECT_EQ(t.compute, 250);
+  EXPECT_EQ(t.comm, 230);
+  EXPECT_EQ(t.comm_overlapped, 30);  // [120,150)
+  EXPECT_EQ(t.comm_exposed, 200);
+  EXPECT_EQ(t.copy_exposed, 30);     // [300,320) + [700,710)
+  EXPECT_EQ(t.free, 230);
+  EXPECT_EQ(t.bubble, 50);           // the receive, no compute under it
+  ExpectPartition(t);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kDP)].total, 180);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kDP)].exposed, 150);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kPP)].total, 50);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kPP)].exposed, 50);
+  EXPECT_EQ(m.overlap.computing, 250);
+  EXPECT_EQ(m.overlap.computing_segments, 2);
+  EXPECT_EQ(m.device_ops, 7);
+}
+
 TEST(Breakdown, UnsortedInputGivesTheSameAnswer) {
   RankBuilder b;
   size_t c0 = b.Stream("compute0"), comm = b.Stream("comm");
