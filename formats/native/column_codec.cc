@@ -1,5 +1,7 @@
 #include "formats/native/column_codec.h"
 
+#include <atomic>
+
 #include <limits>
 
 namespace moetrace::native {
@@ -204,13 +206,15 @@ MOETRACE_COLUMN_PASSES
 #endif
 #ifdef MOETRACE_COLUMN_X86
 // 2: AVX-512 (F, VL, BW, DQ), 1: AVX2, 0: the x86-64 baseline.
+std::atomic<int> simd_cap{-1};
 int SimdLevel() {
   static const int level =
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
           ? 2
           : __builtin_cpu_supports("avx2") ? 1 : 0;
-  return level;
+  const int cap = simd_cap.load(std::memory_order_relaxed);
+  return cap < 0 ? level : std::min(level, cap);
 }
 // Returns `call` from the best compiled variant the CPU runs.
 #define MOETRACE_DISPATCH(call)                   \
@@ -236,6 +240,14 @@ void Store(int kind, uint32_t w, const int64_t* v, const int64_t* dur, size_t n,
 }
 
 }  // namespace
+
+void SetSimdLevelCapForTesting(int cap) {
+#ifdef MOETRACE_COLUMN_X86
+  simd_cap.store(cap, std::memory_order_relaxed);
+#else
+  (void)cap;
+#endif
+}
 
 void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts,
               int64_t* max_end) {

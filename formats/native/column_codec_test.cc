@@ -1,6 +1,8 @@
 #include "formats/native/column_codec.h"
 
 #include <limits>
+#include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -212,6 +214,55 @@ TEST(ColumnCodec, DeferredDataIsTheSameBytes) {
     }
     EXPECT_EQ(data, std::string(whole.data()));
   }
+}
+
+TEST(ColumnCodec, EverySimdVariantWritesTheSameBytes) {
+  // The writer's passes are compiled for AVX-512, AVX2 and the baseline
+  // and picked by CPU; each variant must choose and write the same column.
+  // (A variant this CPU lacks falls back to the next one down.)
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<int64_t>> values;
+  std::vector<std::vector<int64_t>> durs;
+  for (size_t n : {size_t{1}, size_t{7}, size_t{33}, size_t{1023}, size_t{5001}}) {
+    std::vector<int64_t> seq, ids, wide, runs, ts, dur;
+    int64_t t = 1'700'000'000'000'000'000;
+    for (size_t i = 0; i < n; ++i) {
+      seq.push_back(1'000'000'000'000 + 3 * int64_t(i) + (i % 5 == 0 ? 1 : 0));
+      ids.push_back(5'000'000 + int64_t(rng() % 200));
+      wide.push_back(int64_t(rng()));
+      runs.push_back(int64_t(i / 100) - 3);
+      dur.push_back(10'000 + int64_t(rng() % 90'000));
+      ts.push_back(t);
+      t += dur.back() + int64_t(rng() % 100);
+    }
+    wide[0] = kMin;
+    if (n > 1) wide[1] = kMax;
+    for (auto* v : {&seq, &ids, &wide, &runs}) {
+      values.push_back(*v);
+      durs.emplace_back();
+    }
+    values.push_back(ts);
+    durs.push_back(dur);
+  }
+  auto encode_all = [&] {
+    std::vector<std::string> out;
+    ColumnEncoder enc;
+    for (size_t k = 0; k < values.size(); ++k) {
+      Column col;
+      EXPECT_TRUE(enc.Encode(values[k].data(), values[k].size(), std::nullopt,
+                             durs[k].empty() ? nullptr : durs[k].data(), &col));
+      out.push_back(col.SerializeAsString());
+    }
+    return out;
+  };
+  SetSimdLevelCapForTesting(-1);
+  const std::vector<std::string> best = encode_all();
+  for (int cap : {0, 1, 2}) {
+    SetSimdLevelCapForTesting(cap);
+    EXPECT_EQ(encode_all(), best) << "SIMD level " << cap;
+  }
+  SetSimdLevelCapForTesting(-1);
+  for (size_t k = 0; k < values.size(); ++k) RoundTrip(values[k], durs[k].empty() ? nullptr : &durs[k]);
 }
 
 TEST(ColumnCodec, RejectsMalformedColumns) {
