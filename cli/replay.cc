@@ -33,7 +33,7 @@ void AddReplayCommand(CLI::App& app) {
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(
       "replay", "Predict a trace under changed settings (speed.<class>=F, host.dispatch_factor=F, "
-                "sync.remove=NAME, slow_rank.fix=R, RunConfig keys: regenerated on tracegen traces, "
+                "sync.remove=NAME, slow_rank.fix=R, micro_batch.scale=K, RunConfig keys: regenerated on tracegen traces, "
                 "graph transforms otherwise)");
   sub->add_option("inputs", args->inputs, "trace(s): .mtrace, Kineto JSON, Ascend output")->required();
   sub->add_option("--set", args->sets, "modification KEY=VALUE (repeatable)");
