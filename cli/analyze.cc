@@ -1,6 +1,7 @@
 // moetrace analyze INPUT... [--json OUT.json]
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <future>
 #include <memory>
 #include <string>
@@ -13,6 +14,8 @@
 #include "cli/commands.h"
 #include "formats/atomic_file.h"
 #include "formats/errors.h"
+#include "formats/kineto/kineto_importer.h"
+#include "formats/kineto/shared_trace_files.h"
 #include "formats/open_trace.h"
 
 namespace moetrace::cli {
@@ -32,12 +35,18 @@ int RunAnalyze(const AnalyzeArgs& args) {
     // themselves, next to the importer's trace model.
     if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
   }
-  // ... on their own thread while the importers and the analysis run.
+  // ... on their own thread while the importers and the analysis run, both
+  // parsing the same inflated files (each is read and inflated once).
+  auto shared = std::make_shared<SharedTraceFiles>(/*readers_per_file=*/2);
   std::future<hta::HtaResult> hta_figures;
   if (!kineto.empty()) {
-    hta_figures = std::async(std::launch::async, [&kineto] { return hta::ComputeHta(kineto); });
+    hta_figures = std::async(std::launch::async,
+                             [&kineto, shared] { return hta::ComputeHta(kineto, shared.get()); });
   }
-  for (const std::string& in : args.inputs) sources.push_back(OpenTrace(in));
+  for (const std::string& in : args.inputs) {
+    const bool is_kineto = std::find(kineto.begin(), kineto.end(), in) != kineto.end();
+    sources.push_back(is_kineto ? OpenKineto(in, shared) : OpenTrace(in));
+  }
   AnalyzeOptions options;
   options.threads = args.threads;
   const bool tty = isatty(STDERR_FILENO);

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
-  protobuf-compiler libprotobuf-dev libzstd-dev zlib1g-dev
+  protobuf-compiler libprotobuf-dev libzstd-dev zlib1g-dev libdeflate-dev
   libcli11-dev libfmt-dev libboost-dev libsimdjson-dev
   libgtest-dev libbenchmark-dev
   clang libclang-rt-14-dev

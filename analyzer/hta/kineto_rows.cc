@@ -235,13 +235,17 @@ int64_t FindRank(string_view text) {
 }
 
 RankRows ParseKinetoRows(const std::string& file, std::string text) {
-  RankRows rows;
-  rows.file = file;
-  rows.rank = FindRank(text);
   if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
     text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
   }
-  simdjson::padded_string_view json(text.data(), text.size(), text.capacity());
+  return ParseKinetoRows(file, std::string_view(text), text.capacity());
+}
+
+RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t padded_size) {
+  RankRows rows;
+  rows.file = file;
+  rows.rank = FindRank(text);
+  simdjson::padded_string_view json(text.data(), text.size(), padded_size);
   simdjson::ondemand::parser parser;
 
   // Raw per-row values until the timestamp mode of the file is known.

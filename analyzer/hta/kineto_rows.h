@@ -50,6 +50,9 @@ std::string ReadMaybeGzip(const std::string& path);
 int64_t FindRank(std::string_view text);
 // Parses one file's text. Throws InputError naming `file` on malformed JSON.
 RankRows ParseKinetoRows(const std::string& file, std::string text);
+// The same on text that is followed by at least SIMDJSON_PADDING readable
+// bytes (`padded_size` >= text.size() + SIMDJSON_PADDING), without a copy.
+RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t padded_size);
 
 // The trace files of a set (§1.1): a directory's *.gz / *.json entries in
 // directory-listing order, or the file itself.

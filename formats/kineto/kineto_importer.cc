@@ -9,6 +9,7 @@
 #include "formats/errors.h"
 #include "formats/kineto/kineto_rank_reader.h"
 #include "formats/kineto/padded_input.h"
+#include "formats/kineto/shared_trace_files.h"
 
 namespace moetrace {
 namespace {
@@ -18,6 +19,19 @@ namespace fs = std::filesystem;
 // Enough for the top-level keys Kineto writes before "traceEvents"
 // (deviceProperties of 8 GPUs is about 4 KB).
 constexpr size_t kSniffBytes = 1 << 20;
+// ... though they usually fit in the first few KB: try that first, since
+// every sniff inflates from the start of the file again.
+constexpr size_t kQuickSniffBytes = 64 << 10;
+
+// A prefix of `path` long enough for SniffKinetoHeader, and what it says.
+std::string SniffPrefix(const std::string& path, KinetoHeader* h) {
+  std::string prefix = ReadTracePrefix(path, kQuickSniffBytes);
+  *h = SniffKinetoHeader(prefix);
+  if (h->has_trace_events || prefix.size() < kQuickSniffBytes) return prefix;
+  prefix = ReadTracePrefix(path, kSniffBytes);
+  *h = SniffKinetoHeader(prefix);
+  return prefix;
+}
 
 bool HasJsonName(const std::string& name) {
   auto ends = [&](const char* s) {
@@ -60,12 +74,17 @@ struct RankFile {
 
 class KinetoSource : public TraceSource {
  public:
-  KinetoSource(Metadata metadata, std::vector<RankFile> files)
-      : metadata_(std::move(metadata)), files_(std::move(files)) {}
+  KinetoSource(Metadata metadata, std::vector<RankFile> files,
+               std::shared_ptr<SharedTraceFiles> shared)
+      : metadata_(std::move(metadata)), files_(std::move(files)), shared_(std::move(shared)) {}
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return files_.size(); }
   Rank ReadRank(size_t index) const override {
     const RankFile& f = files_.at(index);
+    if (shared_) {
+      std::shared_ptr<const WholeTraceFile> whole = shared_->Get(f.path);
+      return ReadKinetoRank(whole->text, f.path, f.rank, f.rule);
+    }
     TraceInput in(f.path);
     return ReadKinetoRank(in.buffer(), f.path, f.rank, f.rule, nullptr,
                           [&in] { return in.Refill(); });
@@ -74,6 +93,7 @@ class KinetoSource : public TraceSource {
  private:
   Metadata metadata_;
   std::vector<RankFile> files_;
+  std::shared_ptr<SharedTraceFiles> shared_;
 };
 
 }  // namespace
@@ -89,18 +109,24 @@ bool LooksLikeKineto(const std::string& path) {
     }
     return false;
   }
-  std::string prefix = ReadTracePrefix(path, kSniffBytes);
+  KinetoHeader h;
+  std::string prefix = SniffPrefix(path, &h);
   size_t i = 0;
   if (prefix.size() >= 3 && prefix.compare(0, 3, "\xEF\xBB\xBF") == 0) i = 3;
   while (i < prefix.size() && isspace(static_cast<unsigned char>(prefix[i]))) ++i;
   if (i >= prefix.size() || prefix[i] != '{') return false;
-  if (SniffKinetoHeader(prefix).has_trace_events) return true;
+  if (h.has_trace_events) return true;
   // Keys before traceEvents longer than the sniffed prefix: fall back to a
   // textual look.
   return prefix.find("\"traceEvents\"") != std::string::npos;
 }
 
 std::unique_ptr<TraceSource> OpenKineto(const std::string& path) {
+  return OpenKineto(path, nullptr);
+}
+
+std::unique_ptr<TraceSource> OpenKineto(const std::string& path,
+                                        std::shared_ptr<SharedTraceFiles> shared) {
   std::error_code ec;
   std::vector<std::string> paths;
   bool directory = fs::is_directory(path, ec);
@@ -125,8 +151,8 @@ std::unique_ptr<TraceSource> OpenKineto(const std::string& path) {
   int32_t order = 0;
   int64_t skipped_files = 0;
   for (const std::string& p : paths) {
-    std::string prefix = ReadTracePrefix(p, kSniffBytes);
-    KinetoHeader h = SniffKinetoHeader(prefix);
+    KinetoHeader h;
+    std::string prefix = SniffPrefix(p, &h);
     if (!h.has_trace_events && prefix.find("\"traceEvents\"") == std::string::npos) {
       if (!directory) ThrowInputError(p, "", "not a Kineto trace: expected a JSON object "
                                              "with a \"traceEvents\" array");
@@ -172,7 +198,7 @@ std::unique_ptr<TraceSource> OpenKineto(const std::string& path) {
   if (skipped_files) {
     md.attributes.emplace_back("kineto.skipped_files", std::to_string(skipped_files));
   }
-  return std::make_unique<KinetoSource>(std::move(md), std::move(files));
+  return std::make_unique<KinetoSource>(std::move(md), std::move(files), std::move(shared));
 }
 
 Rank ImportKinetoJson(std::string_view json, const std::string& file) {

@@ -22,6 +22,12 @@ namespace moetrace {
 // the path holds no Kineto trace. Metadata.source = "kineto".
 std::unique_ptr<TraceSource> OpenKineto(const std::string& path);
 
+class SharedTraceFiles;
+// The same, reading every rank file through `files` (whole, inflated once
+// for every parser of the command that shares `files`).
+std::unique_ptr<TraceSource> OpenKineto(const std::string& path,
+                                        std::shared_ptr<SharedTraceFiles> files);
+
 // Content sniff: a JSON object with a "traceEvents" key (after gunzip when
 // the file starts with the gzip magic). For a directory: any file in it.
 bool LooksLikeKineto(const std::string& path);

@@ -1,0 +1,38 @@
+// Reads each trace file once for the several parsers that need it in one
+// command (`analyze` runs the importer and HTA's row reader on the same
+// .json.gz at the same time). The first Get of a path reads and inflates it;
+// a Get of the same path while that runs waits for it; the entry is dropped
+// once `readers_per_file` Gets have taken it, so the buffer lives only as
+// long as its readers hold it.
+#pragma once
+
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "formats/kineto/whole_trace_file.h"
+
+namespace moetrace {
+
+class SharedTraceFiles {
+ public:
+  explicit SharedTraceFiles(int readers_per_file = 2) : readers_(readers_per_file) {}
+
+  // The whole (inflated) file, kept resident while held. Throws InputError,
+  // to every reader of the path, when it cannot be read.
+  std::shared_ptr<const WholeTraceFile> Get(const std::string& path);
+
+ private:
+  using File = std::shared_ptr<const WholeTraceFile>;
+  struct Entry {
+    std::shared_future<File> file;
+    int taken = 0;
+  };
+  const int readers_;
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;
+};
+
+}  // namespace moetrace
