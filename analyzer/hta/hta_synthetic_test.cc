@@ -2,7 +2,11 @@
 // hta-compat.md.
 #include <gtest/gtest.h>
 
+#include <simdjson.h>
+
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "analyzer/hta/hta.h"
 #include "formats/errors.h"
@@ -118,6 +122,50 @@ TEST(HtaSynthetic, MalformedJsonNamesTheFile) {
       EXPECT_EQ(std::string(e.what()).rfind("broken.json: ", 0), 0u) << e.what();
     }
   }
+}
+
+// Keys are compared without being copied unless they hold an escape: an
+// escaped spelling of the same key must still count, and a near miss not.
+TEST(HtaSynthetic, EscapedKeysReadLikePlainOnes) {
+  std::string escaped = kOneRank;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"ts\"", "\"t\\u0073\""},
+                          {"\"correlation\"", "\"correlati\\u006fn\""},
+                          {"\"stream\"", "\"\\u0073tream\""}}) {
+    for (size_t at = escaped.find(from); at != std::string::npos; at = escaped.find(from, at)) {
+      escaped.replace(at, from.size(), to);
+      at += to.size();
+    }
+  }
+  ASSERT_NE(escaped.find("correlati\\u006fn"), std::string::npos);
+  RankRows plain = ParseKinetoRows("r3.json", kOneRank);
+  RankRows esc = ParseKinetoRows("r3.json", escaped);
+  EXPECT_EQ(esc.idx, plain.idx);
+  EXPECT_EQ(esc.ts, plain.ts);
+  EXPECT_EQ(esc.dur, plain.dur);
+  EXPECT_EQ(esc.stream, plain.stream);
+  EXPECT_EQ(esc.correlation, plain.correlation);
+  EXPECT_EQ(esc.fractional, plain.fractional);
+  // "tsx" is not "ts": no integer ts anywhere, so the file is fractional.
+  std::string near = R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"k","tsx":5,"dur":1}]})";
+  EXPECT_TRUE(ParseKinetoRows("n.json", near).fractional);
+  EXPECT_EQ(ParseKinetoRows("n.json", near).size(), 0u);
+}
+
+// The padded-view overload reads the text in place, with the same rows.
+TEST(HtaSynthetic, PaddedViewParsesLikeAString) {
+  std::string text = kOneRank;
+  std::string padded = text + std::string(simdjson::SIMDJSON_PADDING, '\0');
+  RankRows a = ParseKinetoRows("r3.json", text);
+  RankRows b = ParseKinetoRows("r3.json", std::string_view(padded.data(), text.size()),
+                               padded.size());
+  EXPECT_EQ(a.rank, 3);
+  EXPECT_EQ(b.rank, 3);
+  EXPECT_EQ(a.idx, b.idx);
+  EXPECT_EQ(a.ts, b.ts);
+  EXPECT_EQ(a.dur, b.dur);
+  EXPECT_EQ(a.kclass, b.kclass);
+  EXPECT_EQ(a.bits, b.bits);
+  EXPECT_EQ(a.size(), 9u);
 }
 
 }  // namespace

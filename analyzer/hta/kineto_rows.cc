@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "formats/errors.h"
+#include "formats/kineto/json_key.h"
 
 namespace moetrace::hta {
 namespace {
@@ -99,15 +100,22 @@ Num ReadNum(simdjson::ondemand::value v) {
     return n;
   }
   string_view tok = v.raw_json_token();
+  // Integers (nearly every ts/dur) skip the double parser: converting the
+  // int64 rounds to nearest like from_chars does on the same digits.
+  if (IsIntegerLiteral(tok)) {
+    auto r = std::from_chars(tok.data(), tok.data() + tok.size(), n.i);
+    if (r.ec == std::errc()) {
+      n.kind = Num::kInt;
+      n.d = static_cast<double>(n.i);
+      if (n.i == 0 && tok[0] == '-') n.d = -0.0;  // as from_chars reads "-0"
+      return n;
+    }
+  }
   if (!ParseDouble(tok, &n.d)) {
     n.kind = Num::kNonNumber;
     return n;
   }
   n.kind = Num::kOther;
-  if (IsIntegerLiteral(tok)) {
-    auto r = std::from_chars(tok.data(), tok.data() + tok.size(), n.i);
-    if (r.ec == std::errc()) n.kind = Num::kInt;
-  }
   return n;
 }
 
@@ -282,13 +290,16 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
         Num ts, dur;
         bool has_cat = false, cat_is_trace = false, idle_cat = false;
         bool cat_step = false;
-        std::string cat_step_str;
+        string_view cat_step_str;
+        // On-demand keeps every unescaped string in the parser's buffer
+        // until the next document: views stay valid, no copy per event.
         string_view name;
-        std::string name_copy;
         bool has_name = false;
         int64_t stream = -1, corr = -1;
-        for (auto f : obj) {
-          string_view k = f.unescaped_key();
+        for (auto fr : obj) {
+          simdjson::ondemand::field f = std::move(fr);
+          string_view k;
+          if (auto err = FieldKey(f, &k)) throw simdjson::simdjson_error(err);
           simdjson::ondemand::value v = f.value();
           if (k == "ts") {
             ts = ReadNum(v);
@@ -305,12 +316,12 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
               cat_is_trace = c == "Trace";
               idle_cat = IsIdleCat(c);
               cat_step = IsStepString(c);
-              if (cat_step) cat_step_str.assign(c);
+              if (cat_step) cat_step_str = c;
             }
           } else if (k == "name") {
             has_name = false;
             if (v.type() == simdjson::ondemand::json_type::string) {
-              name_copy.assign(string_view(v.get_string()));
+              name = v.get_string();
               has_name = true;
             }
           } else if (k == "args") {
@@ -318,8 +329,10 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
             corr = -1;
             simdjson::ondemand::object args;
             if (v.get_object().get(args)) continue;
-            for (auto a : args) {
-              string_view ak = a.unescaped_key();
+            for (auto ar : args) {
+              simdjson::ondemand::field a = std::move(ar);
+              string_view ak;
+              if (auto err = FieldKey(a, &ak)) throw simdjson::simdjson_error(err);
               if (ak == "stream") {
                 stream = ToIntId(a.value());
               } else if (ak == "correlation") {
@@ -331,7 +344,7 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
         if (ts.kind != Num::kInt) fractional = true;
         bool has_dur = dur.kind == Num::kInt || dur.kind == Num::kOther;
         if (!has_dur || !has_cat || cat_is_trace) continue;
-        name = has_name ? string_view(name_copy) : string_view();
+        if (!has_name) name = string_view();
         uint8_t bits = 0;
         if (name == "Event Sync" || name == "Context Sync") bits |= kRowGpuSyncName;
         if (IsLaunchName(name)) bits |= kRowLaunchName;
@@ -340,7 +353,7 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
           bits |= kRowStepName;
           rows.step_strings.emplace(name);
         }
-        if (cat_step) rows.step_strings.insert(cat_step_str);
+        if (cat_step) rows.step_strings.emplace(cat_step_str);
         if (StartsWith(name, "ProfilerStep") && !IsValidStepName(name) &&
             rows.bad_step_name.empty()) {
           rows.bad_step_name.assign(name);

@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "formats/errors.h"
+#include "formats/kineto/shared_trace_files.h"
 
 namespace moetrace {
 namespace {
@@ -451,6 +453,45 @@ TEST(KinetoImporter, DirectoryOrderWhenNothingElseSaysTheRank) {
 TEST(KinetoImporter, RankFromFileName) {
   EXPECT_EQ(ImportKinetoJson(R"({"traceEvents": []})", "x/rank12.json").rank, 12);
   EXPECT_EQ(ImportKinetoJson(R"({"traceEvents": []})", "x/RANK-3.pt.trace.json").rank, 3);
+}
+
+// Keys are read without a copy unless they hold an escape: escaped
+// spellings of "ts", "dur" and "correlation" must read the same.
+TEST(KinetoImporter, EscapedKeys) {
+  Rank plain = ImportKinetoJson(kCurrent, "t.json");
+  std::string escaped = kCurrent;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"ts\"", "\"t\\u0073\""},
+                          {"\"dur\"", "\"\\u0064ur\""},
+                          {"\"correlation\"", "\"correlati\\u006fn\""}}) {
+    for (size_t at = escaped.find(from); at != std::string::npos; at = escaped.find(from, at)) {
+      escaped.replace(at, from.size(), to);
+      at += to.size();
+    }
+  }
+  ASSERT_NE(escaped.find("\\u0064ur"), std::string::npos);
+  EXPECT_EQ(ImportKinetoJson(escaped, "t.json"), plain);
+}
+
+// Reading through SharedTraceFiles (analyze: the importer and HTA share one
+// inflated copy) gives the same ranks and the same errors.
+TEST(KinetoImporter, SharedFilesReadTheSame) {
+  auto dir = TempDir("shared");
+  WriteGzip(dir / "trace_rank_0.json.gz", kCurrent);
+  WriteFile(dir / "trace_rank_1.json", kCurrent);
+  auto shared = std::make_shared<SharedTraceFiles>(1);
+  auto a = OpenKineto(dir.string());
+  auto b = OpenKineto(dir.string(), shared);
+  ASSERT_EQ(b->rank_count(), 2u);
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(b->ReadRank(i), a->ReadRank(i));
+  std::ifstream in(dir / "trace_rank_0.json.gz", std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  WriteFile(dir / "trace_rank_0.json.gz", gz.substr(0, gz.size() / 2));
+  std::string plain_error, shared_error;
+  try { a->ReadRank(0); } catch (const InputError& e) { plain_error = e.what(); }
+  try { b->ReadRank(0); } catch (const InputError& e) { shared_error = e.what(); }
+  EXPECT_NE(plain_error.find("truncated gzip stream"), std::string::npos) << plain_error;
+  EXPECT_EQ(shared_error, plain_error);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

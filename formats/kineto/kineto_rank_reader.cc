@@ -8,6 +8,7 @@
 
 #include "formats/errors.h"
 #include "formats/decimal.h"
+#include "formats/kineto/json_key.h"
 #include "formats/kineto/json_scan.h"
 #include "formats/kineto/kineto_builder.h"
 
@@ -139,7 +140,7 @@ class EventReader {
       od::field f;
       if ((err = std::move(fr).get(f))) FailJson(begin, err, "in an event");
       std::string_view key;
-      if ((err = f.unescaped_key().get(key))) FailJson(begin, err, "in an event key");
+      if ((err = FieldKey(f, &key))) FailJson(begin, err, "in an event key");
       od::value v = f.value();
       switch (key.size()) {
         case 2:
@@ -311,7 +312,7 @@ class EventReader {
       simdjson::error_code err;
       if ((err = std::move(fr).get(f))) FailJson(at, err, "in args");
       std::string_view key;
-      if ((err = f.unescaped_key().get(key))) FailJson(at, err, "in an args key");
+      if ((err = FieldKey(f, &key))) FailJson(at, err, "in an args key");
       od::value x = f.value();
       ArgsField(key, x, at, ev);
     }
