@@ -297,7 +297,8 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
         bool has_name = false;
         int64_t stream = -1, corr = -1;
         for (auto fr : obj) {
-          simdjson::ondemand::field f = std::move(fr);
+          if (fr.error()) throw simdjson::simdjson_error(fr.error());
+          simdjson::ondemand::field&& f = std::move(fr).value_unsafe();  // no copy
           string_view k;
           if (auto err = FieldKey(f, &k)) throw simdjson::simdjson_error(err);
           simdjson::ondemand::value v = f.value();
@@ -330,7 +331,8 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
             simdjson::ondemand::object args;
             if (v.get_object().get(args)) continue;
             for (auto ar : args) {
-              simdjson::ondemand::field a = std::move(ar);
+              if (ar.error()) throw simdjson::simdjson_error(ar.error());
+              simdjson::ondemand::field&& a = std::move(ar).value_unsafe();
               string_view ak;
               if (auto err = FieldKey(a, &ak)) throw simdjson::simdjson_error(err);
               if (ak == "stream") {

@@ -1,5 +1,6 @@
 #include "formats/kineto/json_scan.h"
 
+#include <cstdint>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -88,8 +89,48 @@ const char* JsonScanner::SkipValue() {
   return start;
 }
 
-// Walks the bytes that matter (quotes, backslashes, brackets) 16 at a time,
-// keeping the string state and the nesting depth.
+// The quotes, backslashes and brackets of a 64-byte block, one bit a byte.
+#if defined(__SSE2__)
+namespace {
+struct BlockMasks {
+  uint64_t quotes = 0, bslash = 0, brackets = 0;
+};
+inline BlockMasks Masks(const char* q) {
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+  // '[' | 0x20 == '{' and ']' | 0x20 == '}': two compares find all four.
+  const __m128i lower = _mm_set1_epi8(0x20);
+  const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+  BlockMasks m;
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * i));
+    const __m128i l = _mm_or_si128(v, lower);
+    const int shift = 16 * i;
+    m.quotes |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)))) << shift;
+    m.bslash |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash)))) << shift;
+    m.brackets |= uint64_t(uint32_t(_mm_movemask_epi8(
+                      _mm_or_si128(_mm_cmpeq_epi8(l, open), _mm_cmpeq_epi8(l, close)))))
+                  << shift;
+  }
+  return m;
+}
+// Bit i = xor of bits 0..i: set from an opening quote up to its closing one.
+inline uint64_t PrefixXor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+}  // namespace
+#endif
+
+// Keeps the string state and the nesting depth over the bytes that matter
+// (quotes, backslashes, brackets). 64-byte blocks without a backslash are
+// done with bit masks (quotes toggle the string state: a prefix xor marks
+// the bytes inside strings; only brackets outside them are visited), which
+// is most of a Kineto file; blocks with a backslash go byte by byte.
 const char* JsonScanner::SkipContainerFrom(const char* p) {
   size_t depth = 0;
   bool in_string = false;
@@ -107,22 +148,27 @@ const char* JsonScanner::SkipContainerFrom(const char* p) {
   };
   const char* q = p;
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
-  const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
-  const __m128i os = _mm_set1_epi8('['), cs = _mm_set1_epi8(']');
-  while (end_ - q >= 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-    __m128i m = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
-        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, ob), _mm_cmpeq_epi8(v, cb)),
-                     _mm_or_si128(_mm_cmpeq_epi8(v, os), _mm_cmpeq_epi8(v, cs))));
-    unsigned bits = unsigned(_mm_movemask_epi8(m));
-    while (bits) {
-      const char* c = q + __builtin_ctz(bits);
-      bits &= bits - 1;
-      if (step(c)) return c + 1;
+  while (end_ - q >= 64) {
+    const BlockMasks m = Masks(q);
+    const uint64_t bslash = m.bslash, quotes = m.quotes, brackets = m.brackets;
+    if (bslash == 0 && (skip == nullptr || skip < q)) {
+      uint64_t inside = PrefixXor(quotes) ^ (in_string ? ~uint64_t(0) : 0);
+      for (uint64_t b = brackets & ~inside; b; b &= b - 1) {
+        const char* c = q + __builtin_ctzll(b);
+        if ((*c | 0x20) == '{') {  // '{' or '['
+          ++depth;
+        } else if (--depth == 0) {
+          return c + 1;
+        }
+      }
+      in_string ^= (__builtin_popcountll(quotes) & 1) != 0;
+    } else {
+      for (uint64_t b = bslash | quotes | brackets; b; b &= b - 1) {
+        const char* c = q + __builtin_ctzll(b);
+        if (step(c)) return c + 1;
+      }
     }
-    q += 16;
+    q += 64;
   }
 #endif
   for (; q < end_; ++q) {
