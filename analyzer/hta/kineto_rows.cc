@@ -363,7 +363,9 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
         rows.idx.push_back(idx);
         rows.stream.push_back(stream);
         rows.correlation.push_back(corr);
-        rows.kclass.push_back(ClassifyKernelName(name));
+        // Only rows with a stream are ever classified (§6.2, §8): skip the
+        // string tests for the CPU ops, most of a trace.
+        rows.kclass.push_back(stream != -1 ? ClassifyKernelName(name) : KernelClass::kOther);
         rows.bits.push_back(bits);
         ts_raw.push_back(ts);
         dur_raw.push_back(dur.d);

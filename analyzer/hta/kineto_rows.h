@@ -32,7 +32,7 @@ struct RankRows {
   std::vector<double> dur;
   std::vector<int64_t> stream;
   std::vector<int64_t> correlation;
-  std::vector<KernelClass> kclass;
+  std::vector<KernelClass> kclass;  // kOther unless the row has a stream
   std::vector<uint8_t> bits;
   // Distinct name/cat strings starting with ProfilerStep#<digit> (§5.1).
   std::set<std::string> step_strings;

@@ -135,6 +135,12 @@ class EventReader {
     if (err) FailJson(begin, err, "in an event");
     od::object obj;
     if ((err = doc.get_object().get(obj))) FailJson(begin, err, "in an event");
+    ParseObject(obj, begin);
+  }
+
+  // One event object; `begin` is where it starts (for error positions).
+  void ParseObject(od::object& obj, const char* begin) {
+    simdjson::error_code err;
     KinetoEvent ev;
     for (auto fr : obj) {
       // A reference into the result, not a copy: copying a field costs a
@@ -491,9 +497,106 @@ int32_t RankFromFileName(std::string_view name) {
   return found;
 }
 
+namespace {
+
+// Fills the rank and header of a rank file, as ReadKinetoRank does.
+void FinishRank(KinetoBuilder& builder, const KinetoHeader& h, int32_t rank_hint,
+                std::string_view rank_rule, Rank* rank) {
+  builder.Finish(h.has_base_time ? h.base_time_ns : 0);
+  if (h.rank >= 0) {
+    rank->rank = h.rank;
+    rank->AddStat("rank_rule.distributedInfo", 1);
+  } else {
+    rank->rank = rank_hint >= 0 ? rank_hint : 0;
+    rank->AddStat("rank_rule." + std::string(rank_rule), 1);
+  }
+  rank->host = h.host_name;
+}
+
+struct NotTheFastPath {};
+
+// The whole document in one on-demand pass, for a buffer that holds all of
+// it: no event-boundary scan and one structural index instead of one per
+// event. Anything it does not expect (a BOM, escaped top-level keys, any
+// error at all) throws NotTheFastPath or InputError, and the caller reads
+// the file again the streaming way, which gives the precise message.
+Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
+                         std::string_view rank_rule, KinetoHeader* header_out) {
+  Rank rank;
+  KinetoBuilder builder(&rank);
+  EventReader reader(buf, file, &builder);
+  KinetoHeader h;
+  od::parser parser;
+  od::document doc;
+  if (!buf.data() || buf.size() < 2 || static_cast<unsigned char>(buf.data()[0]) == 0xEF) {
+    throw NotTheFastPath();
+  }
+  if (parser.iterate(buf.data(), buf.size(), buf.padded_size()).get(doc)) throw NotTheFastPath();
+  od::object top;
+  if (doc.get_object().get(top)) throw NotTheFastPath();
+  for (auto fr : top) {
+    if (fr.error()) throw NotTheFastPath();
+    od::field&& f = std::move(fr).value_unsafe();
+    // The streaming reader matches keys as written, escapes included: an
+    // escaped key is left to it.
+    const char* raw_key = reinterpret_cast<const char*>(f.key().raw());
+    size_t n = 0;
+    while (raw_key[n] != '"' && raw_key[n] != '\\') ++n;
+    if (raw_key[n] != '"') throw NotTheFastPath();
+    const std::string_view key(raw_key, n);
+    od::value v = f.value();
+    if (key == "traceEvents") {
+      od::array events;
+      if (v.get_array().get(events)) throw NotTheFastPath();
+      h.has_trace_events = true;
+      for (auto er : events) {
+        od::value ev;
+        od::object obj;
+        if (er.get(ev)) throw NotTheFastPath();
+        const char* at = ev.raw_json_token().data();  // the '{'
+        if (ev.get_object().get(obj)) throw NotTheFastPath();
+        reader.ParseObject(obj, at);
+      }
+      continue;
+    }
+    // The top-level values the importer reads, as their raw text.
+    od::json_type t;
+    if (v.type().get(t)) throw NotTheFastPath();
+    std::string_view raw;
+    if (t == od::json_type::object) {
+      od::object o;
+      if (v.get_object().get(o) || o.raw_json().get(raw)) throw NotTheFastPath();
+    } else if (t == od::json_type::array) {
+      od::array a;
+      if (v.get_array().get(a) || a.raw_json().get(raw)) throw NotTheFastPath();
+    } else {
+      raw = v.raw_json_token();
+    }
+    ParseHeaderValue(key, raw, &h);
+  }
+  // Past the root object there must be nothing (on-demand only checks
+  // that the last token closes it: "{...} }" would pass).
+  const char* rest = nullptr;
+  if (!doc.current_location().get(rest)) throw NotTheFastPath();
+  if (!h.has_trace_events) throw NotTheFastPath();
+  FinishRank(builder, h, rank_hint, rank_rule, &rank);
+  if (header_out) *header_out = h;
+  return rank;
+}
+
+}  // namespace
+
 Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
                     std::string_view rank_rule, KinetoHeader* header_out,
                     const std::function<bool()>& refill) {
+  if (!refill) {
+    try {
+      return ReadWholeKinetoRank(buf, file, rank_hint, rank_rule, header_out);
+    } catch (const NotTheFastPath&) {
+    } catch (const InputError&) {
+    } catch (const simdjson::simdjson_error&) {
+    }
+  }
   Rank rank;
   KinetoBuilder builder(&rank);
   EventReader reader(buf, file, &builder);
@@ -606,15 +709,7 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
   if (!h.has_trace_events) {
     ThrowInputError(file, "", "expected a \"traceEvents\" array in the top-level object");
   }
-  builder.Finish(h.has_base_time ? h.base_time_ns : 0);
-  if (h.rank >= 0) {
-    rank.rank = h.rank;
-    rank.AddStat("rank_rule.distributedInfo", 1);
-  } else {
-    rank.rank = rank_hint >= 0 ? rank_hint : 0;
-    rank.AddStat("rank_rule." + std::string(rank_rule), 1);
-  }
-  rank.host = h.host_name;
+  FinishRank(builder, h, rank_hint, rank_rule, &rank);
   if (header_out) *header_out = h;
   return rank;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "formats/errors.h"
 #include "formats/kineto/kineto_rank_reader.h"
@@ -78,6 +79,54 @@ TEST(KinetoStreaming, TruncatedStreamIsAnError) {
               std::string::npos)
         << m;
   }
+}
+
+// A whole buffer is read in one on-demand pass; it must give what the
+// streaming reader gives, result or error, on documents that stress the
+// top level (the pass falls back to the streaming reader when unsure).
+std::string ResultOf(const std::string& doc, bool whole) {
+  PaddedBuffer buf = PaddedBuffer::FromString(doc);
+  auto no_more = [] { return false; };
+  try {
+    Rank r = whole ? ReadKinetoRank(buf, "d.json", -1, "default")
+                   : ReadKinetoRank(buf, "d.json", -1, "default", nullptr, no_more);
+    std::string out = "rank " + std::to_string(r.rank) + " events " +
+                      std::to_string(r.EventCount()) + " host " + r.host;
+    for (const auto& [k, v] : r.import_stats) out += " " + k + "=" + std::to_string(v);
+    return out;
+  } catch (const InputError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+TEST(KinetoStreaming, WholeDocumentPassMatchesStreaming) {
+  const std::string ev =
+      R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 2, "args": {"stream": 7, "correlation": 1}})";
+  const std::vector<std::string> docs = {
+      "{\"traceEvents\": [" + ev + "]}",
+      "\xEF\xBB\xBF{\"traceEvents\": [" + ev + "]}",  // BOM
+      "{\"traceEvents\": [" + ev + "], \"traceEvents\": [" + ev + ", " + ev + "]}",
+      "{\"trace\\u0045vents\": [" + ev + "]}",  // escaped key: not traceEvents as written
+      "{\"distributedInfo\": {\"rank\": 5}, \"traceEvents\": [" + ev + "], \"host_name\": \"h\"}",
+      "{\"traceEvents\": [" + ev + "], \"distributedInfo\": {\"rank\": 6}}",
+      "{\"distributedInfo\": 3, \"baseTimeNanoseconds\": 1000, \"traceEvents\": [" + ev + "]}",
+      "{\"traceEvents\": [" + ev + "]} }",
+      "{\"traceEvents\": [" + ev + "]} {\"a\": 1}",
+      "{\"traceEvents\": [" + ev + "]}\n\n  ",
+      "{\"traceEvents\": [" + ev + ", 5]}",
+      "{\"traceEvents\": [" + ev + "], \"x\": [1, {\"y\": \"\\\"]}\"}]}",
+      "{\"traceEvents\": []}",
+      "{\"x\": 1}",
+      "  {\"traceEvents\": [" + ev + "]}",
+  };
+  for (const std::string& doc : docs) {
+    SCOPED_TRACE(doc);
+    EXPECT_EQ(ResultOf(doc, true), ResultOf(doc, false));
+  }
+  EXPECT_EQ(ResultOf(docs[2], true).substr(0, 15), "rank 0 events 3");
+  EXPECT_EQ(ResultOf(docs[7], true),
+            "error: d.json: byte " + std::to_string(docs[7].size() - 1) +
+                ": unexpected content after the top-level object");
 }
 
 }  // namespace
