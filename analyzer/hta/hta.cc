@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
-#include <unordered_set>
 
+#include "analyzer/hta/flat_id_map.h"
 #include "analyzer/hta/numpy_sort.h"
 #include "formats/errors.h"
 #include "formats/kineto/shared_trace_files.h"
@@ -26,17 +25,21 @@ struct RankFrame {
 std::vector<int64_t> Partners(const RankRows& r) {
   std::vector<int64_t> p(r.size());
   struct Last { int64_t cpu = -1, gpu = -1; };
-  std::unordered_map<int64_t, Last> last;
-  last.reserve(r.size());
+  FlatIdMap ids(r.size() / 2);
+  std::vector<Last> last;
+  std::vector<uint32_t> id_of(r.size(), FlatIdMap::kNone);
   for (size_t i = 0; i < r.size(); ++i) {
     p[i] = std::min<int64_t>(r.correlation[i], 0);
     if (r.correlation[i] == -1) continue;
-    Last& l = last[r.correlation[i]];
+    bool added = false;
+    id_of[i] = ids.Insert(r.correlation[i], &added);
+    if (added) last.emplace_back();
+    Last& l = last[id_of[i]];
     (r.IsGpu(i) ? l.gpu : l.cpu) = r.idx[i];
   }
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.correlation[i] == -1) continue;
-    const Last& l = last[r.correlation[i]];
+    const Last& l = last[id_of[i]];
     int64_t other = r.IsGpu(i) ? l.cpu : l.gpu;
     if (other >= 0) p[i] = other;
   }
@@ -64,26 +67,28 @@ std::vector<uint32_t> StepFilter(const RankRows& r) {
     for (uint32_t i : cpu) t_last = std::min(t_last, r.ts[i]);
   }
   std::vector<uint32_t> kept_cpu;
-  std::unordered_map<int64_t, int64_t> kept_per_corr;
+  FlatIdMap kept_ids(cpu.size() / 2);
+  std::vector<int64_t> kept_per_corr;
   for (uint32_t i : cpu) {
     if (r.ts[i] < t_last) {
       kept_cpu.push_back(i);
-      ++kept_per_corr[r.correlation[i]];
+      bool added = false;
+      uint32_t id = kept_ids.Insert(r.correlation[i], &added);
+      if (added) kept_per_corr.push_back(0);
+      ++kept_per_corr[id];
     }
   }
   // GPU rows grouped by correlation, groups in order of first appearance.
-  std::unordered_map<int64_t, uint32_t> group_of;
-  std::vector<std::vector<uint32_t>> groups;
-  for (uint32_t i : gpu) {
-    auto [it, added] = group_of.emplace(r.correlation[i], static_cast<uint32_t>(groups.size()));
-    if (added) groups.emplace_back();
-    groups[it->second].push_back(i);
-  }
-  for (const auto& g : groups) {
-    auto it = kept_per_corr.find(r.correlation[g[0]]);
-    if (it == kept_per_corr.end()) continue;
-    for (uint32_t i : g) {
-      for (int64_t k = 0; k < it->second; ++k) frame.push_back(i);
+  FlatIdMap group_ids(gpu.size() / 2);
+  std::vector<uint32_t> group_of(gpu.size());
+  for (size_t k = 0; k < gpu.size(); ++k) group_of[k] = group_ids.Insert(r.correlation[gpu[k]]);
+  const Buckets groups = Buckets::Build(gpu, group_of, group_ids.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const uint32_t first = groups.rows[groups.begin[g]];
+    const uint32_t kept = kept_ids.Find(r.correlation[first]);
+    if (kept == FlatIdMap::kNone) continue;
+    for (uint32_t k = groups.begin[g]; k < groups.begin[g + 1]; ++k) {
+      for (int64_t c = 0; c < kept_per_corr[kept]; ++c) frame.push_back(groups.rows[k]);
     }
   }
   frame.insert(frame.end(), kept_cpu.begin(), kept_cpu.end());
@@ -205,11 +210,13 @@ double ComputeOverlap(const RankFrame& f) {
 std::optional<std::map<int64_t, IdleStream>> ComputeIdle(const RankFrame& f) {
   const RankRows& r = *f.rows;
   struct Current { int64_t ts; int64_t count; };
-  std::unordered_map<int64_t, Current> by_idx;
-  by_idx.reserve(f.frame.size());
+  FlatIdMap idx_ids(f.frame.size());
+  std::vector<Current> by_idx;
   for (uint32_t i : f.frame) {
-    auto [it, added] = by_idx.emplace(r.idx[i], Current{r.ts[i], 0});
-    ++it->second.count;
+    bool added = false;
+    uint32_t id = idx_ids.Insert(r.idx[i], &added);
+    if (added) by_idx.push_back(Current{r.ts[i], 0});
+    ++by_idx[id].count;
   }
   struct KRow { int64_t ts; double end; bool has_rt; double rt; };
   std::map<int64_t, std::vector<KRow>> streams;
@@ -218,14 +225,14 @@ std::optional<std::map<int64_t, IdleStream>> ComputeIdle(const RankFrame& f) {
     if (r.stream[i] == -1 || !(r.bits[i] & kRowIdleCat)) continue;
     any = true;
     KRow k{r.ts[i], static_cast<double>(r.ts[i]) + r.dur[i], false, 0};
-    auto it = by_idx.find(f.partner[i]);
+    const uint32_t id = idx_ids.Find(f.partner[i]);
     std::vector<KRow>& v = streams[r.stream[i]];
-    if (it == by_idx.end()) {
+    if (id == FlatIdMap::kNone) {
       v.push_back(k);
     } else {
       k.has_rt = true;
-      k.rt = static_cast<double>(it->second.ts);
-      for (int64_t c = 0; c < it->second.count; ++c) v.push_back(k);
+      k.rt = static_cast<double>(by_idx[id].ts);
+      for (int64_t c = 0; c < by_idx[id].count; ++c) v.push_back(k);
     }
   }
   if (!any) return std::nullopt;
@@ -265,33 +272,41 @@ std::optional<std::map<int64_t, IdleStream>> ComputeIdle(const RankFrame& f) {
 // §10.
 LaunchStats ComputeLaunch(const RankFrame& f) {
   const RankRows& r = *f.rows;
-  std::unordered_set<int64_t> launch_corr;
+  FlatIdMap launch_corr;
   for (uint32_t i : f.frame) {
-    if (r.bits[i] & kRowLaunchName) launch_corr.insert(r.correlation[i]);
+    if (r.bits[i] & kRowLaunchName) launch_corr.Insert(r.correlation[i]);
   }
-  std::unordered_map<int64_t, std::vector<uint32_t>> gpu_of;
+  auto is_launched = [&](uint32_t i) {
+    return launch_corr.Find(r.correlation[i]) != FlatIdMap::kNone;
+  };
+  // The GPU rows of each launched correlation, in frame order.
+  FlatIdMap gpu_ids;
+  std::vector<uint32_t> gpu_rows, gpu_group;
   for (uint32_t i : f.frame) {
-    if (r.stream[i] != -1 && launch_corr.count(r.correlation[i])) {
-      gpu_of[r.correlation[i]].push_back(i);
+    if (r.stream[i] != -1 && is_launched(i)) {
+      gpu_rows.push_back(i);
+      gpu_group.push_back(gpu_ids.Insert(r.correlation[i]));
     }
   }
+  const Buckets gpu_of = Buckets::Build(gpu_rows, gpu_group, gpu_ids.size());
   // Records grouped by correlation in order of first appearance among the
   // CPU rows.
-  std::unordered_map<int64_t, uint32_t> group_of;
-  std::vector<std::vector<uint32_t>> cpu_groups;
+  FlatIdMap cpu_ids;
+  std::vector<uint32_t> cpu_rows, cpu_group;
   for (uint32_t i : f.frame) {
-    if (r.stream[i] != -1 || !launch_corr.count(r.correlation[i])) continue;
-    auto [it, added] =
-        group_of.emplace(r.correlation[i], static_cast<uint32_t>(cpu_groups.size()));
-    if (added) cpu_groups.emplace_back();
-    cpu_groups[it->second].push_back(i);
+    if (r.stream[i] != -1 || !is_launched(i)) continue;
+    cpu_rows.push_back(i);
+    cpu_group.push_back(cpu_ids.Insert(r.correlation[i]));
   }
+  const Buckets cpu_groups = Buckets::Build(cpu_rows, cpu_group, cpu_ids.size());
   std::vector<double> delays;
-  for (const auto& g : cpu_groups) {
-    auto it = gpu_of.find(r.correlation[g[0]]);
-    if (it == gpu_of.end()) continue;
-    for (uint32_t c : g) {
-      for (uint32_t d : it->second) {
+  for (size_t g = 0; g < cpu_groups.size(); ++g) {
+    const uint32_t gpu = gpu_ids.Find(r.correlation[cpu_groups.rows[cpu_groups.begin[g]]]);
+    if (gpu == FlatIdMap::kNone) continue;
+    for (uint32_t k = cpu_groups.begin[g]; k < cpu_groups.begin[g + 1]; ++k) {
+      const uint32_t c = cpu_groups.rows[k];
+      for (uint32_t m = gpu_of.begin[gpu]; m < gpu_of.begin[gpu + 1]; ++m) {
+        const uint32_t d = gpu_of.rows[m];
         double delay = static_cast<double>(r.ts[d] - r.ts[c]) - r.dur[c];
         delays.push_back(std::max(0.0, delay));
       }
