@@ -38,14 +38,16 @@ int RunAnalyze(const AnalyzeArgs& args) {
   // ... on their own thread while the importers and the analysis run, both
   // parsing the same inflated files (each is read and inflated once).
   auto shared = std::make_shared<SharedTraceFiles>(/*readers_per_file=*/2);
+  for (const std::string& in : args.inputs) {
+    const bool is_kineto = std::find(kineto.begin(), kineto.end(), in) != kineto.end();
+    sources.push_back(is_kineto ? OpenKineto(in, shared) : OpenTrace(in));
+  }
+  // Started once the sources are open: opening (a few small reads) is
+  // slowed several times over by page faults of an inflate running beside it.
   std::future<hta::HtaResult> hta_figures;
   if (!kineto.empty()) {
     hta_figures = std::async(std::launch::async,
                              [&kineto, shared] { return hta::ComputeHta(kineto, shared.get()); });
-  }
-  for (const std::string& in : args.inputs) {
-    const bool is_kineto = std::find(kineto.begin(), kineto.end(), in) != kineto.end();
-    sources.push_back(is_kineto ? OpenKineto(in, shared) : OpenTrace(in));
   }
   AnalyzeOptions options;
   options.threads = args.threads;
