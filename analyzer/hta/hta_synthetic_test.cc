@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -166,6 +167,39 @@ TEST(HtaSynthetic, PaddedViewParsesLikeAString) {
   EXPECT_EQ(a.kclass, b.kclass);
   EXPECT_EQ(a.bits, b.bits);
   EXPECT_EQ(a.size(), 9u);
+}
+
+// FindRank scans 16 bytes at a time for the key: it must find the first
+// `"rank":\s+\d` exactly where a plain search does, at any alignment.
+int64_t ReferenceFindRank(std::string_view text) {
+  size_t pos = 0;
+  while ((pos = text.find("\"rank\":", pos)) != std::string_view::npos) {
+    size_t i = pos + 7, spaces = 0;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i, ++spaces;
+    size_t d = i;
+    int64_t r = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') r = r * 10 + (text[i++] - '0');
+    if (spaces > 0 && i > d) return r;
+    pos += 7;
+  }
+  return 0;
+}
+
+TEST(HtaSynthetic, FindRankAtAnyAlignment) {
+  std::mt19937 rng(11);
+  const char noise[] = {'"', 'r', 'a', 'n', 'k', ':', ' ', 'x', '\n'};
+  for (int round = 0; round < 3000; ++round) {
+    std::string text;
+    const size_t n = rng() % 400;
+    for (size_t i = 0; i < n; ++i) text += noise[rng() % sizeof(noise)];
+    const int keys = int(rng() % 3);
+    for (int k = 0; k < keys; ++k) {
+      std::string key = rng() % 2 ? "\"rank\": " + std::to_string(rng() % 1000) : "\"rank\":5";
+      text.insert(rng() % (text.size() + 1), key);
+    }
+    ASSERT_EQ(FindRank(text), ReferenceFindRank(text)) << text;
+  }
+  EXPECT_EQ(FindRank(std::string(100, 'x') + "\"rank\": 42"), 42);
 }
 
 }  // namespace
