@@ -1353,10 +1353,14 @@ void EngineImpl::InitRankOutput(RankSim& r) {
     Track& to = k.tracks[t];
     from.events.Clear();
     from.comms.clear();
+    from.comm_ranks.clear();
+    from.comm_splits.clear();
     from.sample_ts.clear();
     from.sample_value.clear();
     to.events = std::move(from.events);
     to.comms = std::move(from.comms);
+    to.comm_ranks = std::move(from.comm_ranks);
+    to.comm_splits = std::move(from.comm_splits);
     to.sample_ts = std::move(from.sample_ts);
     to.sample_value = std::move(from.sample_value);
   }
@@ -1450,7 +1454,8 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
       c.group = r.GroupName(~uint64_t(op.peer), [&] {
         return fmt::format("pp_{}_{}", std::min(r.rank, op.peer), std::max(r.rank, op.peer));
       });
-      c.group_ranks = {std::min(r.rank, op.peer), std::max(r.rank, op.peer)};
+      const int32_t pair[2] = {std::min(r.rank, op.peer), std::max(r.rank, op.peer)};
+      c.group_ranks = tr.AddRanks(pair);
     } else {
       static const char* prefix[] = {"?", "ep", "tp", "dp", "edp", "world"};
       int kind = int(op.group >> 56);
@@ -1459,14 +1464,14 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
       });
       if (op.a2a >= 0) {
         const A2AInfo& a = r.block.a2a[op.a2a];
-        c.group_ranks = r.ep_members;
+        c.group_ranks = tr.AddRanks(r.ep_members);
         bool combine = op.name == kAllToAllVCombine;
         bool reverse = combine != op.grad;  // combine, or dispatch's gradient
-        c.send_splits = reverse ? a.recv : a.send;
-        c.recv_splits = reverse ? a.send : a.recv;
+        c.send_splits = tr.AddSplits(reverse ? a.recv : a.send);
+        c.recv_splits = tr.AddSplits(reverse ? a.send : a.recv);
       } else if (kind >= 1 && kind <= 4) {
         // Member lists are built once per rank (see RankSim::Members).
-        c.group_ranks = r.Members(kind, shape);
+        c.group_ranks = tr.AddRanks(r.Members(kind, shape));
       }
     }
     e.comm = static_cast<int32_t>(tr.comms.size());
