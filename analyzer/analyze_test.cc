@@ -176,7 +176,10 @@ TEST(Cluster, ExpertImbalanceFromGroupedMatmulLoads) {
 TEST(Cluster, ExpertImbalanceFromAllToAllSizesHasNoExpertFields) {
   Trace t = GroupTrace();
   const uint64_t loads[4] = {100, 100, 100, 300};  // mean 150, max 300
-  for (int r = 0; r < 4; ++r) t.ranks[r].tracks[1].comms[0].recv_splits = {loads[r], 0, 0, 0};
+  for (int r = 0; r < 4; ++r) {
+    Track& tr = t.ranks[r].tracks[1];
+    tr.comms[0].recv_splits = tr.AddSplits(std::vector<uint64_t>{loads[r], 0, 0, 0});
+  }
   MemorySource src(std::move(t));
   analysis::Analysis a = Analyze(src, Threads(1));
   const auto& ei = a.cluster().expert_imbalance();

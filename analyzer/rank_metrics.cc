@@ -737,7 +737,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
             if ((rec.kind == CollectiveKind::kAllToAll || rec.kind == CollectiveKind::kAllToAllV) &&
                 !rec.recv_splits.empty()) {
               uint64_t sum = 0;
-              for (uint64_t x : rec.recv_splits) sum += x;
+              for (uint64_t x : t.Splits(rec.recv_splits)) sum += x;
               a.recv_load = static_cast<int64_t>(sum);
             }
             out.arrivals.push_back(a);

@@ -127,12 +127,15 @@ Rank MakeMoeRank(int rank_id, size_t device_ops, uint64_t seed) {
       c.group = ep_group;
       c.sequence = seq++;
       c.group_size = 16;
+      uint64_t send[16], recv[16];
       for (int g = 0; g < 16; ++g) {
-        c.send_splits.push_back(200 + rng() % 100);
-        c.recv_splits.push_back(200 + rng() % 100);
+        send[g] = 200 + rng() % 100;
+        recv[g] = 200 + rng() % 100;
       }
+      c.send_splits = streams[1]->AddSplits(send);
+      c.recv_splits = streams[1]->AddSplits(recv);
       c.bytes = 0;
-      for (uint64_t s : c.send_splits) c.bytes += s * 7168 * 2;
+      for (uint64_t s : send) c.bytes += s * 7168 * 2;
       dev.bytes = c.bytes;
       dev.comm = static_cast<int32_t>(streams[1]->comms.size());
       streams[1]->comms.push_back(std::move(c));
@@ -214,7 +217,7 @@ void BM_NativeReadDecode(benchmark::State& state) {
       static_cast<double>(FileSize(path)) / static_cast<double>(Data().events);
   std::remove(path.c_str());
 }
-BENCHMARK(BM_NativeReadDecode)->Arg(1)->Arg(3)->Arg(-1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_NativeReadDecode)->Arg(1)->Arg(3)->Arg(-1)->Arg(-3)->Arg(-7)->Unit(benchmark::kMillisecond);
 
 // The same through ReadRank: a fresh Rank per call (allocation and page
 // faults of ~64 bytes of EventTable per event included).

@@ -128,11 +128,16 @@ Trace MakeSampleTrace(int ranks, int events_per_stream, uint64_t seed) {
           c.comm_class = CommClass::kEP;
           c.group = group;
           c.group_size = ranks;
+          std::vector<int32_t> members;
+          std::vector<uint64_t> send, recv;
           for (int g = 0; g < ranks; ++g) {
-            c.group_ranks.push_back(g);
-            c.send_splits.push_back(1000 + rng() % 100);
-            c.recv_splits.push_back(1000 + rng() % 100);
+            members.push_back(g);
+            send.push_back(1000 + rng() % 100);
+            recv.push_back(1000 + rng() % 100);
           }
+          c.group_ranks = streams[s]->AddRanks(members);
+          c.send_splits = streams[s]->AddSplits(send);
+          c.recv_splits = streams[s]->AddSplits(recv);
         }
         c.sequence = seq++;
         c.bytes = 8ull << 20;

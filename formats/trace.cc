@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 namespace moetrace {
 namespace {
@@ -211,6 +212,47 @@ void EventTable::SortByTime() {
   Permute(comm, order);
   Permute(flops, order);
   Permute(bytes, order);
+}
+
+namespace {
+
+template <typename T>
+ElementRange Append(std::vector<T>& flat, std::span<const T> v) {
+  if (flat.size() + v.size() > UINT32_MAX) {
+    throw std::length_error("more than 2^32 - 1 communication list elements in one track");
+  }
+  const ElementRange r{static_cast<uint32_t>(flat.size()), static_cast<uint32_t>(v.size())};
+  flat.insert(flat.end(), v.begin(), v.end());
+  return r;
+}
+
+template <typename T>
+bool SameElements(std::span<const T> a, std::span<const T> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+}  // namespace
+
+ElementRange Track::AddRanks(std::span<const int32_t> v) { return Append(comm_ranks, v); }
+ElementRange Track::AddSplits(std::span<const uint64_t> v) { return Append(comm_splits, v); }
+
+bool Track::operator==(const Track& o) const {
+  if (kind != o.kind || role != o.role || counter != o.counter || name != o.name ||
+      native_id != o.native_id || events != o.events || sample_ts != o.sample_ts ||
+      sample_value != o.sample_value || comms.size() != o.comms.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < comms.size(); ++i) {
+    const CommRecord &a = comms[i], &b = o.comms[i];
+    if (a.kind != b.kind || a.comm_class != b.comm_class || a.group != b.group ||
+        a.sequence != b.sequence || a.group_size != b.group_size || a.peer != b.peer ||
+        a.bytes != b.bytes || !SameElements(Ranks(a.group_ranks), o.Ranks(b.group_ranks)) ||
+        !SameElements(Splits(a.send_splits), o.Splits(b.send_splits)) ||
+        !SameElements(Splits(a.recv_splits), o.Splits(b.recv_splits))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 Track& Rank::AddTrack(TrackKind kind, TrackRole role, std::string_view name,

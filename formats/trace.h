@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -98,7 +99,19 @@ enum EventFlag : uint16_t {
   kFlagStepMarker = 1 << 8,    // marks a step window on a host thread (ProfilerStep#N)
 };
 
-// One collective or p2p operation as seen by one rank.
+// A run of elements in one of a track's flat element arrays
+// (Track::comm_ranks, Track::comm_splits).
+struct ElementRange {
+  uint32_t begin = 0;
+  uint32_t size = 0;
+  bool empty() const { return size == 0; }
+  bool operator==(const ElementRange&) const = default;
+};
+
+// One collective or p2p operation as seen by one rank. Its list fields are
+// ranges of its track's flat arrays (Track::Ranks / Track::Splits read
+// them): an MoE rank has millions of all-to-all records, and a vector each
+// cost an allocation and a cache miss per record.
 struct CommRecord {
   CollectiveKind kind = CollectiveKind::kNone;
   CommClass comm_class = CommClass::kOther;
@@ -107,11 +120,13 @@ struct CommRecord {
   int32_t group_size = 0;
   int32_t peer = kNone;         // p2p peer rank
   uint64_t bytes = 0;           // this rank's message size
-  std::vector<int32_t> group_ranks;    // global ranks of the group, when known
-  // Per-peer split sizes of an all-to-all(v), in the source's unit (bytes for
-  // tracegen, elements for Kineto); only their ratios are used.
-  std::vector<uint64_t> send_splits;
-  std::vector<uint64_t> recv_splits;
+  ElementRange group_ranks;  // in comm_ranks: global ranks of the group, when known
+  // In comm_splits: per-peer split sizes of an all-to-all(v), in the
+  // source's unit (bytes for tracegen, elements for Kineto); only their
+  // ratios are used.
+  ElementRange send_splits;
+  ElementRange recv_splits;
+  // Compares the ranges, not the elements: Track's == compares contents.
   bool operator==(const CommRecord&) const = default;
 };
 
@@ -171,9 +186,25 @@ struct Track {
   int64_t native_id = -1;  // thread id or stream id in the source
   EventTable events;             // threads and streams
   std::vector<CommRecord> comms; // referenced by events.comm
+  std::vector<int32_t> comm_ranks;    // elements of CommRecord::group_ranks
+  std::vector<uint64_t> comm_splits;  // elements of CommRecord::{send,recv}_splits
   std::vector<TimeNs> sample_ts;      // counters: sample times
   std::vector<double> sample_value;   // counters: value from that time on
-  bool operator==(const Track&) const = default;
+
+  std::span<const int32_t> Ranks(ElementRange r) const {
+    return {comm_ranks.data() + r.begin, r.size};
+  }
+  std::span<const uint64_t> Splits(ElementRange r) const {
+    return {comm_splits.data() + r.begin, r.size};
+  }
+  std::span<uint64_t> Splits(ElementRange r) { return {comm_splits.data() + r.begin, r.size}; }
+  // Appends elements and returns their range (throws std::length_error past
+  // 2^32 - 1 elements in a track).
+  ElementRange AddRanks(std::span<const int32_t> v);
+  ElementRange AddSplits(std::span<const uint64_t> v);
+  // Equal fields, comm records equal in content (wherever their elements
+  // lie in the flat arrays).
+  bool operator==(const Track& o) const;
 };
 
 // Tokens each expert received in one MoE layer (one micro-batch of a step).

@@ -38,6 +38,31 @@ TEST(EventTable, SortByTimeIsStableAndMovesEveryColumn) {
   EXPECT_EQ(t.Get(2), c);
 }
 
+// Comm lists live in the track's flat arrays; tracks compare their
+// records by content, wherever the elements lie.
+TEST(Track, ComparesCommListsByContent) {
+  Track a, b;
+  CommRecord c;
+  c.group_ranks = a.AddRanks(std::vector<int32_t>{4, 5});
+  c.send_splits = a.AddSplits(std::vector<uint64_t>{1, 2});
+  c.recv_splits = a.AddSplits(std::vector<uint64_t>{3});
+  a.comms.push_back(c);
+  b.comm_splits = {9, 3, 1, 2};  // an unused element, recv before send
+  b.comm_ranks = {4, 5};
+  CommRecord d = c;
+  d.send_splits = {2, 2};
+  d.recv_splits = {1, 1};
+  b.comms.push_back(d);
+  EXPECT_EQ(a.Splits(c.send_splits)[1], 2u);
+  EXPECT_EQ(b.Splits(d.send_splits)[1], 2u);
+  EXPECT_TRUE(a == b);
+  b.comm_splits[1] = 4;  // now recv_splits = {4}
+  EXPECT_FALSE(a == b);
+  b.comm_splits[1] = 3;
+  b.comm_ranks[1] = 6;
+  EXPECT_FALSE(a == b);
+}
+
 TEST(Names, CategoryRoundTrip) {
   for (int i = 0; i < kCategoryCount; ++i) {
     Category c;

@@ -136,7 +136,7 @@ TEST(Engine, AllToAllWaitsForOverloadedRank) {
         if (r.strings.Get(tr.events.name[i]) != "HcomAllToAllV_combine") continue;
         const CommRecord& c = tr.comms[tr.events.comm[i]];
         uint64_t recv = 0;
-        for (auto v : c.send_splits) recv += v;  // combine sends back what dispatch received
+        for (auto v : tr.Splits(c.send_splits)) recv += v;  // combine sends back what dispatch received
         combines[c.sequence].emplace_back(tr.events.ts[i], tr.events.End(i), recv, r.rank);
       }
     }

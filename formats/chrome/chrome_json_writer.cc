@@ -89,6 +89,10 @@ class ChromeJsonSink final : public TraceSink {
   }
   template <typename T>
   void ListArg(std::string_view key, const std::vector<T>& v) {
+    ListArg(key, std::span<const T>(v));
+  }
+  template <typename T>
+  void ListArg(std::string_view key, std::span<const T> v) {
     Key(key);
     out_ += '[';
     for (size_t i = 0; i < v.size(); ++i) {
@@ -290,9 +294,9 @@ void ChromeJsonSink::WriteEvent(const Rank& rank, size_t t, size_t i, int64_t ti
     if (c.group_size != 0) IntArg("group_size", c.group_size);
     if (c.peer != kNone) IntArg("peer", c.peer);
     if (c.bytes != 0) UintArg("comm_bytes", c.bytes);
-    if (!c.group_ranks.empty()) ListArg("group_ranks", c.group_ranks);
-    if (!c.send_splits.empty()) ListArg("send_splits", c.send_splits);
-    if (!c.recv_splits.empty()) ListArg("recv_splits", c.recv_splits);
+    if (!c.group_ranks.empty()) ListArg("group_ranks", track.Ranks(c.group_ranks));
+    if (!c.send_splits.empty()) ListArg("send_splits", track.Splits(c.send_splits));
+    if (!c.recv_splits.empty()) ListArg("recv_splits", track.Splits(c.recv_splits));
   }
   out_ += "}}";
   EndEvent();

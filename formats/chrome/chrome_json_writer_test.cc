@@ -177,7 +177,7 @@ TEST_F(ChromeSampleTest, ArgsCarryTheModelFields) {
       EXPECT_EQ(ranks.size(), 4u);
       array splits = args["send_splits"];
       ASSERT_EQ(splits.size(), 4u);
-      EXPECT_EQ(uint64_t(splits.at(2)), rec.send_splits[2]);
+      EXPECT_EQ(uint64_t(splits.at(2)), comm.Splits(rec.send_splits)[2]);
     }
   }
   EXPECT_TRUE(seen_compute);

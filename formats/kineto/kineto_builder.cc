@@ -625,19 +625,21 @@ void KinetoBuilder::BuildCommRecords() {
         }
         rec.group = rank_->strings.Intern(group);
         rec.group_size = args->group_size > 0 ? int32_t(args->group_size) : 0;
-        rec.group_ranks = args->group_ranks;
+        rec.group_ranks = tr.AddRanks(args->group_ranks);
         if (rec.group_ranks.empty() && args->rank_start >= 0 && rec.group_size > 0 &&
             rec.group_size <= 1 << 20) {
           int64_t stride = args->rank_stride > 0 ? args->rank_stride : 1;
+          std::vector<int32_t> ranks(size_t(rec.group_size));
           for (int32_t r = 0; r < rec.group_size; ++r) {
-            rec.group_ranks.push_back(int32_t(args->rank_start + r * stride));
+            ranks[size_t(r)] = int32_t(args->rank_start + r * stride);
           }
+          rec.group_ranks = tr.AddRanks(ranks);
         }
         int64_t n = std::max(args->in_nelems, args->out_nelems);
         int es = DtypeSize(args->dtype);
         if (n > 0 && es > 0) rec.bytes = uint64_t(n) * uint64_t(es);
-        rec.send_splits = args->in_splits;
-        rec.recv_splits = args->out_splits;
+        rec.send_splits = tr.AddSplits(args->in_splits);
+        rec.recv_splits = tr.AddSplits(args->out_splits);
         if (rec.kind == CollectiveKind::kSend) rec.peer = int32_t(args->dst_rank);
         if (rec.kind == CollectiveKind::kRecv) rec.peer = int32_t(args->src_rank);
       }

@@ -1,8 +1,8 @@
 #include "formats/native/column_codec.h"
 
-#include <atomic>
-
 #include <limits>
+
+#include "formats/native/column_decode_avx512.h"
 
 namespace moetrace::native {
 namespace {
@@ -206,14 +206,13 @@ MOETRACE_COLUMN_PASSES
 #endif
 #ifdef MOETRACE_COLUMN_X86
 // 2: AVX-512 (F, VL, BW, DQ), 1: AVX2, 0: the x86-64 baseline.
-std::atomic<int> simd_cap{-1};
 int SimdLevel() {
   static const int level =
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
           ? 2
           : __builtin_cpu_supports("avx2") ? 1 : 0;
-  const int cap = simd_cap.load(std::memory_order_relaxed);
+  const int cap = SimdLevelCap();
   return cap < 0 ? level : std::min(level, cap);
 }
 // Returns `call` from the best compiled variant the CPU runs.
@@ -240,14 +239,6 @@ void Store(int kind, uint32_t w, const int64_t* v, const int64_t* dur, size_t n,
 }
 
 }  // namespace
-
-void SetSimdLevelCapForTesting(int cap) {
-#ifdef MOETRACE_COLUMN_X86
-  simd_cap.store(cap, std::memory_order_relaxed);
-#else
-  (void)cap;
-#endif
-}
 
 void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts,
               int64_t* max_end) {
@@ -585,6 +576,11 @@ bool StreamLoop(uint32_t w, const uint8_t* p, size_t avail, size_t m, U* out, ui
 template <typename U, Transform X, bool Check>
 bool Decode(uint32_t w, const uint8_t* p, size_t avail, size_t m, U* out, uint64_t base,
             int64_t* prev, const int64_t* dur, int64_t lo, int64_t hi) {
+  // Eight rows per step where the CPU allows (a few rows: the setup costs more).
+  if (m >= 16 && avx512_decode::Usable()) {
+    const avx512_decode::Column c{p, w, base, dur, lo, hi};
+    return avx512_decode::Decode(X, Check, m * sizeof(U) >= kStreamBytes, c, m, prev, out);
+  }
   if (m * sizeof(U) >= kStreamBytes) {
     return StreamLoop<U, X, Check>(w, p, avail, m, out, base, prev, dur, lo, hi);
   }

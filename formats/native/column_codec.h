@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "formats/native/block_view.h"
+#include "formats/native/simd_level.h"
 #include "formats/native/varint.h"
 #include "formats/proto/mtrace.pb.h"
 
@@ -94,11 +95,6 @@ PlainStats Widen(const int32_t* src, size_t n, int64_t* dst);
 PlainStats Widen(const uint32_t* src, size_t n, int64_t* dst);
 // Smallest ts[i] and largest ts[i] + dur[i] (saturated at the int64
 // limits) over i < n, n >= 1 (vectorized).
-// Tests only: caps the variant of the writer's column passes at `cap`
-// (0 baseline, 1 AVX2, 2 AVX-512; the CPU's own best stays the ceiling),
-// -1 = automatic. Every variant must write the same bytes.
-void SetSimdLevelCapForTesting(int cap);
-
 void EndRange(const int64_t* ts, const int64_t* dur, size_t n, int64_t* min_ts, int64_t* max_end);
 
 inline int64_t WrapSub(int64_t a, int64_t b) {

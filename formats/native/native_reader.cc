@@ -158,6 +158,8 @@ class NativeSource : public TraceSource {
     std::vector<int64_t> values;    // one column of a block
     std::vector<uint64_t> rows, cursor;  // per track and block kind
     std::vector<uint8_t> in_place;       // per track: see DecodeEvents
+    // Per track: elements of comm_ranks and comm_splits decoded so far.
+    std::vector<uint64_t> elements;
   };
 
   [[noreturn]] void Fail(uint64_t offset, std::string_view what) const {
@@ -176,8 +178,9 @@ class NativeSource : public TraceSource {
   // appended (into reserved capacity: a fresh Rank's memory is written once).
   void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
                     bool in_place) const;
+  // `used`: elements of the track's comm_ranks and comm_splits so far.
   void DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
-                   uint64_t* budget, Scratch& s) const;
+                   uint64_t* budget, uint64_t used[2], Scratch& s) const;
   void DecodeSamples(const Block& b, uint64_t off, Track& t, size_t start, Scratch& s) const;
   // Column pointers of `b` by field id; rejects unknown and repeated ids.
   void IndexColumns(const Block& b, uint64_t off, int fields, const char* kind,
@@ -396,7 +399,8 @@ void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Tr
 }
 
 void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t,
-                               size_t start, uint64_t* budget, Scratch& s) const {
+                               size_t start, uint64_t* budget, uint64_t used[2],
+                               Scratch& s) const {
   const Column* cols[kCommFields];
   IndexColumns(b, off, kCommFields, "comms", cols);
   const size_t n = b.count();
@@ -430,35 +434,61 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
   column(native::CM_GROUP_RANKS_LEN, 0, kMaxLen, 0, 7);
   column(native::CM_SEND_SPLITS_LEN, 0, kMaxLen, 0, 8);
   column(native::CM_RECV_SPLITS_LEN, 0, kMaxLen, 0, 9);
-  // The element columns of the vector fields: a length per record, then
-  // all elements back to back, decoded record by record straight into
-  // each record's vector.
-  native::ColumnReader readers[3];
+  // The list columns: a length per record, then the elements of all the
+  // block's records back to back, decoded in one piece straight into the
+  // track's flat arrays: group ranks into comm_ranks, then send splits and
+  // recv splits into comm_splits.
   const int len_fields[3] = {native::CM_GROUP_RANKS_LEN, native::CM_SEND_SPLITS_LEN,
                              native::CM_RECV_SPLITS_LEN};
+  uint64_t total[3];
   for (int k = 0; k < 3; ++k) {
     const int len_field = len_fields[k], values_field = len_field + 1;
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; ++i) total += static_cast<uint64_t>(v[len_field][i]);
-    if (total > native::kMaxBlockVectorElements || total > *budget) {
-      Fail(off, std::string("comms block: ") + std::to_string(total) + " " +
+    total[k] = 0;
+    for (size_t i = 0; i < n; ++i) total[k] += static_cast<uint64_t>(v[len_field][i]);
+    if (total[k] > native::kMaxBlockVectorElements || total[k] > *budget) {
+      Fail(off, std::string("comms block: ") + std::to_string(total[k]) + " " +
                     kCommFieldNames[values_field] +
                     " elements exceed the limit of the block or of the rank");
     }
-    *budget -= total;
-    const Column* values = cols[values_field];
-    if (total != 0 && values == nullptr) {
+    *budget -= total[k];
+    if (total[k] != 0 && cols[values_field] == nullptr) {
       Fail(off, std::string("comms block: column '") + kCommFieldNames[values_field] +
                     "' missing although its lengths are not all 0");
     }
-    // With no elements, a values column present must describe none.
-    const bool i32 = values_field == native::CM_GROUP_RANKS;
-    static const Column kNoValues;
-    CheckColumn(readers[k].Init(values != nullptr ? *values : kNoValues, total,
-                                i32 ? kI32Min : kI64Min, i32 ? kI32Max : kI64Max),
-                off, "comms", kCommFieldNames[values_field]);
   }
-  const char* err[3] = {};
+  uint64_t& ranks_at = used[0];
+  uint64_t& splits_at = used[1];
+  if (ranks_at + total[0] > UINT32_MAX || splits_at + total[1] + total[2] > UINT32_MAX) {
+    Fail(off, "comms block: more than 2^32 - 1 list elements in one track");
+  }
+  // Grows only past what a reused Rank already holds (the track is cut to
+  // its final size at the end of the rank).
+  if (t.comm_ranks.size() < ranks_at + total[0]) t.comm_ranks.resize(ranks_at + total[0]);
+  if (t.comm_splits.size() < splits_at + total[1] + total[2]) {
+    t.comm_splits.resize(splits_at + total[1] + total[2]);
+  }
+  uint64_t first[3] = {ranks_at, splits_at, splits_at + total[1]};
+  for (int k = 0; k < 3; ++k) {
+    const int values_field = len_fields[k] + 1;
+    // With no elements, a values column present must describe none.
+    static const Column kNoValues;
+    const Column& values = cols[values_field] != nullptr ? *cols[values_field] : kNoValues;
+    native::ColumnReader r;
+    const char* err;
+    if (k == 0) {
+      err = r.Init(values, total[k], kI32Min, kI32Max);
+      if (err == nullptr && total[k] != 0) {
+        err = r.Next(total[k], native::Out(t.comm_ranks.data() + first[k]));
+      }
+    } else {
+      err = r.Init(values, total[k], kI64Min, kI64Max);
+      if (err == nullptr && total[k] != 0) err = r.Next(total[k], t.comm_splits.data() + first[k]);
+    }
+    if (err == nullptr) err = r.Finish();
+    CheckColumn(err, off, "comms", kCommFieldNames[values_field]);
+  }
+  ranks_at += total[0];
+  splits_at += total[1] + total[2];
   for (size_t i = 0; i < n; ++i) {
     CommRecord& r = recs[i];
     r.kind = static_cast<CollectiveKind>(v[native::CM_KIND][i]);
@@ -468,23 +498,12 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
     r.group_size = static_cast<int32_t>(v[native::CM_GROUP_SIZE][i]);
     r.peer = static_cast<int32_t>(v[native::CM_PEER][i]);
     r.bytes = static_cast<uint64_t>(v[native::CM_BYTES][i]);
-    // resize reuses the capacity of a reused Rank's vectors.
-    r.group_ranks.resize(static_cast<size_t>(v[native::CM_GROUP_RANKS_LEN][i]));
-    r.send_splits.resize(static_cast<size_t>(v[native::CM_SEND_SPLITS_LEN][i]));
-    r.recv_splits.resize(static_cast<size_t>(v[native::CM_RECV_SPLITS_LEN][i]));
-    if (!r.group_ranks.empty() && err[0] == nullptr) {
-      err[0] = readers[0].Next(r.group_ranks.size(), native::Out(r.group_ranks.data()));
+    ElementRange* lists[3] = {&r.group_ranks, &r.send_splits, &r.recv_splits};
+    for (int k = 0; k < 3; ++k) {
+      const uint64_t len = static_cast<uint64_t>(v[len_fields[k]][i]);
+      *lists[k] = {static_cast<uint32_t>(first[k]), static_cast<uint32_t>(len)};
+      first[k] += len;
     }
-    if (!r.send_splits.empty() && err[1] == nullptr) {
-      err[1] = readers[1].Next(r.send_splits.size(), r.send_splits.data());
-    }
-    if (!r.recv_splits.empty() && err[2] == nullptr) {
-      err[2] = readers[2].Next(r.recv_splits.size(), r.recv_splits.data());
-    }
-  }
-  for (int k = 0; k < 3; ++k) {
-    if (err[k] == nullptr) err[k] = readers[k].Finish();
-    CheckColumn(err[k], off, "comms", kCommFieldNames[len_fields[k] + 1]);
   }
 }
 
@@ -640,6 +659,7 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
 
   std::vector<uint64_t>& cursor = s.cursor;
   cursor.assign(ntracks * 3, 0);
+  s.elements.assign(ntracks * 2, 0);
   for (const native::BlockIndex& bi : ri.blocks()) {
     const uint64_t off = bi.offset();
     ReadRecord(off, data_end_, bi.size(), native::kRecordBlock, "block", s);
@@ -658,9 +678,15 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
       case native::EVENTS:
         DecodeEvents(b, off, strings, t, start, s.in_place[bi.track()] != 0);
         break;
-      case native::COMMS: DecodeComms(b, off, strings, t, start, &budget, s); break;
+      case native::COMMS:
+        DecodeComms(b, off, strings, t, start, &budget, &s.elements[bi.track() * 2], s);
+        break;
       default: DecodeSamples(b, off, t, start, s); break;
     }
+  }
+  for (size_t i = 0; i < ntracks; ++i) {
+    rank.tracks[i].comm_ranks.resize(s.elements[i * 2]);
+    rank.tracks[i].comm_splits.resize(s.elements[i * 2 + 1]);
   }
   native::StreamFence();  // the non-temporal stores are visible to any thread
 }

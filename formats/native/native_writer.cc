@@ -194,7 +194,7 @@ class NativeSink : public TraceSink {
   // Appends the elements of `vec` to `out` as int64 (no memcpy call per
   // short vector).
   template <typename T>
-  static void AppendWidened(const std::vector<T>& vec, ByteBuffer* out) {
+  static void AppendWidened(std::span<const T> vec, ByteBuffer* out) {
     const size_t m = vec.size();
     int64_t* dst = reinterpret_cast<int64_t*>(out->Room(m * sizeof(int64_t)));
     const T* src = vec.data();
@@ -390,9 +390,8 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
     const size_t n = std::min<size_t>(opts_.max_block_rows, total - start);
     const CommRecord* c = t.comms.data() + start;
     BeginBlock();
-    // One pass over the records (an array of structs, each vector on the
-    // heap) fills every column: the scalars into comm_cols_, the vector
-    // lengths after them, the elements into values_[0..2].
+    // One pass over the records fills every column: the scalars into
+    // comm_cols_, the list lengths after them, the elements into values_[0..2].
     constexpr size_t kScalars = 7, kVectors = 3;
     int64_t* const cols =
         reinterpret_cast<int64_t*>(comm_cols_.Room((kScalars + kVectors) * n * sizeof(int64_t)));
@@ -402,9 +401,9 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
     // (a growth copies what is in it, into memory never touched before).
     size_t totals[kVectors] = {0, 0, 0};
     for (size_t i = 0; i < n; ++i) {
-      totals[0] += c[i].group_ranks.size();
-      totals[1] += c[i].send_splits.size();
-      totals[2] += c[i].recv_splits.size();
+      totals[0] += c[i].group_ranks.size;
+      totals[1] += c[i].send_splits.size;
+      totals[2] += c[i].recv_splits.size;
     }
     for (size_t k = 0; k < kVectors; ++k) {
       values_[k].clear();
@@ -415,6 +414,10 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
       Require(r.group < strings, "comm group id not in the string table");
       Require(int(r.kind) <= int(CollectiveKind::kOther) && int(r.comm_class) < kCommClassCount,
               "comm kind or class out of range");
+      Require(uint64_t{r.group_ranks.begin} + r.group_ranks.size <= t.comm_ranks.size() &&
+                  uint64_t{r.send_splits.begin} + r.send_splits.size <= t.comm_splits.size() &&
+                  uint64_t{r.recv_splits.begin} + r.recv_splits.size <= t.comm_splits.size(),
+              "comm list range outside the track's element arrays");
       col[0][i] = int64_t(r.kind);
       col[1][i] = int64_t(r.comm_class);
       col[2][i] = int64_t(r.group);
@@ -422,12 +425,12 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
       col[4][i] = int64_t(r.group_size);
       col[5][i] = int64_t(r.peer);
       col[6][i] = int64_t(r.bytes);
-      col[7][i] = static_cast<int64_t>(r.group_ranks.size());
-      col[8][i] = static_cast<int64_t>(r.send_splits.size());
-      col[9][i] = static_cast<int64_t>(r.recv_splits.size());
-      AppendWidened(r.group_ranks, &values_[0]);
-      AppendWidened(r.send_splits, &values_[1]);
-      AppendWidened(r.recv_splits, &values_[2]);
+      col[7][i] = static_cast<int64_t>(r.group_ranks.size);
+      col[8][i] = static_cast<int64_t>(r.send_splits.size);
+      col[9][i] = static_cast<int64_t>(r.recv_splits.size);
+      AppendWidened(t.Ranks(r.group_ranks), &values_[0]);
+      AppendWidened(t.Splits(r.send_splits), &values_[1]);
+      AppendWidened(t.Splits(r.recv_splits), &values_[2]);
     }
     AddColumn(native::CM_KIND, col[0], n, 0);
     AddColumn(native::CM_CLASS, col[1], n, 0);

@@ -82,7 +82,7 @@ int64_t HierarchicalAllToAll(const Trace& trace, const Calibration& cal, int top
     const CommRecord* rec0 = CommOf(r0.tracks[size_t(members[0].t)], size_t(members[0].i));
     if (!rec0 || (rec0->kind != CollectiveKind::kAllToAll && rec0->kind != CollectiveKind::kAllToAllV)) continue;
     if (rec0->comm_class != CommClass::kEP && rec0->comm_class != CommClass::kOther) continue;
-    const std::vector<int32_t>& ranks = rec0->group_ranks;
+    const std::span<const int32_t> ranks = r0.tracks[size_t(members[0].t)].Ranks(rec0->group_ranks);
     const size_t n = ranks.size();
     // The cost is quadratic in the group: real EP groups are a few hundred ranks.
     if (n != members.size() || n > kMaxGroup) continue;
@@ -93,13 +93,15 @@ int64_t HierarchicalAllToAll(const Trace& trace, const Calibration& cal, int top
     for (size_t i = 0; i < n; ++i) node[i] = NodeOf(ranks[i], dpn);
     for (const OpRef& o : members) {
       const Rank& rank = trace.ranks[size_t(o.r)];
-      const CommRecord* rec = CommOf(rank.tracks[size_t(o.t)], size_t(o.i));
+      const Track& track = rank.tracks[size_t(o.t)];
+      const CommRecord* rec = CommOf(track, size_t(o.i));
       auto pos = std::find(ranks.begin(), ranks.end(), rank.rank);
-      if (!rec || pos == ranks.end() || rec->send_splits.size() != n) {
+      if (!rec || pos == ranks.end() || rec->send_splits.size != n) {
         ok = false;
         break;
       }
-      for (size_t j = 0; j < n; ++j) send[size_t(pos - ranks.begin())][j] = double(rec->send_splits[j]);
+      const std::span<const uint64_t> splits = track.Splits(rec->send_splits);
+      for (size_t j = 0; j < n; ++j) send[size_t(pos - ranks.begin())][j] = double(splits[j]);
     }
     if (!ok) continue;
     const TimeNs T = groups.Transfer(*edits, int64_t(g));

@@ -61,9 +61,10 @@ int64_t RebalanceExperts(const Trace& trace, const Calibration& cal, EventEdits*
       if (tr.kind != TrackKind::kDeviceStream) continue;
       for (size_t i = 0; i < tr.events.size(); ++i) {
         const CommRecord* rec = CommOf(tr, i);
-        if (!IsEpAllToAll(rec) || tr.events.layer[i] < 0 || rec->group_ranks.size() < 2) continue;
+        if (!IsEpAllToAll(rec) || tr.events.layer[i] < 0 || rec->group_ranks.size < 2) continue;
+        const std::span<const int32_t> ranks = tr.Ranks(rec->group_ranks);
         group_of[r].emplace(WorkKey(tr.events.step[i], tr.events.micro_batch[i], tr.events.layer[i]),
-                            rec->group_ranks);
+                            std::vector<int32_t>(ranks.begin(), ranks.end()));
       }
     }
   }
@@ -166,10 +167,11 @@ int64_t RebalanceExperts(const Trace& trace, const Calibration& cal, EventEdits*
           const int64_t g = groups.GroupOf(r, t, i);
           const TimeNs T = g >= 0 ? transfer[size_t(g)] : d;
           const CommRecord* rec = CommOf(tr, i);
-          const bool inter = rec->group_ranks.size() > 1 &&
-                             NodeOf(rec->group_ranks.front(), std::max(1, cal.devices_per_node)) !=
-                                 NodeOf(rec->group_ranks.back(), std::max(1, cal.devices_per_node));
-          const double alpha = cal.known ? double(rec->group_ranks.size() - 1) *
+          const std::span<const int32_t> ranks = tr.Ranks(rec->group_ranks);
+          const bool inter = ranks.size() > 1 &&
+                             NodeOf(ranks.front(), std::max(1, cal.devices_per_node)) !=
+                                 NodeOf(ranks.back(), std::max(1, cal.devices_per_node));
+          const double alpha = cal.known ? double(ranks.size() - 1) *
                                                (inter ? cal.alpha_inter_ns : cal.alpha_intra_ns)
                                          : 0;
           const double a = std::min<double>(alpha, double(T));

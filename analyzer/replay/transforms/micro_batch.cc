@@ -17,10 +17,11 @@ TimeNs Affine(TimeNs dur, double fixed, double k) {
   return TimeNs(std::llround(f + (double(dur) - f) * k));
 }
 
-bool SpansNodes(const CommRecord& rec, int dpn) {
-  if (rec.group_ranks.empty()) return false;
-  const int32_t n0 = NodeOf(rec.group_ranks[0], dpn);
-  for (int32_t g : rec.group_ranks) {
+bool SpansNodes(const Track& tr, const CommRecord& rec, int dpn) {
+  const std::span<const int32_t> ranks = tr.Ranks(rec.group_ranks);
+  if (ranks.empty()) return false;
+  const int32_t n0 = NodeOf(ranks[0], dpn);
+  for (int32_t g : ranks) {
     if (NodeOf(g, dpn) != n0) return true;
   }
   return false;
@@ -86,8 +87,8 @@ void ScaleMicroBatch(const Trace& trace, double k, const Calibration& cal, Event
             if (rec && rec->kind == CollectiveKind::kRecv) break;  // waits for its send
             double alpha = 0;
             if (cal.known && rec) {
-              const bool inter = SpansNodes(*rec, dpn);
-              const double hops = std::max(1, int(rec->group_ranks.size()) - 1);
+              const bool inter = SpansNodes(tr, *rec, dpn);
+              const double hops = std::max(1, int(rec->group_ranks.size) - 1);
               alpha = hops * (inter ? cal.alpha_inter_ns : cal.alpha_intra_ns);
             }
             d = Affine(d, alpha, k);

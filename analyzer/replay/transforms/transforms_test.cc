@@ -301,10 +301,11 @@ Trace FourRankAllToAll() {
     c.group = b.rank.strings.Intern("ep_0");
     c.sequence = 0;
     c.group_size = 4;
-    c.group_ranks = {0, 1, 2, 3};
-    c.send_splits = {100, 100, 100, 100};
-    c.recv_splits = {100, 100, 100, 100};
-    b.rank.tracks[2].comms.push_back(c);
+    Track& comm = b.rank.tracks[2];
+    c.group_ranks = comm.AddRanks(std::vector<int32_t>{0, 1, 2, 3});
+    c.send_splits = comm.AddSplits(std::vector<uint64_t>{100, 100, 100, 100});
+    c.recv_splits = comm.AddSplits(std::vector<uint64_t>{100, 100, 100, 100});
+    comm.comms.push_back(c);
     // Rank r arrives at 10 + 10 r; all end at 1040 (transfer 1000 after the last).
     b.Op("HcomAllToAllV", 0, 10, 2, 10 + 10 * r, 1030 - 10 * r, Phase::kForward, 0, 1, 0,
          Category::kCollective, 0);
@@ -343,7 +344,7 @@ TEST(ExpertPlacementTransform, BalancesTheSecondStepOnTheFirstsLoads) {
       c.group = b.rank.strings.Intern("ep_0");
       c.sequence = step;
       c.group_size = 2;
-      c.group_ranks = {0, 1};
+      c.group_ranks = b.rank.tracks[2].AddRanks(std::vector<int32_t>{0, 1});
       b.rank.tracks[2].comms.push_back(c);
       const TimeNs t0 = 10000 * step;
       b.Op("HcomAllToAllV_dispatch", t0, 10, 2, t0 + 10, 300, Phase::kForward, 0, 1, step,

@@ -1,0 +1,296 @@
+// Internals of the tracegen engine (engine.h), shared by its source files:
+// the op model (Op and the blocks of ops a rank runs), the per-rank
+// simulation state (RankSim), and EngineImpl, whose members are defined by
+// concern in engine.cc (simulation loop, public API), engine_routing.cc
+// (expert routing and placement), engine_ops.cc (op costs and sizes),
+// engine_layers.cc (a layer's forward and backward ops), engine_schedule.cc
+// (pipeline tasks, prologue, optimizer) and engine_emit.cc (trace output).
+// Only the engine includes this header.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "formats/trace.h"
+#include "tracegen/model.h"
+#include "tracegen/proto/run_config.pb.h"
+#include "tracegen/routing.h"
+#include "tracegen/schedule.h"
+
+namespace moetrace::tracegen {
+
+constexpr TimeNs kBaseTime = 1'000'000'000;  // traces start at 1 s
+constexpr TimeNs kNever = std::numeric_limits<TimeNs>::min();
+
+enum StreamId : uint8_t { kSCompute = 0, kSComm = 1, kSSend = 2, kSRecv = 3, kSCopy = 4, kSComm2 = 5, kStreams = 6 };
+enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
+
+// Operator names; the backward variant of name n is n + "Grad".
+#define MT_OP_NAMES(X)                                                                     \
+  X(RMSNorm) X(AllGatherTp) X(MatMulQProj) X(MatMulKvProj) X(MatMulQkvProj)                \
+  X(FlashAttentionScore) X(MatMulOProj) X(ReduceScatterTp) X(AllReduceTp) X(AddRMSNorm)    \
+  X(MatMulGateUp) X(SwiGlu) X(MatMulDown) X(MoeGatingTopK) X(MoeInitRouting)               \
+  X(AllToAllVDispatch) X(MatMulSharedGateUp) X(SwiGluShared) X(MatMulSharedDown)           \
+  X(GroupedMatmulGateUp) X(SwiGluExperts) X(GroupedMatmulDown) X(AllToAllVCombine)         \
+  X(MoeFinalizeRouting) X(Embedding) X(MatMulLmHead) X(CrossEntropy) X(Send) X(Recv)       \
+  X(SwapOut) X(SwapIn) X(ReduceScatterGradsDp) X(ReduceScatterGradsEdp)                    \
+  X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts)
+enum OpName : uint16_t {
+#define MT_ENUM(n) k##n,
+  MT_OP_NAMES(MT_ENUM)
+#undef MT_ENUM
+  kOpNameCount
+};
+#undef MT_OP_NAMES
+
+struct Op {
+  // Fields grouped by size (no padding holes): blocks hold thousands of ops
+  // and every op is copied into the block and again for the backward.
+  TimeNs dur = 0;
+  uint64_t flops = 0, bytes = 0;
+  TimeNs host_work = 0;   // host CPU work after the sync, before issuing (e.g. token-count lists)
+  int64_t wait_prefetch = -1;  // waits for the prefetched swap-in of this ActKey
+  int64_t prefetch_key = -1;   // this op is a prefetched swap-in of that ActKey
+  // communication
+  uint64_t group = 0;     // group uid (collectives)
+  uint64_t xkey = 0;      // cross-rank key (collective: group+seq, p2p: transfer id)
+  int64_t seq = -1;
+  int32_t mb = kNone, layer = kNone;
+  int32_t dep = -1, dep2 = -1;
+  int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
+  int32_t group_size = 0;
+  int32_t peer = kNone;   // p2p
+  int32_t a2a = -1;       // index into Block::a2a
+  int32_t routing = -1;   // index into Block::a2a whose counts are recorded here
+  uint16_t name = 0;
+  uint16_t flags = 0;
+  bool grad = false;
+  uint8_t stream = kSCompute;
+  Category cat = Category::kCompute;
+  Phase phase = Phase::kNone;
+  bool host_sync = false;  // host blocks until `dep` ends before issuing this op
+  bool after_all = false; // starts after every earlier device op (gradients ready)
+  CollectiveKind ckind = CollectiveKind::kNone;
+  CommClass cclass = CommClass::kOther;
+};
+static_assert(sizeof(Op) == 120);
+
+struct MemAction {
+  int32_t op;
+  bool at_end;
+  uint8_t cat;  // CounterKind
+  int64_t delta;
+};
+
+struct A2AInfo {
+  std::vector<uint64_t> send, recv;  // bytes per member
+  std::vector<int64_t> local_counts;  // routing record (tokens per expert)
+  std::vector<int32_t> placement;
+  int32_t group_pos = 0;
+};
+
+// The ops of one schedule item (or of the step prologue / optimizer).
+struct Block {
+  std::vector<Op> ops;
+  std::vector<MemAction> mem;
+  std::vector<A2AInfo> a2a;
+  void Clear() {
+    ops.clear();
+    mem.clear();
+    a2a.clear();
+  }
+};
+
+// Routing of one (step, micro-batch, layer) in one EP group.
+struct GroupRouting {
+  int members = 0;
+  std::vector<int32_t> counts;     // members x experts
+  std::vector<int32_t> placement;  // expert -> position
+  TimeNs a2a_dur = 0;
+  int uses_left = 0;
+};
+
+struct CrossEntry {
+  int32_t arrived = 0;
+  int32_t expected = 0;
+  TimeNs max_arrival = kNever;
+  TimeNs dur = 0;
+  TimeNs done = kNever;  // p2p: send end
+};
+
+// Uid of a communication group: kind (1 EP, 2 TP, 3 DP, 4 EDP, 5 world),
+// pipeline stage, index of the group within its kind and stage.
+inline uint64_t GroupUid(int kind, int stage, int index) {
+  return (uint64_t(kind) << 56) | (uint64_t(stage) << 36) | uint64_t(index);
+}
+
+// One rank's simulation state.
+struct RankSim {
+  int rank = 0, stage = 0;
+  int step = 0;
+  int phase = 0;  // 0 prologue, 1 items, 2 optimizer, 3 step end, 4 done
+  size_t item = 0;
+  Block block;
+  size_t op = 0;
+  std::vector<TimeNs> launch, end;
+  std::vector<uint8_t> state;  // 0 new, 1 host issued, 2 arrived
+  TimeNs ready[kStreams] = {kBaseTime, kBaseTime, kBaseTime, kBaseTime, kBaseTime, kBaseTime};
+  TimeNs t_py = kBaseTime, t_deq = kBaseTime;
+  TimeNs last_dev_end = kBaseTime;
+  std::vector<std::pair<uint64_t, int64_t>> seq;  // group uid -> next sequence
+  // Built once per rank instead of per layer and micro-batch.
+  std::vector<int32_t> tp_members, ep_members;
+  std::vector<Op> bwd_scratch;  // LayerBackward's copy of the forward ops
+  std::vector<int32_t> dp_members, edp_members;
+  // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
+  const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
+    std::vector<int32_t>& m = kind == 1 ? ep_members : kind == 2 ? tp_members : kind == 3 ? dp_members : edp_members;
+    if (m.empty())
+      m = kind == 1 ? shape.EpGroup(rank) : kind == 2 ? shape.TpGroup(rank) : kind == 3 ? shape.DpGroup(rank) : shape.EdpGroup(rank);
+    return m;
+  }
+  // emission
+  Rank* out = nullptr;
+  size_t marker_index = 0;
+  TimeNs step_host_start = 0;
+  std::vector<std::tuple<TimeNs, int, uint8_t, int64_t>> mem_events;  // time, order, cat, delta
+  static constexpr StringId kUninterned = ~StringId{0};
+  StringId dev_name[kOpNameCount][2] = {};
+  StringId launch_name[kOpNameCount][2] = {};
+  StringId enqueue_name[kOpNameCount][2] = {};
+  // kind 0 = device op, 1 = aclnn launch, 2 = task-queue enqueue; the
+  // strings are built once per engine (op_names), interned once per rank.
+  const std::string (*op_names)[kOpNameCount][2] = nullptr;
+  StringId OpNameId(int kind, int n, bool grad) {
+    StringId& id = (kind == 0 ? dev_name : kind == 1 ? launch_name : enqueue_name)[n][grad];
+    if (id == kUninterned) id = out->strings.Intern(op_names[kind][n][grad]);
+    return id;
+  }
+  // Fixed host-event names, interned on first use.
+  StringId sync_stream_name = kUninterned, split_lists_name = kUninterned,
+           sync_device_name = kUninterned;
+  StringId Fixed(StringId& id, std::string_view s) {
+    if (id == kUninterned) id = out->strings.Intern(s);
+    return id;
+  }
+  std::vector<std::pair<uint64_t, StringId>> group_names;  // uid (or ~peer) -> name
+  template <typename F>
+  StringId GroupName(uint64_t key, F make) {
+    for (auto& [k, id] : group_names)
+      if (k == key) return id;
+    StringId id = out->strings.Intern(make());
+    group_names.emplace_back(key, id);
+    return id;
+  }
+  int64_t correlation = 0;
+  std::vector<int64_t> corr;  // per op of the block
+  size_t mem_ptr = 0;
+  // Per (micro-batch, layer): activation bytes kept, swapped out, and the
+  // extra bytes a recompute rebuilds.
+  struct Act {
+    int64_t kept = 0, swapped = 0, extra = 0;
+  };
+  std::unordered_map<uint64_t, Act> acts;
+  std::vector<std::pair<int, int32_t>> swap_ins;  // layer -> swap-in op of this block
+  std::unordered_map<uint64_t, TimeNs> prefetch_end;  // ActKey -> swap-in end (or pending)
+  static uint64_t ActKey(int mb, int layer) { return (uint64_t(uint32_t(mb)) << 32) | uint32_t(layer); }
+
+  int64_t NextSeq(uint64_t group) {
+    for (auto& [g, s] : seq)
+      if (g == group) return s++;
+    seq.emplace_back(group, 1);
+    return 0;
+  }
+};
+
+class EngineImpl {
+ public:
+  explicit EngineImpl(const RunConfig& c);
+  void Simulate();
+  void EmitRank(int r, Rank* out);
+  Metadata BaseMetadata() const;
+
+  RunConfig cfg;
+  ModelShape shape;
+  HardwareConfig hw;
+  std::vector<std::vector<PipeItem>> schedules;  // per pp stage
+  RoutingModel routing;
+  bool simulated = false;
+  int64_t events = 0;
+
+ private:
+  friend struct RankSim;
+  // --- building ---
+  void BuildPrologue(RankSim& r, Block& b);
+  void BuildItem(RankSim& r, const PipeItem& it, Block& b);
+  void BuildTask(RankSim& r, const PipeTask& t, Block& b);
+  void BuildOptimizer(RankSim& r, Block& b);
+  void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b);
+  void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph);
+  void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb);
+  int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true);
+  // Chains the op just appended to b.ops (as Add does).
+  int32_t Chain(Block& b, int32_t& chain, bool depend = true);
+  Op Compute(OpName n, OpClass cls, double flops, double bytes, Phase ph, int mb, int layer,
+             bool grad, double tokens_per_expert = 0) const;
+  Op Collective(RankSim& r, OpName n, CollectiveKind k, CommClass cc, uint64_t group,
+                const std::vector<int32_t>& members, double bytes, Phase ph, int mb, int layer,
+                bool grad) const;
+  void Finalize(RankSim& r, Block& b);
+  GroupRouting& Routing(RankSim& r, int mb, int layer);
+  const std::vector<double>& Popularity(int layer, int step);
+  std::vector<int32_t> Placement(int layer, int step);
+  void ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>& members,
+                          const std::vector<double>& pop, int64_t tokens);
+  struct ActBytes {
+    double kept = 0, full = 0;
+    double extra = 0;       // rebuilt by recompute during the backward (transient)
+    double attention = 0;   // the attention module's kept tensors (swap-attention)
+    double permuted = 0;    // tokens the dispatch all-to-all delivered
+    double act_fn_out = 0;  // SwiGLU outputs (experts + shared)
+  };
+  ActBytes LayerActivation(int layer, double recv_tokens) const;
+  double HostFactor() const { return cfg.host().numa_affinity() ? 1.0 : hw.cross_numa_factor(); }
+
+  // --- running ---
+  bool Advance(RankSim& r, bool pass2);
+  bool NextBlock(RankSim& r);
+  void Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs end);
+  void EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, TimeNs dq0, TimeNs dq1,
+                TimeNs sync0, TimeNs sync1);
+  void InitRankOutput(RankSim& r);
+  void FinishRankOutput(RankSim& r);
+
+  TimeNs TransferNsHost(double bytes) const {
+    return static_cast<TimeNs>(std::ceil(bytes / hw.host_link_bandwidth() * 1e9 + hw.kernel_overhead_ns()));
+  }
+  TimeNs TransferNs(double bytes, bool inter) const {
+    double bw = (inter ? hw.inter_node_bandwidth() : hw.intra_node_bandwidth()) *
+                hw.comm_efficiency();
+    return static_cast<TimeNs>(std::ceil(bytes / bw * 1e9));
+  }
+
+  std::unordered_map<uint64_t, CrossEntry> cross_;
+  std::unordered_map<uint64_t, GroupRouting> routing_cache_;
+  bool pass2_cache_ = false;
+  uint64_t pass2_group_ = 0;
+  std::vector<size_t> last_track_events_;  // per track, of the last emitted rank
+  std::vector<size_t> last_track_comms_;
+  bool task_queue_ = false;
+  TimeNs py_cost_ = 0, dq_cost_ = 0;
+  std::string op_names_[3][kOpNameCount][2];  // see RankSim::OpNameId
+  std::unordered_map<uint64_t, std::vector<double>> popularity_;
+  std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
+  // per-rank constant memory
+  double dense_params_ = 0, expert_params_ = 0;
+  void ComputeParams(int stage, double* dense, double* expert) const;
+};
+
+}  // namespace moetrace::tracegen

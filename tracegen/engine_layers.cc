@@ -1,0 +1,343 @@
+// The ops of one transformer layer: LayerForward (attention, dense MLP or
+// MoE with dispatch/combine all-to-alls, shared experts, the activation
+// memory and the swap-out it leaves) and LayerBackward (the forward's ops
+// reversed and transformed, with full or selective recompute and the
+// shared-expert overlap of the combine gradient).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "tracegen/engine_internal.h"
+#include "tracegen/rng.h"
+
+namespace moetrace::tracegen {
+
+void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) {
+  const double N = shape.TokensPerMicroBatch(), Ns = shape.TokensSeqSplit(), t = shape.tp;
+  const double h = shape.hidden, H = shape.heads;
+  const bool bw = false;
+  if (r.tp_members.empty()) r.tp_members = shape.TpGroup(r.rank);
+  const std::vector<int32_t>& tp_members = r.tp_members;
+  uint64_t tp_gid = GroupUid(2, shape.Stage(r.rank), shape.DpIndex(r.rank));
+  const int32_t first = static_cast<int32_t>(b.ops.size());
+  Add(b, chain, Compute(kRMSNorm, kVector, 0, Ns * h * 4, ph, mb, layer, bw));
+  if (t > 1 && shape.sp)
+    Add(b, chain, Collective(r, kAllGatherTp, CollectiveKind::kAllGather, CommClass::kTP, tp_gid,
+                             tp_members, N * h * 2, ph, mb, layer, bw));
+  if (shape.mla) {
+    double qp = shape.q_lora > 0 ? h * shape.q_lora + double(shape.q_lora) * H * (shape.nope + shape.rope)
+                                 : h * H * (shape.nope + shape.rope);
+    double kvp = h * (shape.kv_lora + shape.rope) + double(shape.kv_lora) * H * (shape.nope + shape.v_dim);
+    Add(b, chain, Compute(kMatMulQProj, kMatMul, 2 * N * qp / t, (qp / t + N * h) * 2, ph, mb, layer, bw));
+    Add(b, chain, Compute(kMatMulKvProj, kMatMul, 2 * N * kvp / t, (kvp / t + N * h) * 2, ph, mb, layer, bw));
+  } else {
+    Add(b, chain, Compute(kMatMulQkvProj, kMatMul, 2 * N * 3 * h * h / t, (3 * h * h / t + 4 * N * h) * 2, ph, mb, layer, bw));
+  }
+  double fa_flops = 2.0 * shape.mbs * double(shape.seq) * shape.seq * H *
+                    (shape.nope + shape.rope + shape.v_dim) * 0.5 / t;
+  double fa_bytes = N * H * (2.0 * (shape.nope + shape.rope) + 2.0 * shape.v_dim) * 2 / t;
+  Add(b, chain, Compute(kFlashAttentionScore, kFlashFwd, fa_flops, fa_bytes, ph, mb, layer, bw));
+  Add(b, chain, Compute(kMatMulOProj, kMatMul, 2 * N * H * shape.v_dim * h / t,
+                        (H * shape.v_dim * h / t + N * h) * 2, ph, mb, layer, bw));
+  if (t > 1)
+    Add(b, chain, Collective(r, shape.sp ? kReduceScatterTp : kAllReduceTp,
+                             shape.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                             CommClass::kTP, tp_gid, tp_members, N * h * 2, ph, mb, layer, bw));
+  Add(b, chain, Compute(kAddRMSNorm, kVector, 0, Ns * h * 6, ph, mb, layer, bw));
+  double recv_tokens = 0;
+  if (!shape.IsMoe(layer)) {
+    double F = shape.dense_ffn;
+    if (t > 1 && shape.sp)
+      Add(b, chain, Collective(r, kAllGatherTp, CollectiveKind::kAllGather, CommClass::kTP, tp_gid,
+                               tp_members, N * h * 2, ph, mb, layer, bw));
+    Add(b, chain, Compute(kMatMulGateUp, kMatMul, 2 * N * h * 2 * F / t, (2 * h * F / t + N * h) * 2, ph, mb, layer, bw));
+    Add(b, chain, Compute(kSwiGlu, kVector, 0, N * F / t * 2 * 3, ph, mb, layer, bw));
+    Add(b, chain, Compute(kMatMulDown, kMatMul, 2 * N * F * h / t, (F * h / t + N * h) * 2, ph, mb, layer, bw));
+    if (t > 1)
+      Add(b, chain, Collective(r, shape.sp ? kReduceScatterTp : kAllReduceTp,
+                               shape.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                               CommClass::kTP, tp_gid, tp_members, N * h * 2, ph, mb, layer, bw));
+  } else {
+    GroupRouting& g = Routing(r, mb, layer);
+    const int E = shape.experts, pos = shape.EpPosition(r.rank);
+    const double Nm = shape.TokensMoe(), Fe = shape.expert_ffn, shard = shape.ExpertShard();
+    if (r.ep_members.empty()) r.ep_members = shape.EpGroup(r.rank);
+    const std::vector<int32_t>& members = r.ep_members;
+    A2AInfo info;
+    info.group_pos = pos;
+    if (cfg.routing().edpb()) info.placement = g.placement;  // recorded only with EDPB
+    info.send.assign(g.members, 0);
+    info.recv.assign(g.members, 0);
+    info.local_counts.assign(E, 0);
+    const int32_t* mine = &g.counts[size_t(pos) * E];
+    const uint64_t tok_bytes = uint64_t(2 * shape.hidden);
+    for (int e = 0; e < E; ++e) {
+      info.local_counts[e] = mine[e];
+      info.send[g.placement[e]] += uint64_t(mine[e]) * tok_bytes;
+      if (g.placement[e] != pos) continue;
+      // Only this rank's experts: what every member sends to it.
+      for (int i = 0; i < g.members; ++i) {
+        const int32_t c = g.counts[size_t(i) * E + e];
+        info.recv[i] += uint64_t(c) * tok_bytes;
+        recv_tokens += c;
+      }
+    }
+    TimeNs a2a_dur = g.a2a_dur;
+    if (ph != Phase::kRecompute && --g.uses_left == 0 && !pass2_cache_)
+      routing_cache_.erase(Key(shape.EpGroupId(r.rank), r.step, mb, layer));
+    b.a2a.push_back(std::move(info));
+    int32_t a2a_idx = static_cast<int32_t>(b.a2a.size() - 1);
+    uint64_t ep_gid = shape.EpGroupId(r.rank);
+    if (t > 1 && !shape.extend && shape.sp)
+      Add(b, chain, Collective(r, kAllGatherTp, CollectiveKind::kAllGather, CommClass::kTP, tp_gid,
+                               tp_members, N * h * 2, ph, mb, layer, bw));
+    int32_t router = Add(b, chain, Compute(kMoeGatingTopK, kMatMul, 2 * Nm * h * E, (h * E + Nm * h) * 2, ph, mb, layer, bw));
+    if (ph == Phase::kForward) b.ops[router].routing = a2a_idx;
+    // With sync_before_a2a the dispatcher reads the token counts on the host
+    // before permuting (Megatron/MindSpeed alltoall preprocess): the counts
+    // are all-gathered over the EP group, copied to the host (blocking), and
+    // turned into split lists in Python, one element at a time, before the
+    // host can issue the permutation and the all-to-all. The device runs out
+    // of work meanwhile.
+    int32_t counts_ready = router;
+    const bool sync = cfg.host().sync_before_a2a() && ph != Phase::kBackward;
+    if (sync && g.members > 1)
+      counts_ready = Add(b, chain, Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather,
+                                              CommClass::kEP, ep_gid, members,
+                                              double(E) * 4 * g.members, ph, mb, layer, bw));
+    Op perm = Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw);
+    if (sync) {
+      perm.host_sync = true;
+      perm.sync_on = counts_ready;
+      perm.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * g.members * HostFactor()));
+    }
+    int32_t permute = Add(b, chain, perm);
+    auto shared_ops = [&](int32_t dep) {
+      if (shape.shared <= 0) return;
+      double Fs = Fe * shape.shared, div = shape.extend ? 1 : t;
+      Op o = Compute(kMatMulSharedGateUp, kMatMul, 2 * Nm * h * 2 * Fs / div, (2 * h * Fs / div + Nm * h) * 2, ph, mb, layer, bw);
+      o.dep = dep;
+      Add(b, chain, o);
+      Add(b, chain, Compute(kSwiGluShared, kVector, 0, Nm * Fs / div * 6, ph, mb, layer, bw));
+      Add(b, chain, Compute(kMatMulSharedDown, kMatMul, 2 * Nm * Fs * h / div, (Fs * h / div + Nm * h) * 2, ph, mb, layer, bw));
+    };
+    bool overlap = cfg.comm().shared_expert_overlap();
+    if (!overlap) shared_ops(chain);
+    Op disp = Collective(r, kAllToAllVDispatch, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
+                         members, 0, ph, mb, layer, bw);
+    disp.dur = a2a_dur;
+    disp.bytes = 0;
+    for (auto v : b.a2a[a2a_idx].send) disp.bytes += v;
+    disp.a2a = a2a_idx;
+    disp.dep = permute;
+    int32_t dispatch = Add(b, chain, disp);
+    if (overlap) shared_ops(permute);
+    double local_experts = shape.ExpertsPerRank();
+    double tpe = recv_tokens / std::max(1.0, local_experts);
+    Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
+                     (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
+    gg1.dep = dispatch;
+    Add(b, chain, gg1);
+    Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);
+    Add(b, chain, sw);
+    Op gg2 = Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
+                     (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
+    Add(b, chain, gg2);
+    Op comb = Collective(r, kAllToAllVCombine, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
+                         members, 0, ph, mb, layer, bw);
+    comb.dur = a2a_dur;
+    comb.a2a = a2a_idx;
+    for (auto v : b.a2a[a2a_idx].recv) comb.bytes += v;
+    Add(b, chain, comb);
+    Add(b, chain, Compute(kMoeFinalizeRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw));
+    if (t > 1 && !shape.extend)
+      Add(b, chain, Collective(r, shape.sp ? kReduceScatterTp : kAllReduceTp,
+                               shape.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+                               CommClass::kTP, tp_gid, tp_members, N * h * 2, ph, mb, layer, bw));
+  }
+  if (ph != Phase::kForward) return;
+  // Activation memory of this layer and micro-batch, held until its backward.
+  ActBytes act = LayerActivation(layer, recv_tokens);
+  b.mem.push_back({first, false, uint8_t(CounterKind::kMemActivations), int64_t(act.kept)});
+  RankSim::Act& rec = r.acts[RankSim::ActKey(mb, layer)];
+  rec.kept = int64_t(act.kept);
+  rec.extra = int64_t(act.extra);
+  rec.swapped = 0;
+  if (cfg.memory().swap()) {
+    // Swap of named tensors (MindSpeed --swap-attention plus the MoE
+    // dispatcher's received tokens): both are needed only by the backward,
+    // and re-creating the received tokens would re-run the all-to-all, so
+    // they go to the host instead. What is swapped is bounded by what the
+    // host link moves while this layer's forward runs (its operators run one
+    // after another on the device, communication included); the rest stays.
+    TimeNs fwd = 0;
+    for (size_t i = first; i < b.ops.size(); ++i)
+      if (b.ops[i].cat == Category::kCompute || b.ops[i].cat == Category::kCollective) fwd += b.ops[i].dur;
+    double movable = fwd * 1e-9 * hw.host_link_bandwidth();
+    double bytes = std::min({act.kept, act.attention + act.permuted, movable});
+    if (bytes > 0) {
+      Op so;
+      so.name = kSwapOut;
+      so.stream = kSCopy;
+      so.cat = Category::kCopy;
+      so.phase = ph;
+      so.flags = kFlagSwapOut | kFlagDeviceToHost;
+      so.mb = mb;
+      so.layer = layer;
+      so.bytes = uint64_t(bytes);
+      so.dur = TransferNsHost(bytes);
+      so.dep = chain;
+      b.ops.push_back(so);
+      int32_t idx = int32_t(b.ops.size() - 1);
+      b.mem.push_back({idx, true, uint8_t(CounterKind::kMemActivations), -int64_t(bytes)});
+      rec.swapped = int64_t(bytes);
+    }
+  }
+}
+
+namespace {
+bool IsShared(uint16_t n) {
+  return n == kMatMulSharedGateUp || n == kSwiGluShared || n == kMatMulSharedDown;
+}
+}  // namespace
+
+void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) {
+  const std::string& rc = cfg.memory().recompute();
+  RankSim::Act rec = r.acts[RankSim::ActKey(mb, layer)];
+  int32_t first_bwd = static_cast<int32_t>(b.ops.size());
+  // Swap-in was issued (prefetched) at the start of the backward task.
+  int32_t swap_in = -1;
+  for (auto [l, idx] : r.swap_ins)
+    if (l == layer) swap_in = idx;
+  int64_t prefetched = -1;
+  if (r.prefetch_end.count(RankSim::ActKey(mb, layer))) prefetched = int64_t(RankSim::ActKey(mb, layer));
+  int32_t recompute_first = -1;
+  if (rc == "full") {
+    // Full recompute re-runs the layer's forward (communication included).
+    recompute_first = static_cast<int32_t>(b.ops.size());
+    int32_t c = chain;
+    LayerForward(r, b, c, layer, mb, Phase::kRecompute);
+    chain = c;
+    if (swap_in >= 0) b.ops[recompute_first].dep2 = swap_in;
+  }
+  // The backward is the forward's operator list reversed: build it into the
+  // block, cut it out, and re-add it transformed.
+  // The forward is built into the scratch list (swapped in as b.ops): its
+  // op indices are dropped by the transform, its a2a records stay in b.
+  int32_t scratch = -1;
+  std::vector<Op>& fwd = r.bwd_scratch;
+  fwd.clear();
+  std::swap(b.ops, fwd);
+  LayerForward(r, b, scratch, layer, mb, Phase::kBackward);
+  std::swap(b.ops, fwd);
+  const bool overlap = cfg.comm().shared_expert_overlap();
+  auto transform = [&](Op& o) {  // in place, on the copy appended to b.ops
+    o.grad = true;
+    o.phase = Phase::kBackward;
+    o.dep = o.dep2 = -1;
+    o.host_sync = false;
+    o.routing = -1;
+    if (o.cat == Category::kCompute) {
+      double mult = o.name == kFlashAttentionScore ? 2.5 : (o.flops > 0 ? 2.0 : 1.5);
+      o.flops = uint64_t(o.flops * (o.name == kFlashAttentionScore ? 2.5 : 2.0));
+      o.bytes = uint64_t(o.bytes * 1.5);
+      TimeNs base = o.dur - TimeNs(hw.kernel_overhead_ns());
+      o.dur = TimeNs(std::ceil(base * mult + hw.kernel_overhead_ns()));
+      if (o.name == kFlashAttentionScore) {
+        // backward efficiency differs from forward
+        bool opt = cfg.compute().optimized_kernels();
+        double ef = opt ? hw.eff_flash_fwd_opt() : hw.eff_flash_fwd();
+        double eb = opt ? hw.eff_flash_bwd_opt() : hw.eff_flash_bwd();
+        o.dur = TimeNs(std::ceil(base * 2.5 * ef / eb + hw.kernel_overhead_ns()));
+      }
+    } else if (o.ckind == CollectiveKind::kAllGather) {
+      o.ckind = CollectiveKind::kReduceScatter;
+      o.name = kReduceScatterTp;
+    } else if (o.ckind == CollectiveKind::kReduceScatter) {
+      o.ckind = CollectiveKind::kAllGather;
+      o.name = kAllGatherTp;
+    }
+  };
+  bool selective_done = false;
+  bool first = true;
+  // Selective recompute: before the backward of the op that consumed it,
+  // re-run the forward op that produced a dropped tensor (the attention
+  // core; the SwiGLU outputs that fed the down projections).
+  auto recompute_before = [&](uint16_t consumer) {
+    if (rc != "selective") return;
+    uint16_t producer = consumer == kFlashAttentionScore ? kFlashAttentionScore
+                        : consumer == kGroupedMatmulDown ? kSwiGluExperts
+                        : consumer == kMatMulSharedDown  ? kSwiGluShared
+                                                         : kOpNameCount;
+    if (producer == kOpNameCount) return;
+    for (const Op& f : fwd) {
+      if (f.name != producer) continue;
+      Op re = f;
+      re.phase = Phase::kRecompute;
+      re.dep = re.dep2 = -1;
+      re.host_sync = false;
+      re.routing = -1;
+      int32_t idx = Add(b, chain, re);
+      if (recompute_first < 0) recompute_first = idx;
+      return;
+    }
+  };
+  for (int i = static_cast<int>(fwd.size()) - 1; i >= 0; --i) {
+    if (overlap && IsShared(fwd[i].name)) continue;
+    if (fwd[i].name == kFlashAttentionScore && !selective_done) {
+      recompute_before(kFlashAttentionScore);
+      selective_done = true;
+    }
+    if (fwd[i].name == kGroupedMatmulDown) recompute_before(kGroupedMatmulDown);
+    if (fwd[i].name == kMatMulSharedDown) recompute_before(kMatMulSharedDown);
+    b.ops.push_back(fwd[i]);
+    Op& o = b.ops.back();
+    transform(o);
+    if (first && swap_in >= 0) o.dep2 = swap_in;
+    if (first && prefetched >= 0) o.wait_prefetch = prefetched;
+    first = false;
+    int32_t pre = chain;
+    int32_t idx = Chain(b, chain);
+    if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV && fwd[i].name == kAllToAllVCombine) {
+      // Shared expert backward overlaps the combine-gradient all-to-all.
+      bool first_shared = true;
+      for (int j = static_cast<int>(fwd.size()) - 1; j >= 0; --j) {
+        if (!IsShared(fwd[j].name)) continue;
+        if (fwd[j].name == kMatMulSharedDown && first_shared) {
+          // The shared branch starts from the op before the combine.
+          int32_t c = pre;
+          std::swap(c, chain);
+          recompute_before(kMatMulSharedDown);
+          std::swap(c, chain);
+          if (c != pre) {
+            // recompute op added: chain the shared backward after it
+            b.ops.push_back(fwd[j]);
+            transform(b.ops.back());
+            b.ops.back().dep = c;
+            first_shared = false;
+            Chain(b, chain);
+            continue;
+          }
+        }
+        b.ops.push_back(fwd[j]);
+        transform(b.ops.back());
+        if (first_shared) b.ops.back().dep = pre;
+        first_shared = false;
+        Chain(b, chain);
+      }
+      chain = idx;
+    }
+  }
+  int32_t last = chain;
+  b.mem.push_back({last, true, uint8_t(CounterKind::kMemActivations), -rec.kept});
+  if (recompute_first >= 0 && rec.extra > 0) {
+    b.mem.push_back({recompute_first, false, uint8_t(CounterKind::kMemRecompute), rec.extra});
+    b.mem.push_back({last, true, uint8_t(CounterKind::kMemRecompute), -rec.extra});
+  }
+  (void)first_bwd;
+  r.acts.erase(RankSim::ActKey(mb, layer));
+  if (prefetched >= 0) r.prefetch_end.erase(uint64_t(prefetched));
+}
+
+}  // namespace moetrace::tracegen

@@ -1,0 +1,121 @@
+// Expert routing as the engine sees it: expert popularity per layer and
+// step (cached), the expert-to-EP-rank placement (contiguous, or balanced by
+// EDPB from the last migration point's popularity), and per (step,
+// micro-batch, layer) and EP group the sampled token counts and the
+// all-to-all duration they imply (flat or hierarchical).
+#include <algorithm>
+#include <cmath>
+
+#include "tracegen/engine_internal.h"
+#include "tracegen/rng.h"
+
+namespace moetrace::tracegen {
+
+const std::vector<double>& EngineImpl::Popularity(int layer, int step) {
+  uint64_t key = (uint64_t(layer) << 32) | uint32_t(step);
+  auto it = popularity_.find(key);
+  if (it != popularity_.end()) return it->second;
+  return popularity_[key] = routing.Popularity(layer, step);
+}
+
+std::vector<int32_t> EngineImpl::Placement(int layer, int step) {
+  const int g = shape.expert_group;
+  if (!cfg.routing().edpb() || step == 0) return ContiguousPlacement(shape.experts, g);
+  // EDPB predicts loads from the last migration point's observed popularity.
+  int interval = std::max(1, cfg.routing().edpb_interval());
+  int at = (step / interval) * interval;
+  if (at == 0) return ContiguousPlacement(shape.experts, g);
+  return BalancedPlacement(Popularity(layer, at - 1), g);
+}
+
+void EngineImpl::ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>& members,
+                                    const std::vector<double>& pop, int64_t tokens) {
+  const int n = g.members, E = shape.experts, k = shape.top_k;
+  const double tok_bytes = 2.0 * shape.hidden;
+  if (n <= 1) {
+    g.a2a_dur = 0;
+    return;
+  }
+  bool spans = shape.SpansNodes(members);
+  // send[i][j] token copies from member i to member j
+  std::vector<double> send_intra(n, 0), send_inter(n, 0), recv_intra(n, 0), recv_inter(n, 0),
+      recv_total(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const int32_t* c = &g.counts[size_t(i) * E];
+    for (int e = 0; e < E; ++e) {
+      int j = g.placement[e];
+      if (j == i) {
+        recv_total[j] += c[e];
+        continue;
+      }
+      bool inter = shape.Node(members[i]) != shape.Node(members[j]);
+      (inter ? send_inter[i] : send_intra[i]) += c[e];
+      (inter ? recv_inter[j] : recv_intra[j]) += c[e];
+      recv_total[j] += c[e];
+    }
+  }
+  double alpha_intra = hw.alpha_intra_ns(), alpha_inter = hw.alpha_inter_ns();
+  if (!spans || cfg.comm().a2a() == "flat") {
+    double worst = 0;
+    for (int i = 0; i < n; ++i) {
+      double t = std::max(TransferNs(std::max(send_intra[i], recv_intra[i]) * tok_bytes, false),
+                          TransferNs(std::max(send_inter[i], recv_inter[i]) * tok_bytes, true));
+      worst = std::max(worst, t);
+    }
+    g.a2a_dur = static_cast<TimeNs>((n - 1) * (spans ? alpha_inter : alpha_intra) + worst);
+    return;
+  }
+  // Hierarchical (two-level): (1) inter-node, each token sent once per
+  // destination node that holds any of its experts (expected distinct nodes
+  // of k draws); (2) intra-node redistribution of every copy over HCCS.
+  std::vector<int> node_of(n);
+  std::vector<int> nodes;
+  for (int i = 0; i < n; ++i) {
+    node_of[i] = shape.Node(members[i]);
+    if (std::find(nodes.begin(), nodes.end(), node_of[i]) == nodes.end()) nodes.push_back(node_of[i]);
+  }
+  const int q = static_cast<int>(nodes.size());
+  std::vector<double> p_node(q, 0);
+  for (int e = 0; e < E; ++e) {
+    int nd = node_of[g.placement[e]];
+    p_node[std::find(nodes.begin(), nodes.end(), nd) - nodes.begin()] += pop[e];
+  }
+  const double ranks_per_node = double(n) / q;
+  double inter_worst = 0;
+  for (int i = 0; i < n; ++i) {
+    double bytes = 0;
+    for (int a = 0; a < q; ++a) {
+      if (nodes[a] == node_of[i]) continue;
+      bytes += tokens * (1 - std::pow(1 - p_node[a], k)) * tok_bytes;
+    }
+    inter_worst = std::max(inter_worst, double(TransferNs(bytes, true)));
+  }
+  double intra_worst = 0;
+  for (int j = 0; j < n; ++j)
+    intra_worst = std::max(intra_worst, double(TransferNs(recv_total[j] * tok_bytes *
+                                                              (ranks_per_node - 1) / ranks_per_node,
+                                                          false)));
+  g.a2a_dur = static_cast<TimeNs>((q - 1) * alpha_inter + inter_worst +
+                                  (ranks_per_node - 1) * alpha_intra + intra_worst);
+}
+
+GroupRouting& EngineImpl::Routing(RankSim& r, int mb, int layer) {
+  uint64_t gid = shape.EpGroupId(r.rank);
+  uint64_t key = Key(gid, r.step, mb, layer);
+  auto it = routing_cache_.find(key);
+  if (it != routing_cache_.end()) return it->second;
+  GroupRouting& g = routing_cache_[key];
+  std::vector<int32_t> members = shape.EpGroup(r.rank);
+  g.members = static_cast<int>(members.size());
+  g.uses_left = 2 * g.members;
+  const auto& pop = Popularity(layer, r.step);
+  g.counts.assign(size_t(g.members) * shape.experts, 0);
+  int64_t tokens = shape.TokensMoe();
+  for (int i = 0; i < g.members; ++i)
+    routing.SampleCounts(pop, tokens, r.step, mb, layer, members[i], &g.counts[size_t(i) * shape.experts]);
+  g.placement = Placement(layer, r.step);
+  ComputeA2ADuration(g, members, pop, tokens);
+  return g;
+}
+
+}  // namespace moetrace::tracegen

@@ -1,0 +1,276 @@
+// Blocks of ops per pipeline schedule item: a forward or backward task
+// (its p2p sends/receives, embedding, layers, LM head and swap-ins), fused
+// F&B items interleaved segment by segment, swap-in prefetch for the next
+// item, the step prologue (EDPB expert migration), the optimizer
+// (gradient reduce-scatter/all-reduce, AdamW, parameter all-gather), and
+// Finalize, which numbers collectives and readies a block to run.
+#include <algorithm>
+#include <cmath>
+
+#include "tracegen/engine_internal.h"
+#include "tracegen/overlap.h"
+#include "tracegen/rng.h"
+
+namespace moetrace::tracegen {
+
+void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) {
+  int32_t chain = -1;
+  const int ms = t.model_stage;
+  const int first = shape.stage_first_layer[ms], count = shape.stage_layers[ms];
+  const bool last_slice = t.down < 0;
+  const double h = shape.hidden, Ns = shape.TokensSeqSplit(), N = shape.TokensPerMicroBatch();
+  const double act_bytes = Ns * h * 2;
+  const int dpi = shape.DpIndex(r.rank), tpi = shape.TpIndex(r.rank);
+  auto p2p = [&](bool send, int peer_stage, int key_stage, bool grad) {
+    Op o;
+    o.name = send ? kSend : kRecv;
+    o.stream = send ? kSSend : kSRecv;
+    o.cat = Category::kP2P;
+    o.phase = grad ? Phase::kBackward : Phase::kForward;
+    o.mb = t.mb;
+    o.ckind = send ? CollectiveKind::kSend : CollectiveKind::kRecv;
+    o.cclass = CommClass::kPP;
+    o.peer = shape.RankOf(peer_stage, dpi, tpi);
+    o.group_size = 2;
+    o.bytes = uint64_t(act_bytes);
+    o.seq = ((int64_t(r.step) * shape.micro_batches + t.mb) * shape.model_stages + key_stage) * 2 + grad;
+    o.xkey = Key(0x9e7, r.step, t.mb, key_stage, grad) ^ Key(std::min(r.rank, o.peer), std::max(r.rank, o.peer));
+    bool inter = shape.Node(r.rank) != shape.Node(o.peer);
+    o.dur = send ? TimeNs((inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns()) + TransferNs(act_bytes, inter)) : 0;
+    return o;
+  };
+  if (!t.backward) {
+    if (t.up >= 0) Add(b, chain, p2p(false, t.up, ms, false));
+    if (ms == 0) Add(b, chain, Compute(kEmbedding, kVector, 0, Ns * h * 4, Phase::kForward, t.mb, kNone, false));
+    for (int l = first; l < first + count; ++l) LayerForward(r, b, chain, l, t.mb, Phase::kForward);
+    if (last_slice) {
+      double V = shape.vocab;
+      Add(b, chain, Compute(kMatMulLmHead, kMatMul, 2 * N * h * V / shape.tp, (h * V / shape.tp + N * h) * 2, Phase::kForward, t.mb, kNone, false));
+      Add(b, chain, Compute(kCrossEntropy, kVector, 0, N * V / shape.tp * 4 * 2, Phase::kForward, t.mb, kNone, false));
+    }
+    if (t.down >= 0) Add(b, chain, p2p(true, t.down, ms + 1, false));
+  } else {
+    // Prefetch every swapped-out activation of this slice on the copy
+    // stream, last layer first, so the copies overlap the backward compute.
+    r.swap_ins.clear();
+    if (cfg.memory().swap()) {
+      for (int l = first + count - 1; l >= first; --l) {
+        auto it = r.acts.find(RankSim::ActKey(t.mb, l));
+        if (it == r.acts.end() || it->second.swapped <= 0) continue;
+        if (r.prefetch_end.count(RankSim::ActKey(t.mb, l))) continue;  // prefetched earlier
+        Op si;
+        si.name = kSwapIn;
+        si.stream = kSCopy;
+        si.cat = Category::kCopy;
+        si.phase = Phase::kBackward;
+        si.flags = kFlagSwapIn | kFlagHostToDevice;
+        si.mb = t.mb;
+        si.layer = l;
+        si.bytes = uint64_t(it->second.swapped);
+        si.dur = TransferNsHost(double(it->second.swapped));
+        b.ops.push_back(si);
+        int32_t idx = static_cast<int32_t>(b.ops.size() - 1);
+        b.mem.push_back({idx, false, uint8_t(CounterKind::kMemActivations), it->second.swapped});
+        r.swap_ins.emplace_back(l, idx);
+      }
+    }
+    if (t.down >= 0) Add(b, chain, p2p(false, t.down, ms, true));
+    if (last_slice) {
+      double V = shape.vocab;
+      Add(b, chain, Compute(kCrossEntropy, kVector, 0, N * V / shape.tp * 4 * 2, Phase::kBackward, t.mb, kNone, true));
+      Add(b, chain, Compute(kMatMulLmHead, kMatMul, 4 * N * h * V / shape.tp, (h * V / shape.tp + N * h) * 4, Phase::kBackward, t.mb, kNone, true));
+    }
+    for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
+    if (ms == 0) Add(b, chain, Compute(kEmbedding, kVector, 0, Ns * h * 4, Phase::kBackward, t.mb, kNone, true));
+    if (t.up >= 0) Add(b, chain, p2p(true, t.up, ms - 1, true));
+  }
+}
+
+void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
+  if (!it.fused) {
+    BuildTask(r, it.a, b);
+    return;
+  }
+  // Fine-grained F&B overlap: interleave the two tasks segment by segment,
+  // a segment ending at a communication op, so that one task's all-to-all
+  // runs while the other computes.
+  BuildTask(r, it.a, b);
+  size_t na = b.ops.size();
+  BuildTask(r, it.b, b);
+  size_t n = b.ops.size();
+  // The backward task communicates on its own HCCL stream, so the two
+  // tasks' all-to-alls do not queue behind each other.
+  for (size_t i = na; i < n; ++i)
+    if (b.ops[i].stream == kSComm) b.ops[i].stream = kSComm2;
+  // Issue order: DualPipe's fixed pattern. Each chain is cut into segments
+  // ending at an expert all-to-all and the segments alternate, so every
+  // all-to-all is in flight while the other chain computes its next
+  // segment (F&B: the backward first, its combine gradient overlapping the
+  // forward's attention; the forward's dispatch the backward's experts; ...).
+  std::vector<OverlapOp> kinds(n);
+  for (size_t i = 0; i < n; ++i) {
+    kinds[i].chain = i < na ? 0 : 1;
+    kinds[i].boundary = b.ops[i].cat == Category::kCollective && (b.ops[i].cclass == CommClass::kEP);
+  }
+  const bool fb = it.a.backward != it.b.backward;
+  std::vector<int32_t> order = AlternateSegments(kinds, fb && it.b.backward ? 1 : 0);
+  std::vector<int32_t> where(n);
+  for (size_t k = 0; k < n; ++k) where[order[k]] = int32_t(k);
+  std::vector<Op> ops(n);
+  for (size_t k = 0; k < n; ++k) {
+    Op o = b.ops[order[k]];
+    if (o.dep >= 0) o.dep = where[o.dep];
+    if (o.dep2 >= 0) o.dep2 = where[o.dep2];
+    if (o.sync_on >= 0) o.sync_on = where[o.sync_on];
+    ops[k] = o;
+  }
+  b.ops = std::move(ops);
+  for (auto& m : b.mem) m.op = where[m.op];
+}
+
+// Swap-ins for the backward task(s) of the next item are issued during this
+// item, so the host-link copies overlap compute instead of delaying the
+// backward.
+void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) {
+  // The prefetch is triggered from the device side (an event recorded when
+  // this item's compute begins, as the swap hooks do), not when the host
+  // builds the item: the host runs far ahead and would otherwise bring every
+  // activation back long before its backward.
+  int32_t trigger = -1;
+  for (size_t i = 0; i < b.ops.size(); ++i)
+    if (b.ops[i].cat == Category::kCompute) {
+      trigger = int32_t(i);
+      break;
+    }
+  for (const PipeTask* t : {&next.a, next.fused ? &next.b : nullptr}) {
+    if (!t || !t->backward) continue;
+    const int ms = t->model_stage;
+    const int first = shape.stage_first_layer[ms], count = shape.stage_layers[ms];
+    for (int l = first + count - 1; l >= first; --l) {
+      uint64_t key = RankSim::ActKey(t->mb, l);
+      auto it = r.acts.find(key);
+      if (it == r.acts.end() || it->second.swapped <= 0 || r.prefetch_end.count(key)) continue;
+      Op si;
+      si.name = kSwapIn;
+      si.stream = kSCopy;
+      si.cat = Category::kCopy;
+      si.phase = Phase::kBackward;
+      si.flags = kFlagSwapIn | kFlagHostToDevice;
+      si.mb = t->mb;
+      si.layer = l;
+      si.bytes = uint64_t(it->second.swapped);
+      si.dur = TransferNsHost(double(it->second.swapped));
+      si.prefetch_key = int64_t(key);
+      si.dep = trigger;
+      b.ops.push_back(si);
+      b.mem.push_back({int32_t(b.ops.size() - 1), false, uint8_t(CounterKind::kMemActivations),
+                       it->second.swapped});
+      r.prefetch_end[key] = kBaseTime;  // pending: filled in when the copy runs
+    }
+  }
+}
+
+void EngineImpl::BuildPrologue(RankSim& r, Block& b) {
+  const auto& rc = cfg.routing();
+  if (!rc.edpb() || r.step == 0 || r.step % std::max(1, rc.edpb_interval()) != 0) return;
+  // EDPB migration: experts whose predicted-load placement changed move
+  // (weights + optimizer states) between EP ranks.
+  const int g = shape.expert_group;
+  std::vector<double> moved(g, 0);
+  auto held = [&](int ms, int l) { (void)ms; return shape.IsMoe(l); };
+  std::vector<int> layers;
+  auto add_slice = [&](int ms) {
+    for (int l = shape.stage_first_layer[ms]; l < shape.stage_first_layer[ms] + shape.stage_layers[ms]; ++l)
+      if (held(ms, l)) layers.push_back(l);
+  };
+  if (shape.schedule == "dualpipe") {
+    add_slice(r.stage);
+    if (shape.pp - 1 - r.stage != r.stage) add_slice(shape.pp - 1 - r.stage);
+  } else {
+    for (int c = 0; c < shape.vpp; ++c) add_slice(c * shape.pp + r.stage);
+  }
+  if (layers.empty() || g <= 1) return;
+  const double bytes_per_expert = shape.ExpertParamsEach() * 14.0;  // bf16 weights + fp32 states
+  int interval = std::max(1, rc.edpb_interval());
+  for (int l : layers) {
+    auto before = Placement(l, r.step - interval);
+    auto after = Placement(l, r.step);
+    for (size_t e = 0; e < before.size(); ++e)
+      if (before[e] != after[e]) moved[before[e]] += bytes_per_expert;
+  }
+  double worst = *std::max_element(moved.begin(), moved.end());
+  std::vector<int32_t> members = shape.EpGroup(r.rank);
+  int32_t chain = -1;
+  Op o = Collective(r, kExpertMigration, CollectiveKind::kAllToAllV, CommClass::kEP,
+                    shape.EpGroupId(r.rank), members, moved[shape.EpPosition(r.rank)],
+                    Phase::kOptimizer, kNone, kNone, false);
+  bool inter = shape.SpansNodes(members);
+  o.dur = TimeNs((members.size() - 1) * (inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns()) +
+                 TransferNs(worst, inter));
+  Add(b, chain, o);
+}
+
+void EngineImpl::BuildOptimizer(RankSim& r, Block& b) {
+  double dense = 0, expert = 0;
+  ComputeParams(r.stage, &dense, &expert);
+  const int st = r.stage, dpi = shape.DpIndex(r.rank), tpi = shape.TpIndex(r.rank);
+  const int edp = shape.dp / shape.ep;
+  const bool dist = cfg.memory().distributed_optimizer();
+  int32_t chain = -1;
+  const auto& dp_members = r.Members(3, shape);
+  const auto& edp_members = r.Members(4, shape);
+  uint64_t dp_gid = GroupUid(3, st, tpi);
+  uint64_t edp_gid = GroupUid(4, st, (dpi % shape.ep) * shape.tp + tpi);
+  auto grads = [&](OpName n, CollectiveKind k, uint64_t gid, const std::vector<int32_t>& m, double bytes) {
+    if (m.size() <= 1 || bytes <= 0) return;
+    Add(b, chain, Collective(r, n, k, CommClass::kDP, gid, m, bytes, Phase::kOptimizer, kNone, kNone, false));
+  };
+  grads(kReduceScatterGradsDp, dist ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+        dp_gid, dp_members, dense * 4);
+  grads(kReduceScatterGradsEdp, dist ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
+        edp_gid, edp_members, expert * 4);
+  if (shape.world > 1) {
+    // Gradient-norm clipping: one small all-reduce over every rank (tree).
+    std::vector<int32_t> all;  // size only
+    Op o;
+    o.name = kAllReduceGradNorm;
+    o.stream = kSComm;
+    o.cat = Category::kCollective;
+    o.phase = Phase::kOptimizer;
+    o.ckind = CollectiveKind::kAllReduce;
+    o.cclass = CommClass::kDP;
+    o.group = GroupUid(5, 0, 0);
+    o.group_size = shape.world;
+    o.bytes = 4;
+    double alpha = shape.world > shape.devices_per_node ? hw.alpha_inter_ns() : hw.alpha_intra_ns();
+    o.dur = TimeNs(2 * std::ceil(std::log2(double(shape.world))) * alpha);
+    Add(b, chain, o);
+  }
+  double local = dist ? dense / shape.dp + expert / std::max(1, edp) : dense + expert;
+  Add(b, chain, Compute(kAdamW, kVector, 0, local * 32, Phase::kOptimizer, kNone, kNone, false));
+  // The optimizer starts once every gradient of the step is computed.
+  b.ops.front().after_all = true;
+  if (dist) {
+    grads(kAllGatherParamsDp, CollectiveKind::kAllGather, dp_gid, dp_members, dense * 2);
+    grads(kAllGatherParamsEdp, CollectiveKind::kAllGather, edp_gid, edp_members, expert * 2);
+  }
+}
+
+void EngineImpl::Finalize(RankSim& r, Block& b) {
+  for (Op& o : b.ops) {
+    if (o.cat != Category::kCollective) continue;
+    o.seq = r.NextSeq(o.group);
+    o.xkey = Key(o.group, uint64_t(o.seq), 0xc011);
+  }
+  std::stable_sort(b.mem.begin(), b.mem.end(),
+                   [](const MemAction& x, const MemAction& y) { return x.op < y.op; });
+  size_t n = b.ops.size();
+  r.launch.assign(n, 0);
+  r.end.assign(n, 0);
+  r.state.assign(n, 0);
+  r.corr.assign(n, 0);
+  r.op = 0;
+  r.mem_ptr = 0;
+}
+
+}  // namespace moetrace::tracegen
