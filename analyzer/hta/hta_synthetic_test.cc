@@ -114,7 +114,10 @@ TEST(HtaSynthetic, BadStepNameFailsLoading) {
 }
 
 TEST(HtaSynthetic, MalformedJsonNamesTheFile) {
-  for (const char* text : {R"({"traceEvents": [{"ts": 1, "dur": )", "not json",
+  // Binary (a gzip stream under a .json name) and an unclosed string fail
+  // inside iterate(), before the document has an iterator: no crash.
+  for (const char* text : {"\x1f\x8b\x08\x08\xc2O\x02k\x00\x03\xff\xfe", "{\"traceEvents\": [\"abc",
+                           R"({"traceEvents": [{"ts": 1, "dur": )", "not json",
                            R"({"traceEvents": [{"ts": 1}, ]})", R"({"traceEvents": 5})"}) {
     try {
       ParseKinetoRows("broken.json", text);

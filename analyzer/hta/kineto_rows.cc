@@ -294,8 +294,10 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
   bool fractional = false;
 
   simdjson::ondemand::document doc;
+  bool iterating = false;  // doc has an iterator (iterate() may throw first)
   try {
     doc = parser.iterate(json);
+    iterating = true;
     simdjson::ondemand::object top = doc.get_object();
     for (auto field : top) {
       string_view key = field.unescaped_key();
@@ -406,7 +408,9 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
   } catch (const simdjson::simdjson_error& e) {
     std::string position;
     const char* at = nullptr;
-    if (!doc.current_location().get(at) && at) {
+    // A document that failed in iterate() (invalid UTF-8, unclosed string)
+    // has no iterator to ask: no position then.
+    if (iterating && !doc.current_location().get(at) && at) {
       position = "byte " + std::to_string(at - json.data());
     }
     ThrowInputError(file, position, std::string("malformed JSON: ") + e.what());
