@@ -161,7 +161,9 @@ TEST(Advise, JsonListsProposalsBestFirst) {
   Advised a = AdviseOn(sets);
   ASSERT_GE(a.proposals.size(), 2u);
   for (size_t i = 1; i < a.proposals.size(); ++i) {
-    if (a.proposals[i].predicted) EXPECT_GE(a.proposals[i - 1].gain, a.proposals[i].gain);
+    if (a.proposals[i].predicted) {
+      EXPECT_GE(a.proposals[i - 1].gain, a.proposals[i].gain);
+    }
   }
   const std::string json = ProposalsJson(a.proposals);
   EXPECT_EQ(json.rfind("{\n  \"proposals\": [", 0), 0u);
