@@ -2,12 +2,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <future>
 
-#include "analyzer/analyze.h"
+#include "analyzer/analyze_files.h"
 #include "analyzer/gate.h"
 #include "formats/errors.h"
-#include "formats/open_trace.h"
 
 namespace moetrace {
 
@@ -36,34 +34,17 @@ LoadedInputs LoadInputs(const std::vector<std::string>& inputs, int threads,
     out.analysis = LoadAnalysisJson(inputs[0]);
     return out;
   }
-  std::vector<std::unique_ptr<TraceSource>> sources;
-  std::vector<std::string> kineto;
   for (const std::string& in : inputs) {
     if (IsAnalysisJson(in)) {
       ThrowInputError(in, "", "a saved analysis must be the only input");
     }
-    if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
   }
-  // HTA's figures, from the raw Kineto files, on their own thread while the
-  // importers and the analysis run (as `moetrace analyze` does).
-  std::future<hta::HtaResult> hta_figures;
-  if (!kineto.empty()) {
-    hta_figures = std::async(std::launch::async, [&kineto] { return hta::ComputeHta(kineto); });
-  }
-  for (const std::string& in : inputs) sources.push_back(OpenTrace(in));
   AnalyzeOptions options;
   options.threads = threads;
   options.progress = std::move(progress);
-  auto all = std::make_unique<ConcatSource>(std::move(sources));
-  out.analysis = Analyze(*all, options);
-  if (hta_figures.valid()) {
-    try {
-      AddHtaResult(hta_figures.get(), &out.analysis);
-    } catch (const InputError& e) {
-      out.analysis.add_hta_errors(e.what());
-    }
-  }
-  out.trace = std::move(all);
+  AnalyzedFiles files = AnalyzeFiles(inputs, options);
+  out.analysis = std::move(files.analysis);
+  out.trace = std::move(files.trace);
   return out;
 }
 

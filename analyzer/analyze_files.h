@@ -1,0 +1,26 @@
+// Opens trace files and analyzes them as one trace, the way `analyze`,
+// `report` and `gate` read their inputs: each Kineto file is read and
+// inflated once, parsed by the importer and, on a thread of its own, by
+// HTA's figures (analyzer/hta), which land in the analysis' `hta` section.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyzer/analyze.h"
+#include "analyzer/proto/analysis.pb.h"
+#include "formats/trace_io.h"
+
+namespace moetrace {
+
+struct AnalyzedFiles {
+  analysis::Analysis analysis;
+  std::unique_ptr<TraceSource> trace;  // the ranks of all inputs, in input order
+};
+
+// Throws InputError for an unreadable input; HTA's own failure to load a
+// set is recorded in analysis.hta_errors instead (HTA gives no figures then).
+AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const AnalyzeOptions& options);
+
+}  // namespace moetrace
