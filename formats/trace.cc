@@ -217,11 +217,11 @@ void EventTable::SortByTime() {
 namespace {
 
 template <typename T>
-ElementRange Append(std::vector<T>& flat, std::span<const T> v) {
+ElementRange<T> Append(std::vector<T>& flat, std::span<const T> v) {
   if (flat.size() + v.size() > UINT32_MAX) {
     throw std::length_error("more than 2^32 - 1 communication list elements in one track");
   }
-  const ElementRange r{static_cast<uint32_t>(flat.size()), static_cast<uint32_t>(v.size())};
+  const ElementRange<T> r{static_cast<uint32_t>(flat.size()), static_cast<uint32_t>(v.size())};
   flat.insert(flat.end(), v.begin(), v.end());
   return r;
 }
@@ -231,12 +231,29 @@ bool SameElements(std::span<const T> a, std::span<const T> b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
 
+template <typename T>
+bool Inside(ElementRange<T> r, const std::vector<T>& flat) {
+  return uint64_t{r.begin} + r.size <= flat.size();
+}
+
 }  // namespace
 
-ElementRange Track::AddRanks(std::span<const int32_t> v) { return Append(comm_ranks, v); }
-ElementRange Track::AddSplits(std::span<const uint64_t> v) { return Append(comm_splits, v); }
+RankList Track::AddRanks(std::span<const int32_t> v) { return Append(comm_ranks, v); }
+SplitList Track::AddSplits(std::span<const uint64_t> v) { return Append(comm_splits, v); }
 
+bool Track::CommListsValid() const {
+  for (const CommRecord& c : comms) {
+    if (!Inside(c.group_ranks, comm_ranks) || !Inside(c.send_splits, comm_splits) ||
+        !Inside(c.recv_splits, comm_splits)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Lists every field of Track: a field added there must be added here.
 bool Track::operator==(const Track& o) const {
+  if (!CommListsValid() || !o.CommListsValid()) return false;  // never read out of range
   if (kind != o.kind || role != o.role || counter != o.counter || name != o.name ||
       native_id != o.native_id || events != o.events || sample_ts != o.sample_ts ||
       sample_value != o.sample_value || comms.size() != o.comms.size()) {

@@ -99,14 +99,18 @@ enum EventFlag : uint16_t {
   kFlagStepMarker = 1 << 8,    // marks a step window on a host thread (ProfilerStep#N)
 };
 
-// A run of elements in one of a track's flat element arrays
-// (Track::comm_ranks, Track::comm_splits).
+// A run of elements in one of a track's flat arrays: T says which
+// (int32_t: Track::comm_ranks, uint64_t: Track::comm_splits), so a range
+// cannot be read from the other array.
+template <typename T>
 struct ElementRange {
   uint32_t begin = 0;
   uint32_t size = 0;
   bool empty() const { return size == 0; }
   bool operator==(const ElementRange&) const = default;
 };
+using RankList = ElementRange<int32_t>;
+using SplitList = ElementRange<uint64_t>;
 
 // One collective or p2p operation as seen by one rank. Its list fields are
 // ranges of its track's flat arrays (Track::Ranks / Track::Splits read
@@ -120,12 +124,11 @@ struct CommRecord {
   int32_t group_size = 0;
   int32_t peer = kNone;         // p2p peer rank
   uint64_t bytes = 0;           // this rank's message size
-  ElementRange group_ranks;  // in comm_ranks: global ranks of the group, when known
-  // In comm_splits: per-peer split sizes of an all-to-all(v), in the
-  // source's unit (bytes for tracegen, elements for Kineto); only their
-  // ratios are used.
-  ElementRange send_splits;
-  ElementRange recv_splits;
+  RankList group_ranks;  // global ranks of the group, when known
+  // Per-peer split sizes of an all-to-all(v), in the source's unit (bytes
+  // for tracegen, elements for Kineto); only their ratios are used.
+  SplitList send_splits;
+  SplitList recv_splits;
   // Compares the ranges, not the elements: Track's == compares contents.
   bool operator==(const CommRecord&) const = default;
 };
@@ -191,17 +194,21 @@ struct Track {
   std::vector<TimeNs> sample_ts;      // counters: sample times
   std::vector<double> sample_value;   // counters: value from that time on
 
-  std::span<const int32_t> Ranks(ElementRange r) const {
+  // The elements of a list of one of this track's records (the range must
+  // come from this track: importers and the native reader guarantee it).
+  std::span<const int32_t> Ranks(RankList r) const {
     return {comm_ranks.data() + r.begin, r.size};
   }
-  std::span<const uint64_t> Splits(ElementRange r) const {
+  std::span<const uint64_t> Splits(SplitList r) const {
     return {comm_splits.data() + r.begin, r.size};
   }
-  std::span<uint64_t> Splits(ElementRange r) { return {comm_splits.data() + r.begin, r.size}; }
-  // Appends elements and returns their range (throws std::length_error past
-  // 2^32 - 1 elements in a track).
-  ElementRange AddRanks(std::span<const int32_t> v);
-  ElementRange AddSplits(std::span<const uint64_t> v);
+  std::span<uint64_t> Splits(SplitList r) { return {comm_splits.data() + r.begin, r.size}; }
+  // Appends elements (not a span of this track's own arrays) and returns
+  // their range; throws std::length_error past 2^32 - 1 elements in a track.
+  RankList AddRanks(std::span<const int32_t> v);
+  SplitList AddSplits(std::span<const uint64_t> v);
+  // Whether every record's lists lie inside the arrays.
+  bool CommListsValid() const;
   // Equal fields, comm records equal in content (wherever their elements
   // lie in the flat arrays).
   bool operator==(const Track& o) const;

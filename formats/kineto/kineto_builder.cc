@@ -624,16 +624,27 @@ void KinetoBuilder::BuildCommRecords() {
           group = group.empty() ? args->pg_desc : args->pg_desc + ":" + group;
         }
         rec.group = rank_->strings.Intern(group);
-        rec.group_size = args->group_size > 0 ? int32_t(args->group_size) : 0;
+        rec.group_size = args->group_size > 0 && args->group_size <= INT32_MAX
+                             ? int32_t(args->group_size) : 0;
         rec.group_ranks = tr.AddRanks(args->group_ranks);
-        if (rec.group_ranks.empty() && args->rank_start >= 0 && rec.group_size > 0 &&
-            rec.group_size <= 1 << 20) {
-          int64_t stride = args->rank_stride > 0 ? args->rank_stride : 1;
-          std::vector<int32_t> ranks(size_t(rec.group_size));
-          for (int32_t r = 0; r < rec.group_size; ++r) {
-            ranks[size_t(r)] = int32_t(args->rank_start + r * stride);
+        if (rec.group_ranks.empty() && args->rank_start >= 0 && rec.group_size > 0) {
+          // "Global rank start" and "Global rank stride" spell out the
+          // members; a few bytes of event can ask for a million of them, so
+          // only plausible groups are expanded, within a budget per track.
+          const int64_t stride = args->rank_stride > 0 ? args->rank_stride : 1;
+          const bool fits = rec.group_size <= 1 << 20 && stride <= INT32_MAX &&
+                            args->rank_start <= INT32_MAX &&
+                            args->rank_start + (rec.group_size - 1) * stride <= INT32_MAX &&
+                            tr.comm_ranks.size() + size_t(rec.group_size) <= kMaxExpandedRanks;
+          if (fits) {
+            std::vector<int32_t> ranks(size_t(rec.group_size));
+            for (int32_t r = 0; r < rec.group_size; ++r) {
+              ranks[size_t(r)] = int32_t(args->rank_start + r * stride);
+            }
+            rec.group_ranks = tr.AddRanks(ranks);
+          } else {
+            ++group_ranks_not_expanded_;
           }
-          rec.group_ranks = tr.AddRanks(ranks);
         }
         int64_t n = std::max(args->in_nelems, args->out_nelems);
         int es = DtypeSize(args->dtype);
@@ -755,6 +766,7 @@ void KinetoBuilder::FlushStats() {
   put("comm.from_external_id", comm_from_external_id_);
   put("comm.from_host_context", comm_from_host_context_);
   put("comm.from_kernel_name_only", comm_from_name_only_);
+  put("skipped.group_ranks_expansion", group_ranks_not_expanded_);
   put("schema.legacy", legacy_schema_ ? 1 : 0);
 }
 

@@ -149,7 +149,10 @@ class KinetoBuilder {
   void SawDeviceOp(bool has_correlation);
   int64_t ts_non_integer_ = 0, ts_strings_ = 0, negative_durations_ = 0;
   int64_t flows_linked_ = 0, launches_by_correlation_ = 0, comm_from_kernel_args_ = 0,
-          comm_from_external_id_ = 0, comm_from_host_context_ = 0, comm_from_name_only_ = 0;
+          comm_from_external_id_ = 0, comm_from_host_context_ = 0, comm_from_name_only_ = 0,
+          group_ranks_not_expanded_ = 0;
+  // Group members spelled out from a rank start and stride, per track.
+  static constexpr size_t kMaxExpandedRanks = size_t{1} << 26;
   bool legacy_schema_ = false;
 };
 

@@ -577,6 +577,7 @@ template <typename U, Transform X, bool Check>
 bool Decode(uint32_t w, const uint8_t* p, size_t avail, size_t m, U* out, uint64_t base,
             int64_t* prev, const int64_t* dur, int64_t lo, int64_t hi) {
   // Eight rows per step where the CPU allows (a few rows: the setup costs more).
+  static_assert(kPacked == 0 && kDelta == 1 && kGap == 2, "avx512_decode's transform numbers");
   if (m >= 16 && avx512_decode::Usable()) {
     const avx512_decode::Column c{p, w, base, dur, lo, hi};
     return avx512_decode::Decode(X, Check, m * sizeof(U) >= kStreamBytes, c, m, prev, out);

@@ -105,8 +105,8 @@ inline int64_t WrapAdd(int64_t a, uint64_t b) {
 }
 
 // Decodes one column row by row in order, in as many pieces as the caller
-// likes (a block's events in one piece; comm vector elements record by
-// record, straight into each record's vector). Writes each value once into
+// likes (the native reader decodes a block's column in one piece). Writes
+// each value once into
 // caller-owned memory: no allocation, no intermediate buffer. The data is
 // untrusted: every problem is reported as a description (never UB): sizes
 // are checked by Init, values against [lo, hi] as they are decoded.

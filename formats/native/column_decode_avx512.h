@@ -13,8 +13,8 @@
 
 namespace moetrace::native::avx512_decode {
 
-// True when the CPU has AVX-512 F, BW, VL, DQ and VBMI and the test cap
-// (SetSimdLevelCapForTesting below 3) does not forbid them.
+// True when the CPU has AVX-512 F, BW, VL, DQ and VBMI (and BMI2) and the
+// test cap (SetSimdLevelCapForTesting below 3) does not forbid them.
 bool Usable();
 
 struct Column {
@@ -25,7 +25,8 @@ struct Column {
   int64_t lo, hi;       // range each value must lie in (when checked)
 };
 
-// Decodes `m` rows into out[0, m): transform 0 PACKED, 1 DELTA, 2 GAP
+// Decodes `m` rows into out[0, m) (aligned to sizeof(U), as any U array
+// is): transform 0 PACKED, 1 DELTA, 2 GAP
 // (uint64_t output only); *prev is the DELTA/GAP state of column_codec's
 // ColumnReader, updated. With `check`, returns whether a value fell
 // outside [lo, hi]; `stream` writes with non-temporal stores.

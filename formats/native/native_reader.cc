@@ -498,12 +498,12 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
     r.group_size = static_cast<int32_t>(v[native::CM_GROUP_SIZE][i]);
     r.peer = static_cast<int32_t>(v[native::CM_PEER][i]);
     r.bytes = static_cast<uint64_t>(v[native::CM_BYTES][i]);
-    ElementRange* lists[3] = {&r.group_ranks, &r.send_splits, &r.recv_splits};
-    for (int k = 0; k < 3; ++k) {
-      const uint64_t len = static_cast<uint64_t>(v[len_fields[k]][i]);
-      *lists[k] = {static_cast<uint32_t>(first[k]), static_cast<uint32_t>(len)};
-      first[k] += len;
-    }
+    uint32_t len[3];
+    for (int k = 0; k < 3; ++k) len[k] = static_cast<uint32_t>(v[len_fields[k]][i]);
+    r.group_ranks = {static_cast<uint32_t>(first[0]), len[0]};
+    r.send_splits = {static_cast<uint32_t>(first[1]), len[1]};
+    r.recv_splits = {static_cast<uint32_t>(first[2]), len[2]};
+    for (int k = 0; k < 3; ++k) first[k] += len[k];
   }
 }
 
