@@ -124,5 +124,30 @@ TEST(NativeCorruption, LimitsBoundWhatAFileCanAllocate) {
   EXPECT_THROW(Decode(bytes, tiny_records), InputError);
 }
 
+// A few hundred bytes of constant columns can describe millions of rows:
+// the reader refuses a rank whose decoded size exceeds the memory limit
+// before allocating it.
+TEST(NativeCorruption, MemoryLimitRefusesHugeRanksOfConstantColumns) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& tr = r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "t", 1);
+  tr.events.Resize(1 << 20);  // every column at its default: nothing stored
+  const std::string bytes = Encode(t);
+  ASSERT_LT(bytes.size(), 4096u);
+  NativeReadOptions limit;
+  limit.max_rank_bytes = 64 << 20;  // the rank needs 1 Mi x 64 bytes and a bit
+  try {
+    Decode(bytes, limit);
+    FAIL() << "a rank above the memory limit was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bytes of memory once decoded, more than the limit of "
+                                         "67108864"),
+              std::string::npos)
+        << e.what();
+  }
+  limit.max_rank_bytes = 128 << 20;
+  EXPECT_EQ(Decode(bytes, limit).ranks[0].tracks[0].events.size(), size_t{1} << 20);
+}
+
 }  // namespace
 }  // namespace moetrace

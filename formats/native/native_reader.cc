@@ -113,6 +113,10 @@ constexpr const char* kCommFieldNames[] = {
 constexpr const char* kSampleFieldNames[] = {"?", "ts", "value"};
 constexpr int kEventFields = 14, kCommFields = 14, kSampleFields = 3;
 
+// Memory of one event in an EventTable (one element of each column).
+constexpr uint64_t kEventBytes =
+    2 * sizeof(TimeNs) + sizeof(StringId) + sizeof(Category) + sizeof(Phase) + sizeof(uint16_t) +
+    sizeof(int64_t) + 4 * sizeof(int32_t) + 2 * sizeof(uint64_t);
 constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
@@ -137,6 +141,9 @@ class NativeSource : public TraceSource {
  public:
   NativeSource(std::unique_ptr<ByteSource> bytes, std::string name, NativeReadOptions opts)
       : bytes_(std::move(bytes)), name_(std::move(name)), opts_(opts) {
+    max_rank_bytes_ = opts_.max_rank_bytes != 0
+                          ? opts_.max_rank_bytes
+                          : std::max<uint64_t>(uint64_t{2} << 30, bytes_->size() * 1024);
     Open();
   }
   const Metadata& metadata() const override { return metadata_; }
@@ -160,6 +167,7 @@ class NativeSource : public TraceSource {
     std::vector<uint8_t> in_place;       // per track: see DecodeEvents
     // Per track: elements of comm_ranks and comm_splits decoded so far.
     std::vector<uint64_t> elements;
+    uint64_t memory_left = 0;  // of the rank's memory budget
   };
 
   [[noreturn]] void Fail(uint64_t offset, std::string_view what) const {
@@ -195,6 +203,7 @@ class NativeSource : public TraceSource {
   }
 
   std::unique_ptr<ByteSource> bytes_;
+  uint64_t max_rank_bytes_ = 0;
   std::string name_;
   NativeReadOptions opts_;
   Metadata metadata_;
@@ -456,6 +465,13 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
                     "' missing although its lengths are not all 0");
     }
   }
+  const uint64_t list_bytes = total[0] * sizeof(int32_t) + (total[1] + total[2]) * sizeof(uint64_t);
+  if (list_bytes > s.memory_left) {
+    Fail(off, "comms block: " + std::to_string(total[0] + total[1] + total[2]) +
+                  " list elements exceed the rank's memory limit of " +
+                  std::to_string(max_rank_bytes_) + " bytes");
+  }
+  s.memory_left -= list_bytes;
   uint64_t& ranks_at = used[0];
   uint64_t& splits_at = used[1];
   if (ranks_at + total[0] > UINT32_MAX || splits_at + total[1] + total[2] > UINT32_MAX) {
@@ -590,6 +606,21 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     }
     budget -= bi.count();
   }
+  // The memory the rows will take, before any is allocated; comm list
+  // elements are counted as their blocks are decoded (DecodeComms).
+  uint64_t memory = ntracks * sizeof(Track);
+  for (size_t i = 0; i < ntracks; ++i) {
+    memory += rows[i * 3 + native::EVENTS] * kEventBytes +
+              rows[i * 3 + native::COMMS] * sizeof(CommRecord) +
+              rows[i * 3 + native::SAMPLES] * (sizeof(TimeNs) + sizeof(double));
+  }
+  if (memory > max_rank_bytes_) {
+    Fail(hoff, "rank would take " + std::to_string(memory) + " bytes of memory once decoded, " +
+                   "more than the limit of " + std::to_string(max_rank_bytes_) +
+                   (opts_.max_rank_bytes == 0 ? " (1024 x the file's size, at least 2 GiB)" : "") +
+                   ": the file is corrupt or hostile");
+  }
+  s.memory_left = max_rank_bytes_ - memory;
   for (size_t i = 0; i < ntracks; ++i) {
     const native::TrackDescriptor& d = h.tracks(static_cast<int>(i));
     if (d.kind() > static_cast<uint32_t>(TrackKind::kCounter) ||

@@ -16,6 +16,9 @@ struct NativeReadOptions {
   uint64_t max_record_bytes = 1ull << 30;
   // Largest rank: events + comm records + comm vector elements + samples.
   uint64_t max_rank_rows = 1ull << 32;
+  // Largest rank in memory once decoded (a few KB of constant columns can
+  // describe billions of rows). 0: 1024 x the file's size, at least 2 GiB.
+  uint64_t max_rank_bytes = 0;
 };
 
 // Opens an .mtrace file: reads and validates the trailer, the footer index

@@ -32,6 +32,7 @@ void ReadEverything(const std::string& bytes) {
   NativeReadOptions opts;
   opts.max_record_bytes = 16 << 20;
   opts.max_rank_rows = 1 << 20;
+  opts.max_rank_bytes = 256 << 20;
   try {
     auto src = OpenNativeBuffer(bytes, "fuzz.mtrace", opts);
     for (size_t i = 0; i < src->rank_count(); ++i) src->ReadRank(i);
