@@ -61,6 +61,12 @@ TEST(Track, ComparesCommListsByContent) {
   b.comm_splits[1] = 3;
   b.comm_ranks[1] = 6;
   EXPECT_FALSE(a == b);
+  // A range outside the arrays makes the track invalid (and unequal even to
+  // itself) instead of being read.
+  EXPECT_TRUE(a.CommListsValid());
+  a.comms[0].send_splits = {2, 5};
+  EXPECT_FALSE(a.CommListsValid());
+  EXPECT_FALSE(a == a);
 }
 
 TEST(Names, CategoryRoundTrip) {

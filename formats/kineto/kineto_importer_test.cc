@@ -357,6 +357,23 @@ TEST(KinetoImporter, CollectiveArgsOnTheKernel) {
   EXPECT_EQ(Stat(r, "comm.from_kernel_args"), 3);
 }
 
+// Members spelled out by start and stride are expanded only when they are
+// int32 ranks: a stride that overflows, or a group past 2^20, is counted
+// and left unexpanded instead of allocating or wrapping.
+TEST(KinetoImporter, ImplausibleRankStrideIsNotExpanded) {
+  Rank r = ImportKinetoJson(R"J({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllGather_RING_LL_Sum_int8_t(x)", "pid": 0, "tid": 7, "ts": 1, "dur": 5, "args": {"stream": 7, "correlation": 1, "Collective name": "_allgather_base", "Group size": 4, "Global rank start": 0, "Global rank stride": 4611686018427387904, "Process Group Name": "1"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllGather_RING_LL_Sum_int8_t(x)", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"stream": 7, "correlation": 2, "Collective name": "_allgather_base", "Group size": 2000000, "Global rank start": 0, "Global rank stride": 1, "Process Group Name": "1"}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllGather_RING_LL_Sum_int8_t(x)", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"stream": 7, "correlation": 3, "Collective name": "_allgather_base", "Group size": 3, "Global rank start": 2147483646, "Global rank stride": 1, "Process Group Name": "1"}}
+  ]})J", "trace_rank_0.json");
+  const Track& s = r.tracks[0];
+  ASSERT_EQ(s.comms.size(), 3u);
+  for (const CommRecord& c : s.comms) EXPECT_TRUE(c.group_ranks.empty());
+  EXPECT_TRUE(s.comm_ranks.empty());
+  EXPECT_EQ(s.comms[1].group_size, 2000000);
+  EXPECT_EQ(Stat(r, "skipped.group_ranks_expansion"), 3);
+}
+
 TEST(KinetoImporter, BadInputMessages) {
   EXPECT_EQ(ErrorOf(""), "t.json: byte 0: expected a JSON object, got an empty file");
   EXPECT_EQ(ErrorOf("[1, 2]"),

@@ -13,12 +13,20 @@ std::shared_ptr<const WholeTraceFile> SharedTraceFiles::Get(const std::string& p
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto [it, inserted] = entries_.try_emplace(key);
-    if (inserted) {
+    if (inserted && waiting_ < max_waiting_) {
       it->second.file = promise.get_future().share();
       first = true;
+      ++waiting_;
     }
     file = it->second.file;
-    if (++it->second.taken >= readers_) entries_.erase(it);
+    if (++it->second.taken >= readers_) {
+      if (file.valid()) --waiting_;
+      entries_.erase(it);
+    }
+  }
+  if (!file.valid()) {  // too many buffers waiting: read it for this reader alone
+    auto whole = std::make_shared<WholeTraceFile>(ReadWholeTraceFile(path));
+    return whole;
   }
   if (first) {
     try {

@@ -154,6 +154,28 @@ TEST_F(WholeTraceFileTest, SharedFilesReadOncePerReaders) {
   EXPECT_EQ(Str(c->text), text);
 }
 
+// One reader far ahead of the other: only `max_waiting` buffers are kept
+// for the one behind; later files are read by each reader on its own.
+TEST_F(WholeTraceFileTest, SharedFilesKeepAtMostMaxWaitingBuffers) {
+  std::vector<std::string> paths;
+  for (int i = 0; i < 4; ++i) {
+    paths.push_back(Write("r" + std::to_string(i) + ".json.gz", Gzip(Text(1000 + i))));
+  }
+  SharedTraceFiles shared(2, /*max_waiting=*/2);
+  std::vector<std::shared_ptr<const WholeTraceFile>> ahead, behind;
+  for (const std::string& p : paths) ahead.push_back(shared.Get(p));
+  for (const std::string& p : paths) behind.push_back(shared.Get(p));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(Str(behind[i]->text), Text(1000 + i)) << i;
+    // Files 0 and 1 were kept for the reader behind; 2 and 3 read twice.
+    EXPECT_EQ(ahead[i].get() == behind[i].get(), i < 2) << i;
+  }
+  // Every entry was taken by both readers, so nothing waits any more: the
+  // next pair of Gets shares one buffer again.
+  std::shared_ptr<const WholeTraceFile> first = shared.Get(paths[3]);
+  EXPECT_EQ(shared.Get(paths[3]).get(), first.get());
+}
+
 TEST_F(WholeTraceFileTest, SharedFilesGiveTheErrorToEveryReader) {
   std::string p = Write("bad.json.gz", Gzip(Text(1000)).substr(0, 30));
   SharedTraceFiles shared(2);

@@ -93,9 +93,9 @@ TEST(ColumnCodec, ExtremesWrapAround) {
   }
 }
 
-// ColumnReader decodes a column in pieces of any size (comm vectors are
-// decoded record by record): the same values as in one piece, for every
-// encoding, with runs and deltas carried across pieces.
+// ColumnReader decodes a column in pieces of any size: the same values as
+// in one piece, for every encoding, with runs and deltas carried across
+// pieces.
 TEST(ColumnCodec, ReaderDecodesInPieces) {
   std::vector<std::vector<int64_t>> columns;
   std::vector<int64_t> runs, steps, wide, packed3;
