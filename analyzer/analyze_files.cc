@@ -1,12 +1,11 @@
 #include "analyzer/analyze_files.h"
 
 #include <algorithm>
-#include <future>
 
 #include "analyzer/hta/hta.h"
+#include "analyzer/hta/imported_rows.h"
 #include "formats/errors.h"
 #include "formats/kineto/kineto_importer.h"
-#include "formats/kineto/shared_trace_files.h"
 #include "formats/open_trace.h"
 
 namespace moetrace {
@@ -16,26 +15,25 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
   for (const std::string& in : inputs) {
     if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
   }
-  // Two readers per Kineto file: the importer and HTA's rows.
-  auto shared = std::make_shared<SharedTraceFiles>(/*readers_per_file=*/2);
+  // The importer reads each Kineto file whole, in one pass that also gives
+  // HTA's rows.
+  hta::ImportedRows imported;
+  KinetoOpenOptions kineto_options;
+  kineto_options.whole_files = true;
+  kineto_options.observer = [&imported](const std::string& path, bool inflated) {
+    return imported.ObserverFor(path, inflated);
+  };
   std::vector<std::unique_ptr<TraceSource>> sources;
   for (const std::string& in : inputs) {
     const bool is_kineto = std::find(kineto.begin(), kineto.end(), in) != kineto.end();
-    sources.push_back(is_kineto ? OpenKineto(in, shared) : OpenTrace(in));
-  }
-  // Started once the sources are open: opening (a few small reads) is
-  // slowed several times over by page faults of an inflate running beside it.
-  std::future<hta::HtaResult> hta_figures;
-  if (!kineto.empty()) {
-    hta_figures = std::async(std::launch::async,
-                             [&kineto, shared] { return hta::ComputeHta(kineto, shared.get()); });
+    sources.push_back(is_kineto ? OpenKineto(in, kineto_options) : OpenTrace(in));
   }
   AnalyzedFiles out;
   out.trace = std::make_unique<ConcatSource>(std::move(sources));
   out.analysis = Analyze(*out.trace, options);
-  if (hta_figures.valid()) {
+  if (!kineto.empty()) {
     try {
-      AddHtaResult(hta_figures.get(), &out.analysis);
+      AddHtaResult(hta::ComputeHta(kineto, &imported), &out.analysis);
     } catch (const InputError& e) {
       // Where HTA itself fails to load the set it gives no figures either.
       out.analysis.add_hta_errors(e.what());

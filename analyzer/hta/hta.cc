@@ -7,7 +7,7 @@
 #include "analyzer/hta/flat_id_map.h"
 #include "analyzer/hta/numpy_sort.h"
 #include "formats/errors.h"
-#include "formats/kineto/shared_trace_files.h"
+#include "analyzer/hta/imported_rows.h"
 
 namespace moetrace::hta {
 namespace {
@@ -408,24 +408,16 @@ HtaResult ComputeHtaOnRows(std::vector<RankRows> all) {
 
 HtaResult ComputeHta(const std::vector<std::string>& paths) { return ComputeHta(paths, nullptr); }
 
-HtaResult ComputeHta(const std::vector<std::string>& paths, SharedTraceFiles* shared) {
+HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* imported) {
   std::vector<std::string> files;
   for (const std::string& p : paths) {
     for (std::string& f : ListTraceFiles(p)) files.push_back(std::move(f));
   }
   std::vector<RankRows> rows;
   for (const std::string& f : files) {
-    if (shared) {
-      std::shared_ptr<const WholeTraceFile> whole = shared->Get(f);
-      // HTA gunzips by name, the importer by content: they agree unless a
-      // ".json" holds gzip data (HTA then fails on it, and so do we).
-      const bool gz_name = f.size() >= 2 && f.compare(f.size() - 2, 2, "gz") == 0;
-      if (!whole->gzip || gz_name) {
-        rows.push_back(ParseKinetoRows(f, whole->text.view(), whole->text.padded_size()));
-        continue;
-      }
-    }
-    rows.push_back(ParseKinetoRows(f, ReadMaybeGzip(f)));
+    std::optional<RankRows> r;
+    if (imported) r = imported->Take(f);
+    rows.push_back(r ? std::move(*r) : ParseKinetoRows(f, ReadMaybeGzip(f)));
   }
   return ComputeHtaOnRows(std::move(rows));
 }

@@ -44,17 +44,11 @@ struct HtaResult {
 // `paths`: Kineto JSON files and/or directories of them (one trace set).
 // Throws InputError for unreadable files or an HTA loading failure.
 HtaResult ComputeHta(const std::vector<std::string>& paths);
-}  // namespace moetrace::hta
 
-namespace moetrace {
-class SharedTraceFiles;
-}
-
-namespace moetrace::hta {
-// The same, reading the files through `files` (formats/kineto/
-// shared_trace_files.h) so that they are inflated once for HTA and the
-// importer together.
-HtaResult ComputeHta(const std::vector<std::string>& paths, SharedTraceFiles* files);
+class ImportedRows;
+// The same, taking the rows of the files the importer read from `imported`
+// (analyzer/hta/imported_rows.h) and reading only the others.
+HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* imported);
 
 // The same on rows already read (tests build rows by hand). Aligns them.
 HtaResult ComputeHtaOnRows(std::vector<RankRows> ranks);

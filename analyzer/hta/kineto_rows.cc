@@ -15,6 +15,7 @@
 
 #include "formats/errors.h"
 #include "formats/kineto/json_key.h"
+#include "formats/kineto/raw_value.h"
 
 namespace moetrace::hta {
 namespace {
@@ -60,50 +61,38 @@ bool ParseDouble(string_view s, double* out) {
 }
 
 // A number token (or numeric string) truncated toward zero; -1 otherwise.
-int64_t ToIntId(simdjson::ondemand::value v) {
-  using simdjson::ondemand::json_type;
-  json_type t;
-  if (v.type().get(t)) return -1;
-  if (t == json_type::number) {
-    string_view tok = v.raw_json_token();
+int64_t ToIntId(const KinetoRawValue& v) {
+  if (v.type == KinetoRawValue::kNumber) {
+    string_view tok = v.text;
     if (IsIntegerLiteral(tok)) {
       int64_t x = 0;
-      size_t b = 0;
-      auto r = std::from_chars(tok.data() + b, tok.data() + tok.size(), x);
+      auto r = std::from_chars(tok.data(), tok.data() + tok.size(), x);
       if (r.ec == std::errc()) return x;
     }
     double d;
     if (!ParseDouble(tok, &d) || !std::isfinite(d)) return -1;
     return static_cast<int64_t>(std::trunc(d));
   }
-  if (t == json_type::string) {
-    string_view s;
-    if (v.get_string().get(s)) return -1;
+  if (v.type == KinetoRawValue::kString) {
     double d;
-    if (!ParseDouble(s, &d) || !std::isfinite(d)) return -1;
+    if (!ParseDouble(v.text, &d) || !std::isfinite(d)) return -1;
     return static_cast<int64_t>(std::trunc(d));
   }
   return -1;
 }
 
-// ts/dur of one entry as written.
-struct Num {
-  enum Kind : uint8_t { kAbsent, kInt, kOther, kNonNumber } kind = kAbsent;
-  int64_t i = 0;
-  double d = 0;
-};
+using Num = RowNum;
 
-Num ReadNum(simdjson::ondemand::value v) {
-  using simdjson::ondemand::json_type;
+// Absent and null read as kAbsent, other non-numbers as kNonNumber: the
+// two are alike for ts and dur (neither is an integer, neither a duration).
+Num ReadNum(const KinetoRawValue& v) {
   Num n;
-  json_type t;
-  if (v.type().get(t)) return n;
-  if (t == json_type::null) return n;
-  if (t != json_type::number) {
+  if (v.type == KinetoRawValue::kAbsent || v.type == KinetoRawValue::kNull) return n;
+  if (v.type != KinetoRawValue::kNumber) {
     n.kind = Num::kNonNumber;
     return n;
   }
-  string_view tok = v.raw_json_token();
+  string_view tok = v.text;
   // Integers (nearly every ts/dur) skip the double parser: converting the
   // int64 rounds to nearest like from_chars does on the same digits.
   if (IsIntegerLiteral(tok)) {
@@ -281,155 +270,73 @@ RankRows ParseKinetoRows(const std::string& file, std::string text) {
   return ParseKinetoRows(file, std::string_view(text), text.capacity());
 }
 
-RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t padded_size) {
-  RankRows rows;
-  rows.file = file;
-  rows.rank = FindRank(text);
-  simdjson::padded_string_view json(text.data(), text.size(), padded_size);
-  simdjson::ondemand::parser parser;
+RowsBuilder::RowsBuilder(std::string file) { rows_.file = std::move(file); }
 
-  // Raw per-row values until the timestamp mode of the file is known.
-  std::vector<Num> ts_raw;
-  std::vector<double> dur_raw;
-  bool fractional = false;
+void RowsBuilder::Restart() {
+  std::string file = std::move(rows_.file);
+  rows_ = RankRows();
+  rows_.file = std::move(file);
+  ts_raw_.clear();
+  dur_raw_.clear();
+  fractional_ = false;
+}
 
-  simdjson::ondemand::document doc;
-  bool iterating = false;  // doc has an iterator (iterate() may throw first)
-  try {
-    doc = parser.iterate(json);
-    iterating = true;
-    simdjson::ondemand::object top = doc.get_object();
-    for (auto field : top) {
-      string_view key = field.unescaped_key();
-      if (key != "traceEvents") continue;
-      // A repeated key: the last occurrence wins.
-      {
-        int64_t rank = rows.rank;
-        rows = RankRows();
-        rows.file = file;
-        rows.rank = rank;
-      }
-      ts_raw.clear();
-      dur_raw.clear();
-      fractional = false;
-      simdjson::ondemand::array events = field.value().get_array();
-      int64_t idx = -1;
-      for (simdjson::ondemand::value ev : events) {
-        ++idx;
-        simdjson::ondemand::object obj;
-        if (ev.get_object().get(obj)) {
-          fractional = true;  // no integer ts
-          continue;
-        }
-        Num ts, dur;
-        bool has_cat = false, cat_is_trace = false, idle_cat = false;
-        bool cat_step = false;
-        string_view cat_step_str;
-        // On-demand keeps every unescaped string in the parser's buffer
-        // until the next document: views stay valid, no copy per event.
-        string_view name;
-        bool has_name = false;
-        int64_t stream = -1, corr = -1;
-        for (auto fr : obj) {
-          if (fr.error()) throw simdjson::simdjson_error(fr.error());
-          simdjson::ondemand::field&& f = std::move(fr).value_unsafe();  // no copy
-          string_view k;
-          if (auto err = FieldKey(f, &k)) throw simdjson::simdjson_error(err);
-          simdjson::ondemand::value v = f.value();
-          if (k == "ts") {
-            ts = ReadNum(v);
-          } else if (k == "dur") {
-            dur = ReadNum(v);
-          } else if (k == "cat") {
-            simdjson::ondemand::json_type t = v.type();
-            has_cat = t != simdjson::ondemand::json_type::null;
-            cat_is_trace = false;
-            idle_cat = false;
-            cat_step = false;
-            if (t == simdjson::ondemand::json_type::string) {
-              string_view c = v.get_string();
-              cat_is_trace = c == "Trace";
-              idle_cat = IsIdleCat(c);
-              cat_step = IsStepString(c);
-              if (cat_step) cat_step_str = c;
-            }
-          } else if (k == "name") {
-            has_name = false;
-            if (v.type() == simdjson::ondemand::json_type::string) {
-              name = v.get_string();
-              has_name = true;
-            }
-          } else if (k == "args") {
-            stream = -1;
-            corr = -1;
-            simdjson::ondemand::object args;
-            if (v.get_object().get(args)) continue;
-            for (auto ar : args) {
-              if (ar.error()) throw simdjson::simdjson_error(ar.error());
-              simdjson::ondemand::field&& a = std::move(ar).value_unsafe();
-              string_view ak;
-              if (auto err = FieldKey(a, &ak)) throw simdjson::simdjson_error(err);
-              if (ak == "stream") {
-                stream = ToIntId(a.value());
-              } else if (ak == "correlation") {
-                corr = ToIntId(a.value());
-              }
-            }
-          }
-        }
-        if (ts.kind != Num::kInt) fractional = true;
-        bool has_dur = dur.kind == Num::kInt || dur.kind == Num::kOther;
-        if (!has_dur || !has_cat || cat_is_trace) continue;
-        if (!has_name) name = string_view();
-        uint8_t bits = 0;
-        if (name == "Event Sync" || name == "Context Sync") bits |= kRowGpuSyncName;
-        if (IsLaunchName(name)) bits |= kRowLaunchName;
-        if (idle_cat) bits |= kRowIdleCat;
-        if (IsStepString(name)) {
-          bits |= kRowStepName;
-          rows.step_strings.emplace(name);
-        }
-        if (cat_step) rows.step_strings.emplace(cat_step_str);
-        if (StartsWith(name, "ProfilerStep") && !IsValidStepName(name) &&
-            rows.bad_step_name.empty()) {
-          rows.bad_step_name.assign(name);
-        }
-        rows.idx.push_back(idx);
-        rows.stream.push_back(stream);
-        rows.correlation.push_back(corr);
-        // Only rows with a stream are ever classified (§6.2, §8): skip the
-        // string tests for the CPU ops, most of a trace.
-        rows.kclass.push_back(stream != -1 ? ClassifyKernelName(name) : KernelClass::kOther);
-        rows.bits.push_back(bits);
-        ts_raw.push_back(ts);
-        dur_raw.push_back(dur.d);
-      }
-    }
-  } catch (const simdjson::simdjson_error& e) {
-    std::string position;
-    const char* at = nullptr;
-    // A document that failed in iterate() (invalid UTF-8, unclosed string)
-    // has no iterator to ask: no position then.
-    if (iterating && !doc.current_location().get(at) && at) {
-      position = "byte " + std::to_string(at - json.data());
-    }
-    ThrowInputError(file, position, std::string("malformed JSON: ") + e.what());
+void RowsBuilder::AddNonObject() { fractional_ = true; }  // no integer ts
+
+void RowsBuilder::Add(const KinetoEventFacts& f) {
+  const Num ts = ReadNum(f.ts), dur = ReadNum(f.dur);
+  const bool has_cat = f.cat.type != KinetoRawValue::kAbsent && f.cat.type != KinetoRawValue::kNull;
+  bool cat_is_trace = false, idle_cat = false, cat_step = false;
+  if (f.cat.type == KinetoRawValue::kString) {
+    cat_is_trace = f.cat.text == "Trace";
+    idle_cat = IsIdleCat(f.cat.text);
+    cat_step = IsStepString(f.cat.text);
   }
+  if (ts.kind != Num::kInt) fractional_ = true;
+  const bool has_dur = dur.kind == Num::kInt || dur.kind == Num::kOther;
+  if (!has_dur || !has_cat || cat_is_trace) return;
+  const string_view name = f.name.type == KinetoRawValue::kString ? f.name.text : string_view();
+  const int64_t stream = ToIntId(f.stream);
+  uint8_t bits = 0;
+  if (name == "Event Sync" || name == "Context Sync") bits |= kRowGpuSyncName;
+  if (IsLaunchName(name)) bits |= kRowLaunchName;
+  if (idle_cat) bits |= kRowIdleCat;
+  if (IsStepString(name)) {
+    bits |= kRowStepName;
+    rows_.step_strings.emplace(name);
+  }
+  if (cat_step) rows_.step_strings.emplace(f.cat.text);
+  if (StartsWith(name, "ProfilerStep") && !IsValidStepName(name) && rows_.bad_step_name.empty()) {
+    rows_.bad_step_name.assign(name);
+  }
+  rows_.idx.push_back(f.index);
+  rows_.stream.push_back(stream);
+  rows_.correlation.push_back(ToIntId(f.correlation));
+  // Only rows with a stream are ever classified (§6.2, §8): skip the string
+  // tests for the CPU ops, most of a trace.
+  rows_.kclass.push_back(stream != -1 ? ClassifyKernelName(name) : KernelClass::kOther);
+  rows_.bits.push_back(bits);
+  ts_raw_.push_back(ts);
+  dur_raw_.push_back(dur.d);
+}
 
-  rows.fractional = fractional;
+RankRows RowsBuilder::Finish(int64_t rank) {
+  RankRows rows = std::move(rows_);
+  rows.rank = rank;
+  rows.fractional = fractional_;
   // §2.2: integer mode takes ts/dur as written; fractional mode rounds
   // every (ts, dur) pair to whole µs and drops rows without a ts.
   size_t out = 0;
   for (size_t i = 0; i < rows.idx.size(); ++i) {
     int64_t ts;
     double dur;
-    if (!fractional) {
-      ts = ts_raw[i].i;
-      dur = dur_raw[i];
+    if (!fractional_) {
+      ts = ts_raw_[i].i;
+      dur = dur_raw_[i];
     } else {
-      if (ts_raw[i].kind != Num::kInt && ts_raw[i].kind != Num::kOther) continue;
-      double end = ts_raw[i].d + dur_raw[i];
-      double t = std::ceil(ts_raw[i].d);
+      if (ts_raw_[i].kind != Num::kInt && ts_raw_[i].kind != Num::kOther) continue;
+      double end = ts_raw_[i].d + dur_raw_[i];
+      double t = std::ceil(ts_raw_[i].d);
       ts = static_cast<int64_t>(t);
       dur = std::floor(end) - t;
     }
@@ -447,7 +354,103 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
   rows.correlation.resize(out);
   rows.kclass.resize(out);
   rows.bits.resize(out);
+  Restart();
   return rows;
+}
+
+namespace {
+
+// A string value as HTA's json reader sees it: unescaped.
+KinetoRawValue Unescaped(simdjson::ondemand::value v) {
+  KinetoRawValue r = PeekRawValue(v);
+  if (r.escaped) {
+    r.escaped = false;
+    if (v.get_string().get(r.text)) r = KinetoRawValue{KinetoRawValue::kOther, {}, false};
+  }
+  return r;
+}
+
+}  // namespace
+
+RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t padded_size) {
+  RowsBuilder rows(file);
+  const int64_t rank = FindRank(text);
+  simdjson::padded_string_view json(text.data(), text.size(), padded_size);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  bool iterating = false;  // doc has an iterator (iterate() may throw first)
+  try {
+    doc = parser.iterate(json);
+    iterating = true;
+    simdjson::ondemand::object top = doc.get_object();
+    for (auto field : top) {
+      string_view key = field.unescaped_key();
+      if (key != "traceEvents") continue;
+      rows.Restart();  // a repeated key: the last occurrence wins
+      simdjson::ondemand::array events = field.value().get_array();
+      KinetoEventFacts f;
+      int64_t idx = -1;
+      for (simdjson::ondemand::value ev : events) {
+        ++idx;
+        simdjson::ondemand::object obj;
+        if (ev.get_object().get(obj)) {
+          rows.AddNonObject();
+          continue;
+        }
+        f = KinetoEventFacts();
+        f.index = idx;
+        for (auto fr : obj) {
+          if (fr.error()) throw simdjson::simdjson_error(fr.error());
+          simdjson::ondemand::field&& fl = std::move(fr).value_unsafe();  // no copy
+          string_view k;
+          if (auto err = FieldKey(fl, &k)) throw simdjson::simdjson_error(err);
+          simdjson::ondemand::value v = fl.value();
+          if (k == "ts") {
+            f.ts = PeekRawValue(v);
+          } else if (k == "dur") {
+            f.dur = PeekRawValue(v);
+          } else if (k == "cat" || k == "name") {
+            // Like HTA's reader, a value that is not JSON fails the file.
+            simdjson::ondemand::json_type t = v.type();
+            KinetoRawValue r;
+            r.type = t == simdjson::ondemand::json_type::null     ? KinetoRawValue::kNull
+                     : t == simdjson::ondemand::json_type::string ? KinetoRawValue::kString
+                                                                   : KinetoRawValue::kOther;
+            // On-demand keeps every unescaped string in the parser's buffer
+            // until the next document: views stay valid, no copy per event.
+            if (r.type == KinetoRawValue::kString) r.text = v.get_string();
+            (k == "cat" ? f.cat : f.name) = r;
+          } else if (k == "args") {
+            f.stream = f.correlation = KinetoRawValue();
+            simdjson::ondemand::object args;
+            if (v.get_object().get(args)) continue;
+            for (auto ar : args) {
+              if (ar.error()) throw simdjson::simdjson_error(ar.error());
+              simdjson::ondemand::field&& a = std::move(ar).value_unsafe();
+              string_view ak;
+              if (auto err = FieldKey(a, &ak)) throw simdjson::simdjson_error(err);
+              if (ak == "stream") {
+                f.stream = Unescaped(a.value());
+              } else if (ak == "correlation") {
+                f.correlation = Unescaped(a.value());
+              }
+            }
+          }
+        }
+        rows.Add(f);
+      }
+    }
+  } catch (const simdjson::simdjson_error& e) {
+    std::string position;
+    const char* at = nullptr;
+    // A document that failed in iterate() (invalid UTF-8, unclosed string)
+    // has no iterator to ask: no position then.
+    if (iterating && !doc.current_location().get(at) && at) {
+      position = "byte " + std::to_string(at - json.data());
+    }
+    ThrowInputError(file, position, std::string("malformed JSON: ") + e.what());
+  }
+  return rows.Finish(rank);
 }
 
 std::vector<std::string> ListTraceFiles(const std::string& path) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "formats/kineto/kineto_event_observer.h"
+
 namespace moetrace::hta {
 
 // Kernel class of hta-compat.md §6.2.
@@ -42,6 +44,32 @@ struct RankRows {
   bool IsGpu(size_t i) const {
     return (stream[i] >= 0 && correlation[i] >= 0) || (bits[i] & kRowGpuSyncName);
   }
+};
+
+// ts or dur of one event as written.
+struct RowNum {
+  enum Kind : uint8_t { kAbsent, kInt, kOther, kNonNumber } kind = kAbsent;
+  int64_t i = 0;
+  double d = 0;
+};
+
+// Builds one file's rows from the facts of its events (§2), whether they
+// come from HTA's own reader (ParseKinetoRows) or from the importer's pass.
+class RowsBuilder {
+ public:
+  explicit RowsBuilder(std::string file);
+  void Restart();       // a "traceEvents" array starts: the last one wins
+  void AddNonObject();  // an element that is not an object
+  // String values in `facts` must be unescaped (escaped = false).
+  void Add(const KinetoEventFacts& facts);
+  // The rows, in the file's timestamp mode (§2.2). Leaves the builder empty.
+  RankRows Finish(int64_t rank);
+
+ private:
+  RankRows rows_;
+  std::vector<RowNum> ts_raw_;
+  std::vector<double> dur_raw_;
+  bool fractional_ = false;
 };
 
 // Decompressed text of `path` ("...gz" names are gunzipped). Throws InputError.

@@ -9,7 +9,7 @@
 #include "formats/errors.h"
 #include "formats/kineto/kineto_rank_reader.h"
 #include "formats/kineto/padded_input.h"
-#include "formats/kineto/shared_trace_files.h"
+#include "formats/kineto/whole_trace_file.h"
 
 namespace moetrace {
 namespace {
@@ -74,16 +74,17 @@ struct RankFile {
 
 class KinetoSource : public TraceSource {
  public:
-  KinetoSource(Metadata metadata, std::vector<RankFile> files,
-               std::shared_ptr<SharedTraceFiles> shared)
-      : metadata_(std::move(metadata)), files_(std::move(files)), shared_(std::move(shared)) {}
+  KinetoSource(Metadata metadata, std::vector<RankFile> files, KinetoOpenOptions options)
+      : metadata_(std::move(metadata)), files_(std::move(files)), options_(std::move(options)) {}
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return files_.size(); }
   Rank ReadRank(size_t index) const override {
     const RankFile& f = files_.at(index);
-    if (shared_) {
-      std::shared_ptr<const WholeTraceFile> whole = shared_->Get(f.path);
-      return ReadKinetoRank(whole->text, f.path, f.rank, f.rule);
+    if (options_.whole_files) {
+      WholeTraceFile whole = ReadWholeTraceFile(f.path);
+      KinetoEventObserver* observer =
+          options_.observer ? options_.observer(f.path, whole.gzip) : nullptr;
+      return ReadKinetoRank(whole.text, f.path, f.rank, f.rule, nullptr, {}, observer);
     }
     TraceInput in(f.path);
     return ReadKinetoRank(in.buffer(), f.path, f.rank, f.rule, nullptr,
@@ -93,7 +94,7 @@ class KinetoSource : public TraceSource {
  private:
   Metadata metadata_;
   std::vector<RankFile> files_;
-  std::shared_ptr<SharedTraceFiles> shared_;
+  KinetoOpenOptions options_;
 };
 
 }  // namespace
@@ -122,11 +123,10 @@ bool LooksLikeKineto(const std::string& path) {
 }
 
 std::unique_ptr<TraceSource> OpenKineto(const std::string& path) {
-  return OpenKineto(path, nullptr);
+  return OpenKineto(path, KinetoOpenOptions());
 }
 
-std::unique_ptr<TraceSource> OpenKineto(const std::string& path,
-                                        std::shared_ptr<SharedTraceFiles> shared) {
+std::unique_ptr<TraceSource> OpenKineto(const std::string& path, KinetoOpenOptions options) {
   std::error_code ec;
   std::vector<std::string> paths;
   bool directory = fs::is_directory(path, ec);
@@ -198,7 +198,7 @@ std::unique_ptr<TraceSource> OpenKineto(const std::string& path,
   if (skipped_files) {
     md.attributes.emplace_back("kineto.skipped_files", std::to_string(skipped_files));
   }
-  return std::make_unique<KinetoSource>(std::move(md), std::move(files), std::move(shared));
+  return std::make_unique<KinetoSource>(std::move(md), std::move(files), std::move(options));
 }
 
 Rank ImportKinetoJson(std::string_view json, const std::string& file) {

@@ -9,6 +9,7 @@
 // each file is also in Metadata::attributes ("kineto.rank_rule.<file>").
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,11 +23,18 @@ namespace moetrace {
 // the path holds no Kineto trace. Metadata.source = "kineto".
 std::unique_ptr<TraceSource> OpenKineto(const std::string& path);
 
-class SharedTraceFiles;
-// The same, reading every rank file through `files` (whole, inflated once
-// for every parser of the command that shares `files`).
-std::unique_ptr<TraceSource> OpenKineto(const std::string& path,
-                                        std::shared_ptr<SharedTraceFiles> files);
+class KinetoEventObserver;
+struct KinetoOpenOptions {
+  // Reads each rank file whole (inflated in one piece) and parses it in one
+  // pass, instead of streaming it through a bounded window: faster, but the
+  // whole text is resident while the rank is read.
+  bool whole_files = false;
+  // With whole_files: asked once per file read, from the reading thread; the
+  // observer it returns (may be null) sees that file's events as they are
+  // read. `inflated`: the file was gzip data.
+  std::function<KinetoEventObserver*(const std::string& path, bool inflated)> observer;
+};
+std::unique_ptr<TraceSource> OpenKineto(const std::string& path, KinetoOpenOptions options);
 
 // Content sniff: a JSON object with a "traceEvents" key (after gunzip when
 // the file starts with the gzip magic). For a directory: any file in it.

@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "formats/errors.h"
-#include "formats/kineto/shared_trace_files.h"
 
 namespace moetrace {
 namespace {
@@ -495,15 +494,16 @@ TEST(KinetoImporter, EscapedKeys) {
   EXPECT_EQ(ImportKinetoJson(escaped, "t.json"), plain);
 }
 
-// Reading through SharedTraceFiles (analyze: the importer and HTA share one
-// inflated copy) gives the same ranks and the same errors.
-TEST(KinetoImporter, SharedFilesReadTheSame) {
+// Reading each file whole (analyze) gives the same ranks and the same errors
+// as streaming it.
+TEST(KinetoImporter, WholeFilesReadTheSame) {
   auto dir = TempDir("shared");
   WriteGzip(dir / "trace_rank_0.json.gz", kCurrent);
   WriteFile(dir / "trace_rank_1.json", kCurrent);
-  auto shared = std::make_shared<SharedTraceFiles>(1);
+  KinetoOpenOptions whole;
+  whole.whole_files = true;
   auto a = OpenKineto(dir.string());
-  auto b = OpenKineto(dir.string(), shared);
+  auto b = OpenKineto(dir.string(), whole);
   ASSERT_EQ(b->rank_count(), 2u);
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(b->ReadRank(i), a->ReadRank(i));
   std::ifstream in(dir / "trace_rank_0.json.gz", std::ios::binary);

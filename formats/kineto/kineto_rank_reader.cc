@@ -11,6 +11,7 @@
 #include "formats/kineto/json_key.h"
 #include "formats/kineto/json_scan.h"
 #include "formats/kineto/kineto_builder.h"
+#include "formats/kineto/raw_value.h"
 
 namespace moetrace {
 namespace {
@@ -120,6 +121,18 @@ class EventReader {
   EventReader(const PaddedBuffer& buf, const std::string& file, KinetoBuilder* builder)
       : buf_(buf), file_(file), builder_(builder) {}
 
+  // Passes the facts of every event ParseObject reads on to `observer`.
+  void Observe(KinetoEventObserver* observer) { observer_ = observer; }
+  // A "traceEvents" array starts.
+  void RestartObserver() {
+    if (!observer_) return;
+    observer_->Restart();
+    facts_.index = 0;
+  }
+  // False when an event held something the facts cannot carry as written
+  // (an escaped string in args.stream / args.correlation).
+  bool observed_all() const { return !facts_unusual_; }
+
   [[noreturn]] void Fail(const char* at, const std::string& what) const {
     ThrowInputError(file_, "byte " + std::to_string(at - buf_.data()), what);
   }
@@ -142,6 +155,13 @@ class EventReader {
   void ParseObject(od::object& obj, const char* begin) {
     simdjson::error_code err;
     KinetoEvent ev;
+    KinetoEventFacts* facts = nullptr;
+    if (observer_) {
+      const int64_t index = facts_.index;
+      facts_ = KinetoEventFacts();
+      facts_.index = index;
+      facts = &facts_;
+    }
     for (auto fr : obj) {
       // A reference into the result, not a copy: copying a field costs a
       // store-forwarding stall per key (a third of this loop's time).
@@ -156,6 +176,7 @@ class EventReader {
             std::string_view s = String(v, key, begin);
             ev.ph = s.empty() ? '\0' : s[0];
           } else if (key == "ts") {
+            if (facts) facts->ts = PeekRawValue(v);
             ev.has_ts = Time(v, key, begin, &ev.ts, true);
           } else if (key == "id") {
             ev.has_flow_id = Int(v, key, begin, &ev.flow_id, true);
@@ -165,18 +186,23 @@ class EventReader {
           if (key == "cat") {
             ev.has_cat = !IsNull(v);
             if (ev.has_cat) ev.cat = String(v, key, begin);
+            if (facts) facts->cat = StringFact(ev.has_cat, ev.cat);
           } else if (key == "pid") {
             ev.pid = Id(v, key, begin);
           } else if (key == "tid") {
             ev.tid = Id(v, key, begin);
           } else if (key == "dur") {
+            if (facts) facts->dur = PeekRawValue(v);
             ev.has_dur = Time(v, key, begin, &ev.dur, false);
           }
           break;
         case 4:
           if (key == "name") {
-            if (!IsNull(v)) ev.name = String(v, key, begin);
+            const bool has_name = !IsNull(v);
+            if (has_name) ev.name = String(v, key, begin);
+            if (facts) facts->name = StringFact(has_name, ev.name);
           } else if (key == "args") {
+            if (facts) facts->stream = facts->correlation = KinetoRawValue();
             Args(v, begin, &ev);
           }
           break;
@@ -185,12 +211,31 @@ class EventReader {
       }
     }
     builder_->Add(ev);
+    if (facts) {
+      observer_->OnEvent(*facts);
+      ++facts_.index;
+    }
   }
 
  private:
   const char* Where(od::value& v, const char* fallback) {
     std::string_view tok = v.raw_json_token();
     return tok.data() ? tok.data() : fallback;
+  }
+
+  static KinetoRawValue StringFact(bool present, std::string_view s) {
+    KinetoRawValue r;
+    r.type = present ? KinetoRawValue::kString : KinetoRawValue::kNull;
+    r.text = s;
+    return r;
+  }
+
+  // args["stream"] / args["correlation"] as written, for the observer.
+  void ObserveArg(std::string_view key, od::value& x) {
+    if (!observer_ || (key != "stream" && key != "correlation")) return;
+    KinetoRawValue r = PeekRawValue(x);
+    if (r.escaped) facts_unusual_ = true;
+    (key == "stream" ? facts_.stream : facts_.correlation) = r;
   }
 
   bool IsNull(od::value& v) {
@@ -342,6 +387,7 @@ class EventReader {
 
   void ArgsField(std::string_view key, od::value& x, const char* at, KinetoEvent* ev) {
     int64_t n = 0;
+    ObserveArg(key, x);
     switch (ClassifyArg(key)) {
       case Arg::kNone: break;
       case Arg::kCorrelation: Int(x, key, at, &ev->correlation, false); break;
@@ -403,6 +449,9 @@ class EventReader {
   const std::string& file_;
   KinetoBuilder* builder_;
   od::parser parser_;
+  KinetoEventObserver* observer_ = nullptr;
+  KinetoEventFacts facts_;
+  bool facts_unusual_ = false;
 };
 
 // The top-level values other than traceEvents that the importer reads.
@@ -535,10 +584,12 @@ struct NotTheFastPath {};
 // error at all) throws NotTheFastPath or InputError, and the caller reads
 // the file again the streaming way, which gives the precise message.
 Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
-                         std::string_view rank_rule, KinetoHeader* header_out) {
+                         std::string_view rank_rule, KinetoHeader* header_out,
+                         KinetoEventObserver* observer) {
   Rank rank;
   KinetoBuilder builder(&rank);
   EventReader reader(buf, file, &builder);
+  reader.Observe(observer);
   KinetoHeader h;
   od::parser parser;
   od::document doc;
@@ -563,6 +614,7 @@ Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32
       od::array events;
       if (v.get_array().get(events)) throw NotTheFastPath();
       h.has_trace_events = true;
+      reader.RestartObserver();
       for (auto er : events) {
         od::value ev;
         od::object obj;
@@ -595,6 +647,7 @@ Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32
   if (!h.has_trace_events) throw NotTheFastPath();
   FinishRank(builder, h, rank_hint, rank_rule, &rank);
   if (header_out) *header_out = h;
+  if (observer && reader.observed_all()) observer->Complete(buf.view());
   return rank;
 }
 
@@ -602,10 +655,10 @@ Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32
 
 Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
                     std::string_view rank_rule, KinetoHeader* header_out,
-                    const std::function<bool()>& refill) {
+                    const std::function<bool()>& refill, KinetoEventObserver* observer) {
   if (!refill) {
     try {
-      return ReadWholeKinetoRank(buf, file, rank_hint, rank_rule, header_out);
+      return ReadWholeKinetoRank(buf, file, rank_hint, rank_rule, header_out, observer);
     } catch (const NotTheFastPath&) {
     } catch (const InputError&) {
     } catch (const simdjson::simdjson_error&) {

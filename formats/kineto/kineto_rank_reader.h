@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "formats/kineto/kineto_event_observer.h"
 #include "formats/kineto/padded_input.h"
 #include "formats/trace.h"
 
@@ -36,9 +37,13 @@ int32_t RankFromFileName(std::string_view file_name);
 // more of the document to `buf` (false at the end): a gzip stream is parsed
 // while it is inflated. `rank_hint` is used (with `rank_rule`) when the file
 // has no distributedInfo.rank. Throws InputError naming `file`, the byte
-// offset and what was expected.
+// offset and what was expected. `observer`, when given and there is no
+// `refill`, sees every event; its Complete() is called when the file was
+// read in the single pass that feeds it (a file the fast path does not take
+// is read again without it, and the observer is left incomplete).
 Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
                     std::string_view rank_rule, KinetoHeader* header = nullptr,
-                    const std::function<bool()>& refill = {});
+                    const std::function<bool()>& refill = {},
+                    KinetoEventObserver* observer = nullptr);
 
 }  // namespace moetrace

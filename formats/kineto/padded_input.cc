@@ -158,9 +158,8 @@ PaddedBuffer::~PaddedBuffer() { Release(mapped_, data_, map_size_); }
 
 PaddedBuffer::PaddedBuffer(PaddedBuffer&& o) noexcept
     : mapped_(o.mapped_), map_size_(o.map_size_), data_(o.data_), size_(o.size_),
-      capacity_(o.capacity_), released_(o.released_), keep_resident_(o.keep_resident_) {
+      capacity_(o.capacity_), released_(o.released_) {
   o.released_ = 0;
-  o.keep_resident_ = false;
   o.data_ = nullptr;
   o.mapped_ = false;
   o.size_ = o.capacity_ = o.map_size_ = 0;
@@ -175,9 +174,7 @@ PaddedBuffer& PaddedBuffer::operator=(PaddedBuffer&& o) noexcept {
     size_ = o.size_;
     capacity_ = o.capacity_;
     released_ = o.released_;
-    keep_resident_ = o.keep_resident_;
     o.released_ = 0;
-    o.keep_resident_ = false;
     o.data_ = nullptr;
     o.mapped_ = false;
     o.size_ = o.capacity_ = o.map_size_ = 0;
@@ -240,7 +237,7 @@ void PaddedBuffer::Finish() {
 
 void PaddedBuffer::ReleaseBefore(size_t offset) const {
   constexpr size_t kStep = size_t(8) << 20;  // madvise in large steps only
-  if (keep_resident_ || !data_ || offset > size_ || offset < released_ + kStep) return;
+  if (!data_ || offset > size_ || offset < released_ + kStep) return;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   uintptr_t begin = (reinterpret_cast<uintptr_t>(data_ + released_) + page - 1) & ~(page - 1);
   uintptr_t end = reinterpret_cast<uintptr_t>(data_ + offset) & ~(page - 1);

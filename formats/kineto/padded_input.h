@@ -41,9 +41,6 @@ class PaddedBuffer {
   // pages leave the resident set: a large trace is never resident whole.
   // Later reads of that range would see zeros (or re-read the file).
   void ReleaseBefore(size_t offset) const;
-  // Makes ReleaseBefore a no-op: for a buffer that several parsers read at
-  // once (SharedTraceFiles).
-  void KeepResident() { keep_resident_ = true; }
 
   // Maps `size` bytes of the open file `fd` read-only when the zero tail of
   // its last page can serve as the padding; an empty buffer otherwise.
@@ -56,7 +53,6 @@ class PaddedBuffer {
   size_t size_ = 0;
   size_t capacity_ = 0;  // excluding padding
   mutable size_t released_ = 0;  // offset up to which pages were given back
-  bool keep_resident_ = false;
 };
 
 bool IsGzipPath(const std::string& path);

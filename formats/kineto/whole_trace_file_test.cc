@@ -11,11 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "formats/errors.h"
-#include "formats/kineto/shared_trace_files.h"
 
 namespace moetrace {
 namespace {
@@ -136,51 +134,6 @@ TEST_F(WholeTraceFileTest, MissingFileNamesIt) {
     EXPECT_NE(std::string(e.what()).find("none.json.gz: cannot open"), std::string::npos)
         << e.what();
   }
-}
-
-TEST_F(WholeTraceFileTest, SharedFilesReadOncePerReaders) {
-  const std::string text = Text(200000);
-  std::string p = Write("s.json.gz", Gzip(text));
-  SharedTraceFiles shared(2);
-  std::shared_ptr<const WholeTraceFile> a, b;
-  std::thread t([&] { a = shared.Get(p); });
-  b = shared.Get(dir_.string() + "//s.json.gz");  // the same file, spelt differently
-  t.join();
-  EXPECT_EQ(a.get(), b.get());  // one read for both readers
-  EXPECT_EQ(Str(a->text), text);
-  // Both readers took it: a third Get reads the file again.
-  std::shared_ptr<const WholeTraceFile> c = shared.Get(p);
-  EXPECT_NE(c.get(), a.get());
-  EXPECT_EQ(Str(c->text), text);
-}
-
-// One reader far ahead of the other: only `max_waiting` buffers are kept
-// for the one behind; later files are read by each reader on its own.
-TEST_F(WholeTraceFileTest, SharedFilesKeepAtMostMaxWaitingBuffers) {
-  std::vector<std::string> paths;
-  for (int i = 0; i < 4; ++i) {
-    paths.push_back(Write("r" + std::to_string(i) + ".json.gz", Gzip(Text(1000 + i))));
-  }
-  SharedTraceFiles shared(2, /*max_waiting=*/2);
-  std::vector<std::shared_ptr<const WholeTraceFile>> ahead, behind;
-  for (const std::string& p : paths) ahead.push_back(shared.Get(p));
-  for (const std::string& p : paths) behind.push_back(shared.Get(p));
-  for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(Str(behind[i]->text), Text(1000 + i)) << i;
-    // Files 0 and 1 were kept for the reader behind; 2 and 3 read twice.
-    EXPECT_EQ(ahead[i].get() == behind[i].get(), i < 2) << i;
-  }
-  // Every entry was taken by both readers, so nothing waits any more: the
-  // next pair of Gets shares one buffer again.
-  std::shared_ptr<const WholeTraceFile> first = shared.Get(paths[3]);
-  EXPECT_EQ(shared.Get(paths[3]).get(), first.get());
-}
-
-TEST_F(WholeTraceFileTest, SharedFilesGiveTheErrorToEveryReader) {
-  std::string p = Write("bad.json.gz", Gzip(Text(1000)).substr(0, 30));
-  SharedTraceFiles shared(2);
-  EXPECT_THROW(shared.Get(p), InputError);
-  EXPECT_THROW(shared.Get(p), InputError);
 }
 
 }  // namespace
