@@ -48,7 +48,7 @@ constexpr const char* kTricky = R"({"distributedInfo": {"rank": 5},
  "traceEvents": [{"ph":"X","cat":"kernel","name":"dropped","ts":1,"dur":1,"args":{"stream":7}}],
  "traceEvents": [
  {"ph":"X","cat":"cpu_op","name":"ProfilerStep#4","ts":100,"dur":50},
- {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","ts":110,"dur":10,"args":{"correlation":"12"}},
+ {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","ts":110,"dur":10,"args":{"correlation":12}},
  {"ph":"X","cat":"kernel","name":"nccl\nAllReduce","ts":130.5,"dur":20,"args":{"stream":7,"correlation":12.9}},
  {"ph":"X","cat":"kernel","name":"g\"emm","ts":131,"dur":2,"args":{"stream":7},"args":{"correlation":4}},
  {"ph":"X","cat":null,"name":"no cat","ts":140,"dur":5},
