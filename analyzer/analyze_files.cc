@@ -1,6 +1,7 @@
 #include "analyzer/analyze_files.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "analyzer/hta/hta.h"
 #include "analyzer/hta/imported_rows.h"
@@ -20,6 +21,8 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
   hta::ImportedRows imported;
   KinetoOpenOptions kineto_options;
   kineto_options.whole_files = true;
+  kineto_options.threads = options.threads > 0 ? options.threads
+                                               : int(std::max(1u, std::thread::hardware_concurrency()));
   kineto_options.observer = [&imported](const std::string& path, bool inflated) {
     return imported.ObserverFor(path, inflated);
   };

@@ -18,6 +18,12 @@ class ImportedRows::Observer : public KinetoEventObserver {
   void Restart() override { builder_.Restart(); }
   void OnEvent(const KinetoEventFacts& facts) override { builder_.Add(facts); }
   void Complete(std::string_view text) override { rows_ = builder_.Finish(FindRank(text)); }
+  std::unique_ptr<KinetoEventObserver> Fork() override {
+    return std::make_unique<Observer>(std::string());
+  }
+  void Join(KinetoEventObserver& part, int64_t first_index) override {
+    builder_.Append(static_cast<Observer&>(part).builder_, first_index);
+  }
   std::optional<RankRows>& rows() { return rows_; }
 
  private:

@@ -320,6 +320,21 @@ void RowsBuilder::Add(const KinetoEventFacts& f) {
   dur_raw_.push_back(dur.d);
 }
 
+void RowsBuilder::Append(RowsBuilder& part, int64_t first_index) {
+  RankRows& p = part.rows_;
+  for (int64_t i : p.idx) rows_.idx.push_back(i + first_index);
+  rows_.stream.insert(rows_.stream.end(), p.stream.begin(), p.stream.end());
+  rows_.correlation.insert(rows_.correlation.end(), p.correlation.begin(), p.correlation.end());
+  rows_.kclass.insert(rows_.kclass.end(), p.kclass.begin(), p.kclass.end());
+  rows_.bits.insert(rows_.bits.end(), p.bits.begin(), p.bits.end());
+  rows_.step_strings.merge(p.step_strings);
+  if (rows_.bad_step_name.empty()) rows_.bad_step_name = p.bad_step_name;
+  ts_raw_.insert(ts_raw_.end(), part.ts_raw_.begin(), part.ts_raw_.end());
+  dur_raw_.insert(dur_raw_.end(), part.dur_raw_.begin(), part.dur_raw_.end());
+  fractional_ = fractional_ || part.fractional_;
+  part.Restart();
+}
+
 RankRows RowsBuilder::Finish(int64_t rank) {
   RankRows rows = std::move(rows_);
   rows.rank = rank;

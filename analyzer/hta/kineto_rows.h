@@ -62,6 +62,9 @@ class RowsBuilder {
   void AddNonObject();  // an element that is not an object
   // String values in `facts` must be unescaped (escaped = false).
   void Add(const KinetoEventFacts& facts);
+  // Appends the rows `part` built from the events after those seen here
+  // (a file read on two threads), its indices shifted by `first_index`.
+  void Append(RowsBuilder& part, int64_t first_index);
   // The rows, in the file's timestamp mode (§2.2). Leaves the builder empty.
   RankRows Finish(int64_t rank);
 

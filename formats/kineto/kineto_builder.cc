@@ -81,7 +81,7 @@ bool StartsWith(std::string_view s, std::string_view p) {
 
 KinetoBuilder::KinetoBuilder(Rank* rank) : rank_(rank) {}
 
-int64_t KinetoBuilder::SyntheticId(std::string_view s) {
+int64_t KinetoBuilder::SyntheticId(std::string_view /*key*/, std::string_view s) {
   auto it = synthetic_ids_.find(std::string(s));
   if (it != synthetic_ids_.end()) return it->second;
   int64_t id = -1000000 - int64_t(synthetic_ids_.size());

@@ -49,17 +49,32 @@ struct KinetoCommArgs {
   void Clear() { *this = KinetoCommArgs(); }
 };
 
-class KinetoBuilder {
+// Where the event reader puts what it reads: the builder, or a recorder
+// that keeps a part of the file read on another thread for the builder.
+class KinetoEventSink {
+ public:
+  virtual void Add(const KinetoEvent& e) = 0;
+  // A fresh record for the comm arguments of the event being read.
+  virtual KinetoCommArgs& NewCommArgs(int32_t* index) = 0;
+  virtual KinetoCommArgs& CommArgsAt(int32_t index) = 0;
+  // Stable negative ids for non-numeric `key` ("pid" or "tid") strings
+  // ("Spans", "Traces"), in order of first appearance.
+  virtual int64_t SyntheticId(std::string_view key, std::string_view s) = 0;
+  virtual void CountTimestamp(bool integral, bool from_string) = 0;
+
+ protected:
+  ~KinetoEventSink() = default;
+};
+
+class KinetoBuilder final : public KinetoEventSink {
  public:
   explicit KinetoBuilder(Rank* rank);
 
-  void Add(const KinetoEvent& e);
-  // A fresh record for the comm arguments of the event being read.
-  KinetoCommArgs& NewCommArgs(int32_t* index);
-  KinetoCommArgs& CommArgsAt(int32_t index) { return comm_args_[size_t(index)]; }
-  // Stable negative ids for non-numeric pid/tid strings ("Spans", "Traces").
-  int64_t SyntheticId(std::string_view s);
-  void CountTimestamp(bool integral, bool from_string);
+  void Add(const KinetoEvent& e) override;
+  KinetoCommArgs& NewCommArgs(int32_t* index) override;
+  KinetoCommArgs& CommArgsAt(int32_t index) override { return comm_args_[size_t(index)]; }
+  int64_t SyntheticId(std::string_view key, std::string_view s) override;
+  void CountTimestamp(bool integral, bool from_string) override;
   // Links everything and fills `rank`. `base_time_ns` is added to every time.
   void Finish(int64_t base_time_ns);
 

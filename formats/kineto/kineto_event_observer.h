@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 namespace moetrace {
@@ -39,6 +40,13 @@ class KinetoEventObserver {
   // The importer read the file and passed on every event; `text` is the
   // whole document.
   virtual void Complete(std::string_view text) = 0;
+
+  // For a file read on two threads: an observer for the events of the
+  // second part, fed on the other thread, that Join() appends after the
+  // events this one has seen, numbered from `first_index`. Observers that
+  // return null get the second part's events through OnEvent instead.
+  virtual std::unique_ptr<KinetoEventObserver> Fork() { return nullptr; }
+  virtual void Join(KinetoEventObserver& part, int64_t first_index) {}
 };
 
 }  // namespace moetrace

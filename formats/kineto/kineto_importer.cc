@@ -84,7 +84,8 @@ class KinetoSource : public TraceSource {
       WholeTraceFile whole = ReadWholeTraceFile(f.path);
       KinetoEventObserver* observer =
           options_.observer ? options_.observer(f.path, whole.gzip) : nullptr;
-      return ReadKinetoRank(whole.text, f.path, f.rank, f.rule, nullptr, {}, observer);
+      const int threads = std::max<int>(1, options_.threads / int(files_.size()));
+      return ReadKinetoRank(whole.text, f.path, f.rank, f.rule, nullptr, {}, observer, threads);
     }
     TraceInput in(f.path);
     return ReadKinetoRank(in.buffer(), f.path, f.rank, f.rule, nullptr,

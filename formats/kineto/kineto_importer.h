@@ -33,6 +33,9 @@ struct KinetoOpenOptions {
   // observer it returns (may be null) sees that file's events as they are
   // read. `inflated`: the file was gzip data.
   std::function<KinetoEventObserver*(const std::string& path, bool inflated)> observer;
+  // With whole_files: the cores the reads of this source may use together.
+  // A set with fewer files than that reads each large file on several.
+  int threads = 1;
 };
 std::unique_ptr<TraceSource> OpenKineto(const std::string& path, KinetoOpenOptions options);
 

@@ -1,0 +1,217 @@
+// A file read on two threads (kineto_split_reader.h) gives the Rank and the
+// observer's facts a single pass gives, whether the split point holds or not.
+#include "formats/kineto/kineto_split_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "formats/kineto/kineto_rank_reader.h"
+#include "formats/kineto/whole_trace_file.h"
+
+namespace moetrace {
+namespace {
+
+// Writes down every fact it sees since the last Restart (which drops what
+// came before, as the contract says); forks (when `forks`) into a recorder
+// whose facts Join appends.
+class FactLog : public KinetoEventObserver {
+ public:
+  explicit FactLog(bool forks) : forks_(forks) {}
+  void Restart() override { log.assign(1, "restart " + std::to_string(++restarts_)); }
+  void OnEvent(const KinetoEventFacts& f) override {
+    std::string s = std::to_string(f.index);
+    for (const KinetoRawValue* v : {&f.ts, &f.dur, &f.cat, &f.name, &f.stream, &f.correlation}) {
+      s += "|" + std::to_string(v->type) + ":" + std::string(v->text) + (v->escaped ? "\\" : "");
+    }
+    log.push_back(s);
+  }
+  void Complete(std::string_view text) override { log.push_back("complete " + std::to_string(text.size())); }
+  std::unique_ptr<KinetoEventObserver> Fork() override {
+    return forks_ ? std::make_unique<FactLog>(false) : nullptr;
+  }
+  void Join(KinetoEventObserver& part, int64_t first_index) override {
+    ++joins;
+    for (const std::string& s : static_cast<FactLog&>(part).log) {
+      const size_t bar = s.find('|');
+      log.push_back(std::to_string(std::stoll(s.substr(0, bar)) + first_index) + s.substr(bar));
+    }
+  }
+  std::vector<std::string> log;
+  int joins = 0;  // tails taken
+
+ private:
+  bool forks_;
+  int restarts_ = 0;
+};
+
+// Kineto-like events, one per line, with what the split must carry over:
+// comm args, synthetic pid/tid strings first seen in the second half,
+// memory counters, fractional and quoted timestamps, flows.
+std::string Document(int events, const std::string& middle = "", const std::string& after = "") {
+  std::string d = "{\n  \"schemaVersion\": 1,\n  \"traceEvents\": [\n";
+  for (int i = 0; i < events; ++i) {
+    if (i == events / 2 && !middle.empty()) d += middle + ",\n";
+    const std::string ts = std::to_string(1000 + 7 * i);
+    const std::string pid = i % 97 == 5 ? "\"Spans" + std::to_string(i % 3) + "\"" : "1";
+    const std::string tid = i > events * 3 / 4 && i % 89 == 0 ? "\"late lane\"" : "2";
+    switch (i % 6) {
+      case 0:
+        d += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": " + pid +
+             ", \"tid\": " + tid + ", \"ts\": " + ts + ".25, \"dur\": 4, \"args\": {\"External id\": " +
+             std::to_string(i) + ", \"Collective name\": \"all_to_allv\", \"In split size\": \"[1, 2]\", "
+             "\"Process Group Ranks\": [0, 1], \"Group size\": 2}}";
+        break;
+      case 1:
+        d += "  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, "
+             "\"tid\": 2, \"ts\": \"" + ts + ".5\", \"dur\": 2, \"args\": {\"correlation\": " +
+             std::to_string(i) + ", \"External id\": " + std::to_string(i - 1) + "}}";
+        break;
+      case 2:
+        d += "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv\", \"pid\": 0, "
+             "\"tid\": 7, \"ts\": " + ts + ", \"dur\": 30, \"args\": {\"stream\": 7, \"correlation\": " +
+             std::to_string(i - 1) + ", \"device\": 0}}";
+        break;
+      case 3:
+        d += "  {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", "
+             "\"pid\": 1, \"tid\": 2, \"ts\": " + ts + ", \"args\": {\"Device Type\": 1, \"Device Id\": 0, "
+             "\"Bytes\": 4096, \"Total Allocated\": " + std::to_string(4096 * i) +
+             ", \"Total Reserved\": 1073741824}}";
+        break;
+      case 4:
+        d += "  {\"ph\": \"s\", \"id\": " + std::to_string(i) + ", \"pid\": 1, \"tid\": 2, \"ts\": " + ts +
+             ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
+        break;
+      default:
+        d += "  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#" +
+             std::to_string(i / 600) + "\", \"pid\": 1, \"tid\": 2, \"ts\": " + ts + ", \"dur\": 1}";
+    }
+    d += i + 1 < events ? ",\n" : "\n";
+  }
+  d += "  ],\n  \"baseTimeNanoseconds\": 1700000000000000000" + after + "\n}\n";
+  return d;
+}
+
+struct Read {
+  Rank rank;
+  KinetoHeader header;
+  std::vector<std::string> facts;
+  int joins = 0;
+};
+
+Read ReadWith(const std::string& text, int threads, bool forks) {
+  PaddedBuffer buf = PaddedBuffer::FromString(text);
+  FactLog log(forks);
+  Read r;
+  r.rank = ReadKinetoRank(buf, "rank3.json", 3, "file_name", &r.header, {}, &log, threads);
+  r.facts = std::move(log.log);
+  r.joins = log.joins;
+  return r;
+}
+
+// `split`: whether the tail is expected to be taken.
+void ExpectSameRead(const std::string& text, bool split) {
+  const Read one = ReadWith(text, 1, false);
+  for (bool forks : {false, true}) {
+    SCOPED_TRACE(forks ? "forking observer" : "replayed facts");
+    const Read two = ReadWith(text, 2, forks);
+    EXPECT_EQ(two.joins, forks && split ? 1 : 0);
+    EXPECT_TRUE(two.rank == one.rank);
+    EXPECT_EQ(two.header.base_time_ns, one.header.base_time_ns);
+    EXPECT_EQ(two.header.schema_version, one.header.schema_version);
+    // (The log starts with the restart count, which a failed split raises.)
+    ASSERT_FALSE(two.facts.empty());
+    ASSERT_FALSE(one.facts.empty());
+    EXPECT_EQ(std::vector<std::string>(two.facts.begin() + 1, two.facts.end()),
+              std::vector<std::string>(one.facts.begin() + 1, one.facts.end()));
+  }
+}
+
+TEST(SplitTail, StartsAtTheFirstEventLinePastTheMiddle) {
+  const std::string text = Document(30000);
+  ASSERT_GT(text.size(), SplitTail::kMinBytes);
+  PaddedBuffer buf = PaddedBuffer::FromString(text);
+  SplitTail tail;
+  ASSERT_TRUE(tail.Start(buf, "t.json", nullptr));
+  const size_t at = size_t(tail.start() - buf.data());
+  EXPECT_GE(at, text.size() / 2);
+  EXPECT_EQ(text.substr(at - 4, 5), ",\n  {");
+  EXPECT_EQ(text.find(",\n  {", text.size() / 2), at - 4);
+  EXPECT_TRUE(tail.Finish());
+  // Its array ends where the document's does.
+  EXPECT_EQ(std::string(tail.array_end(), 4), ",\n  ");
+  EXPECT_EQ(size_t(tail.array_end() - buf.data()), text.rfind("],\n  \"baseTime") + 1);
+}
+
+TEST(SplitTail, NoSplitPointInOneLine) {
+  std::string text = Document(30000);
+  for (char& c : text) {
+    if (c == '\n') c = ' ';
+  }
+  PaddedBuffer buf = PaddedBuffer::FromString(text);
+  SplitTail tail;
+  EXPECT_FALSE(tail.Start(buf, "t.json", nullptr));
+  EXPECT_EQ(tail.start(), nullptr);
+}
+
+TEST(SplitRead, SameRankAndFactsAsOnePass) { ExpectSameRead(Document(30000), true); }
+
+// The guessed split point inside an event: an args array of objects, one
+// per line, straddles the middle. The tail is thrown away.
+TEST(SplitRead, GuessInsideAnEvent) {
+  std::string nested = "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"nested\", \"pid\": 1, "
+                       "\"tid\": 2, \"ts\": 5, \"dur\": 1, \"args\": {\"list\": [\n";
+  for (int i = 0; i < 20000; ++i) nested += "    {\"k\": " + std::to_string(i) + "},\n";
+  nested += "    {\"k\": -1}\n  ]}}";
+  const std::string text = Document(30000, nested);
+  PaddedBuffer buf = PaddedBuffer::FromString(text);
+  SplitTail tail;
+  ASSERT_TRUE(tail.Start(buf, "t.json", nullptr));
+  ASSERT_GT(tail.start(), buf.data() + text.find("\"nested\""));
+  ASSERT_LT(tail.start(), buf.data() + text.find("{\"k\": -1}"));
+  tail.Cancel();
+  ExpectSameRead(text, false);
+}
+
+// The last ']' of the text inside a string after the array: the tail does
+// not parse, and the file is read in one pass.
+TEST(SplitRead, TailThatDoesNotParse) {
+  ExpectSameRead(Document(30000, "", ",\n  \"traceName\": \"a]\""), false);
+}
+
+// Keys after the split array are read, including a second traceEvents
+// array, which replaces nothing in the importer (events accumulate) but
+// restarts the observer.
+TEST(SplitRead, KeysAndAnotherArrayAfterTheSplitArray) {
+  ExpectSameRead(Document(30000, "",
+                          ",\n  \"distributedInfo\": {\"rank\": 9, \"world_size\": 16},\n"
+                          "  \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                          "\"pid\": 0, \"tid\": 7, \"ts\": 9, \"dur\": 1, \"args\": {\"stream\": 7}}]"),
+                 true);
+  const Read r = ReadWith(Document(30000, "", ",\n  \"distributedInfo\": {\"rank\": 9}"), 2, true);
+  EXPECT_EQ(r.rank.rank, 9);
+}
+
+TEST(SplitRead, SameRanksOnRealTraces) {
+  const char* env = std::getenv("MOETRACE_REAL_TRACES");
+  const std::filesystem::path dir =
+      std::filesystem::path(env ? env : MOETRACE_TRACES_DIR) / "kineto";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no real traces at " << dir;
+  int split = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().extension() != ".gz") continue;
+    SCOPED_TRACE(e.path().string());
+    WholeTraceFile whole = ReadWholeTraceFile(e.path().string());
+    if (whole.text.size() < SplitTail::kMinBytes) continue;
+    const std::string text(whole.text.view());
+    ExpectSameRead(text, true);
+    ++split;
+  }
+  EXPECT_EQ(split, 4);  // allreduce-v100, b200-eager, legacy-resnet50, ns-resolution
+}
+
+}  // namespace
+}  // namespace moetrace
