@@ -18,13 +18,15 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
   }
   // The importer reads each Kineto file whole, in one pass that also gives
   // HTA's rows.
-  hta::ImportedRows imported;
+  // Shared with the sources, which outlive this call (`report` reads ranks
+  // again for its timeline); closed once HTA has its rows.
+  auto imported = std::make_shared<hta::ImportedRows>();
   KinetoOpenOptions kineto_options;
   kineto_options.whole_files = true;
   kineto_options.threads = options.threads > 0 ? options.threads
                                                : int(std::max(1u, std::thread::hardware_concurrency()));
-  kineto_options.observer = [&imported](const std::string& path, bool inflated) {
-    return imported.ObserverFor(path, inflated);
+  kineto_options.observer = [imported](const std::string& path, bool inflated) {
+    return imported->ObserverFor(path, inflated);
   };
   std::vector<std::unique_ptr<TraceSource>> sources;
   for (const std::string& in : inputs) {
@@ -36,12 +38,13 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
   out.analysis = Analyze(*out.trace, options);
   if (!kineto.empty()) {
     try {
-      AddHtaResult(hta::ComputeHta(kineto, &imported), &out.analysis);
+      AddHtaResult(hta::ComputeHta(kineto, imported.get()), &out.analysis);
     } catch (const InputError& e) {
       // Where HTA itself fails to load the set it gives no figures either.
       out.analysis.add_hta_errors(e.what());
     }
   }
+  imported->Close();
   return out;
 }
 

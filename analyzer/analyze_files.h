@@ -1,7 +1,8 @@
 // Opens trace files and analyzes them as one trace, the way `analyze`,
-// `report` and `gate` read their inputs: each Kineto file is read and
-// inflated once, parsed by the importer and, on a thread of its own, by
-// HTA's figures (analyzer/hta), which land in the analysis' `hta` section.
+// `report` and `gate` read their inputs: each Kineto file is read whole and
+// parsed once (on two threads when it is large and the set has fewer files
+// than cores); that pass also gives HTA's rows, from which HTA's figures
+// (analyzer/hta) fill the analysis' `hta` section.
 #pragma once
 
 #include <memory>

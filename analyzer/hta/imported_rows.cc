@@ -37,6 +37,7 @@ ImportedRows::~ImportedRows() = default;
 KinetoEventObserver* ImportedRows::ObserverFor(const std::string& path, bool inflated) {
   const bool gz_name = path.size() >= 2 && path.compare(path.size() - 2, 2, "gz") == 0;
   std::lock_guard<std::mutex> lock(mu_);
+  if (closed_) return nullptr;
   std::unique_ptr<Observer>& o = files_[Key(path)];
   if (inflated && !gz_name) {
     o.reset();
@@ -59,6 +60,12 @@ std::optional<RankRows> ImportedRows::Take(const std::string& path) {
   std::optional<RankRows> rows = std::move(o->rows());
   if (rows) rows->file = path;  // as HTA's listing names it
   return rows;
+}
+
+void ImportedRows::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+  files_.clear();
 }
 
 }  // namespace moetrace::hta

@@ -25,11 +25,14 @@ class ImportedRows {
   KinetoEventObserver* ObserverFor(const std::string& path, bool inflated);
   // The rows of `path` if the importer passed every event of it on.
   std::optional<RankRows> Take(const std::string& path);
+  // Drops what was not taken; later reads get no observer.
+  void Close();
 
  private:
   class Observer;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<Observer>> files_;
+  bool closed_ = false;
 };
 
 }  // namespace moetrace::hta

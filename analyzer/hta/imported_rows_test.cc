@@ -94,9 +94,14 @@ TEST(ImportedRows, LeavesWhatThePassCannotGiveToHtasReader) {
   std::optional<RankRows> gz = Imported("g.json.gz", R"({"traceEvents": []})", true);
   ASSERT_TRUE(gz.has_value());
   EXPECT_EQ(gz->size(), 0u);
-  // A file never read has no rows; a taken file is gone.
+  // A file never read has no rows; a taken file is gone; once closed, no
+  // observer is given (reads after the analysis, e.g. report's timeline).
   ImportedRows imported;
   EXPECT_FALSE(imported.Take("never.json").has_value());
+  ASSERT_NE(imported.ObserverFor("a.json", false), nullptr);
+  imported.Close();
+  EXPECT_FALSE(imported.Take("a.json").has_value());
+  EXPECT_EQ(imported.ObserverFor("a.json", false), nullptr);
 }
 
 TEST(ImportedRows, EqualHtasOwnReaderOnRealTraces) {

@@ -30,6 +30,9 @@ class SplitTail {
  public:
   // Smallest text worth splitting: below it a thread costs more than it saves.
   static constexpr size_t kMinBytes = size_t(4) << 20;
+  // Largest: the tail's copy and index would cost more memory than a file
+  // this size is worth.
+  static constexpr size_t kMaxBytes = size_t(1) << 30;
 
   SplitTail();
   ~SplitTail();  // cancels and waits
