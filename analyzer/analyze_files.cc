@@ -1,6 +1,7 @@
 #include "analyzer/analyze_files.h"
 
 #include <algorithm>
+#include <future>
 #include <thread>
 
 #include "analyzer/hta/hta.h"
@@ -19,7 +20,7 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
   // The importer reads each Kineto file whole, in one pass that also gives
   // HTA's rows.
   // Shared with the sources, which outlive this call (`report` reads ranks
-  // again for its timeline); closed once HTA has its rows.
+  // again for its timeline), and with HTA's thread.
   auto imported = std::make_shared<hta::ImportedRows>();
   KinetoOpenOptions kineto_options;
   kineto_options.whole_files = true;
@@ -33,18 +34,31 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
     const bool is_kineto = std::find(kineto.begin(), kineto.end(), in) != kineto.end();
     sources.push_back(is_kineto ? OpenKineto(in, kineto_options) : OpenTrace(in));
   }
+  // HTA's figures on a thread of their own: they wait for each file's rows
+  // and are computed while the ranks are analyzed.
+  std::future<hta::HtaResult> hta_figures;
+  if (!kineto.empty()) {
+    hta_figures = std::async(std::launch::async,
+                             [kineto, imported] { return hta::ComputeHta(kineto, imported.get()); });
+  }
+  // Whatever happens, the importer is done when this scope ends: HTA must
+  // not wait for rows any more.
+  struct CloseAtExit {
+    hta::ImportedRows* rows;
+    ~CloseAtExit() { rows->Close(); }
+  } close_at_exit{imported.get()};
   AnalyzedFiles out;
   out.trace = std::make_unique<ConcatSource>(std::move(sources));
   out.analysis = Analyze(*out.trace, options);
-  if (!kineto.empty()) {
+  imported->Close();
+  if (hta_figures.valid()) {
     try {
-      AddHtaResult(hta::ComputeHta(kineto, imported.get()), &out.analysis);
+      AddHtaResult(hta_figures.get(), &out.analysis);
     } catch (const InputError& e) {
       // Where HTA itself fails to load the set it gives no figures either.
       out.analysis.add_hta_errors(e.what());
     }
   }
-  imported->Close();
   return out;
 }
 

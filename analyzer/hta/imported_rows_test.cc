@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "formats/kineto/kineto_rank_reader.h"
 #include "formats/kineto/whole_trace_file.h"
@@ -38,6 +39,7 @@ std::optional<RankRows> Imported(const std::string& name, std::string_view text,
   KinetoEventObserver* o = imported.ObserverFor(name, inflated);
   if (!o) return std::nullopt;
   ReadKinetoRank(buf, name, 0, "default", nullptr, {}, o);
+  imported.Close();  // Take waits for rows that will not come otherwise
   return imported.Take(name);
 }
 
@@ -94,13 +96,29 @@ TEST(ImportedRows, LeavesWhatThePassCannotGiveToHtasReader) {
   std::optional<RankRows> gz = Imported("g.json.gz", R"({"traceEvents": []})", true);
   ASSERT_TRUE(gz.has_value());
   EXPECT_EQ(gz->size(), 0u);
-  // A file never read has no rows; a taken file is gone; once closed, no
-  // observer is given (reads after the analysis, e.g. report's timeline).
+  // Take waits for the importer: here on another thread, which completes
+  // the file after Take started waiting.
   ImportedRows imported;
-  EXPECT_FALSE(imported.Take("never.json").has_value());
-  ASSERT_NE(imported.ObserverFor("a.json", false), nullptr);
+  std::thread hta([&] {
+    std::optional<RankRows> r = imported.Take("w.json");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->size(), 1u);
+    EXPECT_EQ(r->rank, 4);
+  });
+  const std::string text = R"({"distributedInfo": {"rank": 4}, "traceEvents": [
+ {"ph":"X","cat":"kernel","name":"k","ts":1,"dur":1,"args":{"stream":7}}]})";
+  PaddedBuffer buf = PaddedBuffer::FromString(text);
+  ReadKinetoRank(buf, "w.json", 0, "default", nullptr, {}, imported.ObserverFor("w.json", false));
+  hta.join();
+  // A file never read, or read but not completed, has nothing once the
+  // importer is done; after Close no observer is given (later reads, e.g.
+  // report's timeline).
+  KinetoEventObserver* unfinished = imported.ObserverFor("u.json", false);
+  ASSERT_NE(unfinished, nullptr);
+  unfinished->Restart();
   imported.Close();
-  EXPECT_FALSE(imported.Take("a.json").has_value());
+  EXPECT_FALSE(imported.Take("never.json").has_value());
+  EXPECT_FALSE(imported.Take("u.json").has_value());
   EXPECT_EQ(imported.ObserverFor("a.json", false), nullptr);
 }
 
@@ -117,6 +135,7 @@ TEST(ImportedRows, EqualHtasOwnReaderOnRealTraces) {
       WholeTraceFile whole = ReadWholeTraceFile(f);
       ReadKinetoRank(whole.text, f, 0, "default", nullptr, {},
                      imported.ObserverFor(f, whole.gzip));
+      imported.Close();
       std::optional<RankRows> rows = imported.Take(f);
       ASSERT_TRUE(rows.has_value());
       ExpectSameRows(*rows, ParseKinetoRows(f, ReadMaybeGzip(f)));
