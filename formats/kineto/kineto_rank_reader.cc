@@ -155,6 +155,7 @@ struct WholeRead {
   EventReader& reader;
   KinetoHeader h;
   SplitTail* tail;  // reads the second half of the events on another thread
+  od::document* doc = nullptr;  // the document being read
 };
 
 bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -173,10 +174,8 @@ const char* ReadEvents(od::array& events, WholeRead& w, const std::string& file)
     const char* at = ev.raw_json_token().data();  // the '{'
     if (tail.start() && at >= tail.start()) {
       if (at == tail.start()) {  // the guess holds: the rest is the tail's
-        if (!tail.Finish()) throw SplitFailed();
-        if (!tail.Replay(&w.builder, w.observer, w.reader.observed_count())) {
-          w.reader.set_observed_all(false);
-        }
+        if (!tail.Take(&w.builder, w.observer, w.reader.observed_count())) throw SplitFailed();
+        if (!tail.observed_all()) w.reader.set_observed_all(false);
         const char* resume = tail.array_end();
         tail.Cancel();  // resolved
         return resume;
@@ -185,6 +184,16 @@ const char* ReadEvents(od::array& events, WholeRead& w, const std::string& file)
     }
     if (ev.get_object().get(obj)) throw NotTheFastPath();
     w.reader.ParseObject(obj, at);
+    // Reading the head only: an event that ends it is the one before the
+    // split point (the end is out of bounds; the next call would read past).
+    const char* next = nullptr;
+    if (tail.head_end() && w.doc->current_location().get(next) == simdjson::OUT_OF_BOUNDS) {
+      if (!tail.Take(&w.builder, w.observer, w.reader.observed_count())) throw SplitFailed();
+      if (!tail.observed_all()) w.reader.set_observed_all(false);
+      const char* resume = tail.array_end();
+      tail.Cancel();  // resolved
+      return resume;
+    }
   }
   return nullptr;
 }
@@ -233,6 +242,7 @@ void ReadDocument(const char* from, WholeRead& w, const std::string& file) {
   PaddedBuffer rest;
   const char* text = w.buf.data();
   size_t size = w.buf.size(), padded = w.buf.padded_size();
+  if (!from && w.tail->head_end()) size = size_t(w.tail->head_end() - text);
   if (from) {
     const char* end = w.buf.data() + w.buf.size();
     while (from < end && IsJsonSpace(*from)) ++from;
@@ -258,6 +268,7 @@ void ReadDocument(const char* from, WholeRead& w, const std::string& file) {
   if (parser.iterate(text, size, padded).get(doc) || doc.get_object().get(top)) {
     throw NotTheFastPath();
   }
+  w.doc = &doc;
   if (const char* resume = ReadTopFields(top, w, file)) {
     ReadDocument(resume, w, file);
     return;
@@ -288,7 +299,17 @@ Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32
   SplitTail tail;
   if (split) tail.Start(buf, file, observer);
   WholeRead w{buf, observer, builder, reader, KinetoHeader(), &tail};
-  ReadDocument(nullptr, w, file);
+  try {
+    ReadDocument(nullptr, w, file);
+  } catch (const SplitFailed&) {
+    throw;
+  } catch (...) {
+    // Reading the head only, anything can fail where the guess was wrong:
+    // the file gets a single pass, which fails again if it is really bad.
+    if (tail.head_end()) throw SplitFailed();
+    throw;
+  }
+  if (tail.head_end()) throw SplitFailed();  // the head ended without reaching the split
   if (!w.h.has_trace_events) throw NotTheFastPath();
   FinishRank(builder, w.h, rank_hint, rank_rule, &rank);
   if (header_out) *header_out = w.h;

@@ -42,7 +42,9 @@ int32_t RankFromFileName(std::string_view file_name);
 // read in the single pass that feeds it (a file the fast path does not take
 // is read again without it, and the observer is left incomplete).
 // `threads` > 1 lets a large file without `refill` be read on two threads
-// (kineto_split_reader.h); the Rank is the same.
+// (kineto_split_reader.h); the Rank is the same. The bytes of `buf` may then
+// change during the call (they are restored before it returns): no one else
+// may read `buf` meanwhile.
 Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t rank_hint,
                     std::string_view rank_rule, KinetoHeader* header = nullptr,
                     const std::function<bool()>& refill = {},

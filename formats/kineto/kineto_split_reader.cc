@@ -1,6 +1,8 @@
 #include "formats/kineto/kineto_split_reader.h"
 
 #include <algorithm>
+#include <chrono>
+#include <stdexcept>
 #include <cstring>
 #include <vector>
 
@@ -34,9 +36,71 @@ const char* FindSplitPoint(const char* begin, const char* from, const char* end)
   return nullptr;
 }
 
+// One thread appends, another reads what was published, without locks:
+// elements never move (fixed-size chunks) and the table of chunks is sized
+// for the most elements there can be.
+template <typename T>
+class ChunkedLog {
+ public:
+  static constexpr size_t kChunk = 4096;
+  explicit ChunkedLog(size_t max_items)
+      : max_chunks_(max_items / kChunk + 1), chunks_(new std::unique_ptr<T[]>[max_chunks_]) {}
+  // The writer's.
+  T& Append() {
+    if (size_ % kChunk == 0) {
+      if (size_ / kChunk >= max_chunks_) throw std::length_error("ChunkedLog full");
+      chunks_[size_ / kChunk].reset(new T[kChunk]);
+    }
+    T& slot = (*this)[size_];
+    ++size_;
+    return slot;
+  }
+  size_t size() const { return size_; }  // the writer's
+  T& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+
+ private:
+  size_t max_chunks_;
+  std::unique_ptr<std::unique_ptr<T[]>[]> chunks_;
+  size_t size_ = 0;
+};
+
+// Where the caller's share of the events ends, estimated from the density
+// of "ph" keys (one per event) in 64 samples of the text: events are far
+// from even over the bytes (legacy-resnet50 has three quarters of them in
+// the second half), and each costs more than its bytes. The caller gets a
+// little more than half, because the tail thread also copies its part.
+const char* EstimatedSplit(const char* begin, const char* end) {
+  constexpr int kSamples = 64;
+  constexpr size_t kSpan = 8192;
+  constexpr double kCallerShare = 0.55;
+  const size_t n = size_t(end - begin);
+  if (n < size_t(kSamples) * kSpan * 2) return begin + n / 2;
+  double count[kSamples], total = 0;
+  for (int k = 0; k < kSamples; ++k) {
+    const char* p = begin + n / kSamples * k;
+    const char* stop = p + kSpan;
+    count[k] = 0;
+    while ((p = static_cast<const char*>(memmem(p, size_t(stop - p), "\"ph\"", 4)))) {
+      ++count[k];
+      p += 4;
+    }
+    total += count[k];
+  }
+  if (total == 0) return begin + n / 2;
+  double want = total * kCallerShare;
+  for (int k = 0; k < kSamples; ++k) {
+    if (want <= count[k]) {
+      return begin + size_t((double(k) + want / count[k]) * double(n / kSamples));
+    }
+    want -= count[k];
+  }
+  return begin + n / 2;
+}
+
 }  // namespace
 
-// Records what the reader gives a builder, to be replayed into the real one.
+// Records what the reader gives a builder, for the caller's thread to
+// replay into the real one while it is being read.
 struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
   struct Synthetic {
     size_t event;
@@ -47,22 +111,32 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
   od::parser parser;  // holds the unescaped strings the events point to
   std::unique_ptr<KinetoEventObserver> fork;  // sees the events, when the observer forks
   size_t array_end = 0;  // offset in `text` just past the array
-  std::vector<KinetoEvent> events;
-  std::vector<KinetoCommArgs> comm_args;
-  std::vector<Synthetic> synthetic;
+  // An event takes at least 3 bytes ("{},"): the logs never fill up.
+  explicit Tail(size_t bytes) : events(bytes / 3 + 1), comm_args(bytes / 3 + 1), synthetic(bytes) {}
+  ChunkedLog<KinetoEvent> events;
+  ChunkedLog<KinetoCommArgs> comm_args;
+  ChunkedLog<Synthetic> synthetic;
+  // Published to the replaying thread: events first, synthetic ids up to.
+  std::atomic<size_t> events_published{0}, synthetic_published{0};
+  enum State { kReading, kDone, kFailed };
+  std::atomic<int> state{kReading};
+  // Read only once the state is final.
   std::vector<KinetoEventFacts> facts;
   int64_t ts_non_integer = 0, ts_strings = 0;
   bool observed_all = true;
-  bool ok = false;
 
-  void Add(const KinetoEvent& e) override { events.push_back(e); }
+  void Add(const KinetoEvent& e) override {
+    events.Append() = e;
+    synthetic_published.store(synthetic.size(), std::memory_order_relaxed);
+    events_published.store(events.size(), std::memory_order_release);
+  }
   KinetoCommArgs& NewCommArgs(int32_t* index) override {
     *index = int32_t(comm_args.size());
-    return comm_args.emplace_back();
+    return comm_args.Append();
   }
   KinetoCommArgs& CommArgsAt(int32_t index) override { return comm_args[size_t(index)]; }
   int64_t SyntheticId(std::string_view key, std::string_view s) override {
-    synthetic.push_back({events.size(), key == "tid", s});
+    synthetic.Append() = {events.size(), key == "tid", s};
     return 0;  // replaced in Replay
   }
   void CountTimestamp(bool integral, bool from_string) override {
@@ -73,24 +147,23 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
   void OnEvent(const KinetoEventFacts& f) override { facts.push_back(f); }
   void Complete(std::string_view) override {}
 
-  void Read(const char* from, const char* to, const std::string& file, bool observe,
-            const std::atomic<bool>& cancel) {
+  // Copies the first `head` bytes of the tail now: the caller blanks what
+  // follows its head, which these bytes overlap.
+  void CopyHead(const char* from, const char* to, size_t head) {
     const size_t n = size_t(to - from);
     char* dst = text.Grow(n + 1);
     dst[0] = '[';
-    memcpy(dst + 1, from, n);
+    memcpy(dst + 1, from, std::min(head, n));
+  }
+
+  void Read(const char* from, const char* to, size_t head, const std::string& file, bool observe,
+            const std::atomic<bool>& cancel) {
+    const size_t n = size_t(to - from);
+    if (n > head) memcpy(text.Grow(0) + 1 + head, from + head, n - head);
     text.Commit(n + 1);
     text.Finish();
-    events.reserve(n / 128);  // Kineto events take 150-400 bytes: rarely regrown
     kineto_reader::EventReader reader(text, file, this);
-    if (observe) {
-      if (fork) {
-        reader.Observe(fork.get());
-      } else {
-        facts.reserve(n / 128);
-        reader.Observe(this);
-      }
-    }
+    if (observe) reader.Observe(fork ? fork.get() : static_cast<KinetoEventObserver*>(this));
     od::document doc;
     od::array array;
     if (parser.iterate(text.data(), text.size(), text.padded_size()).get(doc) ||
@@ -110,7 +183,7 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
     const char* after = nullptr;
     // Out of bounds when the array's ']' ends the text.
     array_end = doc.current_location().get(after) ? text.size() : size_t(after - text.data());
-    ok = true;
+    state.store(kDone, std::memory_order_release);
   }
 };
 
@@ -121,59 +194,86 @@ bool SplitTail::Start(const PaddedBuffer& buf, const std::string& file,
                       KinetoEventObserver* observer) {
   const char* begin = buf.data();
   const char* end = begin + buf.size();
-  // The thread copies its part, the caller indexes the whole document:
-  // the middle balances them.
-  const char* p = FindSplitPoint(begin, begin + buf.size() / 2, end);
+  const char* p = FindSplitPoint(begin, EstimatedSplit(begin, end), end);
   if (!p) return false;
   // The tail runs to the last ']' of the text: at or past the one that
   // closes the array, whatever follows it.
   const char* close = end;
   while (close > p && close[-1] != ']') --close;
   if (close == p) return false;
-  tail_ = std::make_unique<Tail>();
+  tail_ = std::make_unique<Tail>(size_t(close - p));
   if (observer) tail_->fork = observer->Fork();
   start_ = p;
+  // The head ends after the '}' before the split point.
+  const char* head_end = p - 1;
+  while (*head_end != '}') --head_end;
+  ++head_end;
+  constexpr size_t kHead = 2 * sizeof(saved_);  // reaches past the blanked bytes
+  tail_->CopyHead(p, close, kHead);
+  if (!buf.mapped() && head_end + sizeof(saved_) <= end) {
+    head_end_ = const_cast<char*>(head_end);
+    memcpy(saved_, head_end_, sizeof(saved_));
+    memset(head_end_, ' ', sizeof(saved_));
+  }
   Tail* tail = tail_.get();
-  thread_ = std::thread([tail, p, close, file, observe = observer != nullptr, this] {
+  thread_ = std::thread([tail, p, close, kHead, file, observe = observer != nullptr, this] {
     try {
-      tail->Read(p, close, file, observe, cancel_);
+      tail->Read(p, close, kHead, file, observe, cancel_);
     } catch (...) {
-      tail->ok = false;  // the caller reads the file in one pass
     }
+    // Anything but a whole tail: the caller reads the file in one pass.
+    int reading = Tail::kReading;
+    tail->state.compare_exchange_strong(reading, Tail::kFailed, std::memory_order_release);
   });
   return true;
+}
+
+void SplitTail::RestoreHead() {
+  if (head_end_) memcpy(head_end_, saved_, sizeof(saved_));
+  head_end_ = nullptr;
 }
 
 void SplitTail::Cancel() {
   cancel_ = true;
   if (thread_.joinable()) thread_.join();
+  RestoreHead();
   start_ = nullptr;
 }
 
-bool SplitTail::Finish() {
-  if (thread_.joinable()) thread_.join();
-  return tail_ && tail_->ok && !cancel_;
-}
-
-bool SplitTail::Replay(KinetoEventSink* builder, KinetoEventObserver* observer,
-                       int64_t first_index) {
+bool SplitTail::Take(KinetoEventSink* builder, KinetoEventObserver* observer,
+                     int64_t first_index) {
   Tail& t = *tail_;
-  size_t s = 0;
-  for (size_t i = 0; i < t.events.size(); ++i) {
-    KinetoEvent& ev = t.events[i];
-    // Synthetic ids in the order a single pass asks for them.
-    for (; s < t.synthetic.size() && t.synthetic[s].event == i; ++s) {
-      const auto& syn = t.synthetic[s];
-      (syn.tid ? ev.tid : ev.pid) = builder->SyntheticId(syn.tid ? "tid" : "pid", syn.text);
+  size_t i = 0, s = 0;
+  for (;;) {
+    // The state first: once it is final, so are the counts read after it.
+    const int state = t.state.load(std::memory_order_acquire);
+    if (state == Tail::kFailed) return false;
+    const size_t n = t.events_published.load(std::memory_order_acquire);
+    const size_t ns = t.synthetic_published.load(std::memory_order_relaxed);
+    if (i == n) {
+      if (state == Tail::kDone) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      continue;
     }
-    if (ev.comm_args >= 0) {
-      KinetoCommArgs& args = t.comm_args[size_t(ev.comm_args)];
-      builder->NewCommArgs(&ev.comm_args) = std::move(args);
+    for (; i < n; ++i) {
+      KinetoEvent& ev = t.events[i];
+      // Synthetic ids in the order a single pass asks for them.
+      for (; s < ns && t.synthetic[s].event == i; ++s) {
+        const auto& syn = t.synthetic[s];
+        (syn.tid ? ev.tid : ev.pid) = builder->SyntheticId(syn.tid ? "tid" : "pid", syn.text);
+      }
+      if (ev.comm_args >= 0) {
+        KinetoCommArgs& args = t.comm_args[size_t(ev.comm_args)];
+        builder->NewCommArgs(&ev.comm_args) = std::move(args);
+      }
+      builder->Add(ev);
     }
-    builder->Add(ev);
   }
-  for (int64_t i = 0; i < t.ts_non_integer; ++i) builder->CountTimestamp(false, false);
-  for (int64_t i = 0; i < t.ts_strings; ++i) builder->CountTimestamp(true, true);
+  if (thread_.joinable()) thread_.join();
+  RestoreHead();
+  if (cancel_) return false;
+  for (int64_t k = 0; k < t.ts_non_integer; ++k) builder->CountTimestamp(false, false);
+  for (int64_t k = 0; k < t.ts_strings; ++k) builder->CountTimestamp(true, true);
   if (observer && t.fork) {
     observer->Join(*t.fork, first_index);
   } else if (observer) {
@@ -182,8 +282,10 @@ bool SplitTail::Replay(KinetoEventSink* builder, KinetoEventObserver* observer,
       observer->OnEvent(f);
     }
   }
-  return t.observed_all;
+  return true;
 }
+
+bool SplitTail::observed_all() const { return tail_->observed_all; }
 
 const char* SplitTail::array_end() const {
   // text[i] is the byte at start_ + i - 1 of the document.

@@ -4,14 +4,16 @@
 //
 // The split point is a guess: the first "},\n <spaces>{" past the middle of
 // the text. The tail from there is copied behind a '[' and parsed as an
-// array of its own, its events recorded. The main reader, which parses the
-// whole document as usual, confirms the guess only when an element of the
-// array it is reading starts exactly at the split point: it then stops
-// there and replays the recorded events into its builder, in file order, so
+// array of its own, its events recorded. The main reader parses only the
+// head, the text up to the '}' before the split point (simdjson's padding
+// after it is blanked for the time of the read, then restored), and takes
+// the guess only when its last event of a "traceEvents" array ends exactly
+// there; it then adds the recorded events to its builder, in file order, so
 // the Rank is the one a single pass would build. Any other outcome (the
-// point fell inside an event or a string, the tail failed to parse) throws
-// the tail away and the caller reads the file in one pass. Internal to
-// formats/kineto.
+// point fell inside an event, the tail failed to parse) makes the caller
+// read the file again in one pass. A read-only (mapped) text cannot be
+// blanked: the main reader then parses all of it and takes the guess when
+// an element starts exactly at the split point. Internal to formats/kineto.
 #pragma once
 
 #include <atomic>
@@ -41,26 +43,34 @@ class SplitTail {
 
   // Starts reading the tail of `buf` on a new thread; false when there is no
   // split point. `observer` (may be null) is to see the tail's events too.
+  // Unless `buf` is mapped, the bytes after head_end() are blanked until
+  // Take(), Cancel() or the destructor: no one else may read `buf` meanwhile.
   bool Start(const PaddedBuffer& buf, const std::string& file, KinetoEventObserver* observer);
+  // The end of the head the caller is to parse, or null: parse it all.
+  const char* head_end() const { return head_end_; }
   // Where the tail's first element starts in `buf`; null when not started.
   const char* start() const { return start_; }
   // The guess is wrong, or the tail was taken: stop the thread, start()
   // becomes null.
   void Cancel();
-  // Waits for the tail. False when it could not be read: the caller then
-  // reads the file in one pass.
-  bool Finish();
-  // After Finish(): adds the tail's events to `builder` and passes their
-  // facts, numbered from `first_index`, to `observer` (may be null). False
-  // when the tail held an event the facts cannot carry (see EventReader).
-  bool Replay(KinetoEventSink* builder, KinetoEventObserver* observer, int64_t first_index);
-  // After Finish(), before Cancel(): where the text goes on past the
-  // array's closing ']'.
+  // Adds the tail's events to `builder` as the thread records them, then
+  // passes their facts, numbered from `first_index`, to `observer` (may be
+  // null). False when the tail could not be read: `builder` then holds part
+  // of it, and the caller reads the file again in one pass.
+  bool Take(KinetoEventSink* builder, KinetoEventObserver* observer, int64_t first_index);
+  // After Take(): false when the tail held an event the facts cannot carry
+  // as written (see EventReader::observed_all).
+  bool observed_all() const;
+  // After Take(), before Cancel(): where the text goes on past the array's
+  // closing ']'.
   const char* array_end() const;
 
  private:
   struct Tail;
+  void RestoreHead();
   const char* start_ = nullptr;
+  char* head_end_ = nullptr;
+  char saved_[64];  // the bytes blanked after head_end_
   std::unique_ptr<Tail> tail_;
   std::atomic<bool> cancel_{false};
   std::thread thread_;

@@ -30,6 +30,8 @@ class PaddedBuffer {
   std::string_view view() const { return {data_, size_}; }
   // Bytes readable from data() on, padding included.
   size_t padded_size() const;
+  // The bytes are a read-only mapping of the file (MapFile).
+  bool mapped() const { return mapped_; }
 
   // Makes room for at least `n` more bytes past size(); returns the write pointer.
   char* Grow(size_t n);
