@@ -325,7 +325,7 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
                     int threads) {
   if (!refill) {
     try {
-      if (threads > 1 && buf.size() >= SplitTail::kMinBytes && buf.size() <= SplitTail::kMaxBytes) {
+      if (threads > 1 && buf.size() >= SplitMinBytes() && buf.size() <= SplitTail::kMaxBytes) {
         try {
           return ReadWholeKinetoRank(buf, file, rank_hint, rank_rule, header_out, observer, true);
         } catch (const SplitFailed&) {

@@ -187,6 +187,13 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
   }
 };
 
+namespace {
+std::atomic<size_t> split_min_bytes{SplitTail::kMinBytes};
+}  // namespace
+
+size_t SplitMinBytes() { return split_min_bytes.load(std::memory_order_relaxed); }
+void SetSplitMinBytes(size_t bytes) { split_min_bytes.store(bytes, std::memory_order_relaxed); }
+
 SplitTail::SplitTail() = default;
 SplitTail::~SplitTail() { Cancel(); }
 

@@ -28,6 +28,11 @@
 
 namespace moetrace {
 
+// The smallest text ReadKinetoRank reads on two threads: SplitTail::kMinBytes
+// unless lowered (tests and the fuzzer split small files).
+size_t SplitMinBytes();
+void SetSplitMinBytes(size_t bytes);
+
 class SplitTail {
  public:
   // Smallest text worth splitting: below it a thread costs more than it saves.
