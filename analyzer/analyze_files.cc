@@ -41,12 +41,12 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
     hta_figures = std::async(std::launch::async,
                              [kineto, imported] { return hta::ComputeHta(kineto, imported.get()); });
   }
-  // Whatever happens, the importer is done when this scope ends: HTA must
-  // not wait for rows any more.
-  struct CloseAtExit {
+  // If the analysis fails, HTA's thread must neither wait for rows nor read
+  // the files itself: it is abandoned before its future is waited for.
+  struct AbandonAtExit {
     hta::ImportedRows* rows;
-    ~CloseAtExit() { rows->Close(); }
-  } close_at_exit{imported.get()};
+    ~AbandonAtExit() { rows->Close(/*abandon=*/true); }
+  } abandon_at_exit{imported.get()};
   AnalyzedFiles out;
   out.trace = std::make_unique<ConcatSource>(std::move(sources));
   out.analysis = Analyze(*out.trace, options);

@@ -20,7 +20,10 @@ class ImportedRows::Observer : public KinetoEventObserver {
   void Restart() override { builder_.Restart(); }
   void OnEvent(const KinetoEventFacts& facts) override { builder_.Add(facts); }
   void Complete(std::string_view text) override {
-    if (owner_) owner_->Completed(key_, this, builder_.Finish(FindRank(text)));
+    if (owner_) owner_->Ended(key_, this, builder_.Finish(FindRank(text)));
+  }
+  void Incomplete() override {
+    if (owner_) owner_->Ended(key_, this, std::nullopt);
   }
   std::unique_ptr<KinetoEventObserver> Fork() override {
     return std::make_unique<Observer>(nullptr, std::string());
@@ -43,18 +46,25 @@ KinetoEventObserver* ImportedRows::ObserverFor(const std::string& path, bool inf
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_) return nullptr;
   Entry& e = files_[Key(path)];
-  e.rows.reset();  // a file read again starts over
-  e.observer.reset();
-  if (inflated && !gz_name) return nullptr;
-  e.observer = std::make_unique<Observer>(this, path);
-  return e.observer.get();
+  e = Entry();  // this read's outcome is the one that counts
+  if (inflated && !gz_name) {
+    e.ended = true;  // HTA reads it itself (and fails)
+    changed_.notify_all();
+    return nullptr;
+  }
+  observers_.push_back(std::make_unique<Observer>(this, path));
+  e.latest = observers_.back().get();
+  return observers_.back().get();
 }
 
-void ImportedRows::Completed(const std::string& key, const Observer* observer, RankRows rows) {
+void ImportedRows::Ended(const std::string& key, const Observer* observer,
+                         std::optional<RankRows> rows) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = files_.find(key);
-    if (it != files_.end() && it->second.observer.get() == observer) it->second.rows = std::move(rows);
+    if (it == files_.end() || it->second.latest != observer) return;  // a later read counts
+    it->second.ended = true;
+    it->second.rows = std::move(rows);
   }
   changed_.notify_all();
 }
@@ -64,8 +74,9 @@ std::optional<RankRows> ImportedRows::Take(const std::string& path) {
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock, [&] {
     auto it = files_.find(key);
-    return closed_ || (it != files_.end() && it->second.rows);
+    return closed_ || (it != files_.end() && it->second.ended);
   });
+  if (abandoned_) throw Abandoned();
   auto it = files_.find(key);
   if (it == files_.end() || !it->second.rows) return std::nullopt;
   std::optional<RankRows> rows = std::move(it->second.rows);
@@ -74,10 +85,11 @@ std::optional<RankRows> ImportedRows::Take(const std::string& path) {
   return rows;
 }
 
-void ImportedRows::Close() {
+void ImportedRows::Close(bool abandon) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
+    abandoned_ = abandoned_ || abandon;
   }
   changed_.notify_all();
 }

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "analyzer/hta/kineto_rows.h"
 #include "formats/kineto/kineto_event_observer.h"
@@ -20,31 +21,40 @@ namespace moetrace::hta {
 
 class ImportedRows {
  public:
+  // Thrown by Take() after Close(/*abandon=*/true).
+  struct Abandoned {};
+
   ImportedRows();
   ~ImportedRows();
-  // An observer for the importer's read of `path` (thread safe); null when
-  // HTA would not read the file as the importer does (gzip data in a file
-  // whose name does not end in "gz": HTA decides by name and fails), or
-  // after Close().
+  // An observer for one read of `path` by the importer (thread safe; a path
+  // read twice gets two, the later read's rows count); null when HTA would
+  // not read the file as the importer does (gzip data in a file whose name
+  // does not end in "gz": HTA decides by name and fails), or after Close().
   KinetoEventObserver* ObserverFor(const std::string& path, bool inflated);
   // The rows of `path` once the importer has passed every event of it on;
-  // waits for them until Close(), then nullopt if they never came.
+  // nullopt once its read ended otherwise, or (after Close) if it never
+  // came. Waits until one of these. Throws Abandoned after Close(true).
   std::optional<RankRows> Take(const std::string& path);
   // The importer is done: no more observers, and Take no longer waits.
-  void Close();
+  // `abandon`: the analysis failed, HTA's figures are not wanted.
+  void Close(bool abandon = false);
 
  private:
   class Observer;
   struct Entry {
-    std::unique_ptr<Observer> observer;
-    std::optional<RankRows> rows;  // set when the importer completed the file
+    const Observer* latest = nullptr;  // the read whose outcome counts
+    bool ended = false;                // that read ended
+    std::optional<RankRows> rows;      // ... and passed on every event
   };
-  void Completed(const std::string& key, const Observer* observer, RankRows rows);
+  void Ended(const std::string& key, const Observer* observer, std::optional<RankRows> rows);
 
   std::mutex mu_;
   std::condition_variable changed_;
   std::map<std::string, Entry> files_;
-  bool closed_ = false;
+  // Every observer lives as long as this object: a read of a path may still
+  // be feeding one when another read of the same path starts.
+  std::vector<std::unique_ptr<Observer>> observers_;
+  bool closed_ = false, abandoned_ = false;
 };
 
 }  // namespace moetrace::hta

@@ -116,10 +116,39 @@ TEST(ImportedRows, LeavesWhatThePassCannotGiveToHtasReader) {
   KinetoEventObserver* unfinished = imported.ObserverFor("u.json", false);
   ASSERT_NE(unfinished, nullptr);
   unfinished->Restart();
+  // A read that ended without passing every event on: no waiting for it.
+  imported.ObserverFor("i.json", false)->Incomplete();
+  EXPECT_FALSE(imported.Take("i.json").has_value());
   imported.Close();
   EXPECT_FALSE(imported.Take("never.json").has_value());
   EXPECT_FALSE(imported.Take("u.json").has_value());
   EXPECT_EQ(imported.ObserverFor("a.json", false), nullptr);
+}
+
+// A path read twice at once (`analyze t.json t.json`): the first read's
+// observer stays alive, and the later read's outcome is the one that counts.
+TEST(ImportedRows, SamePathReadTwice) {
+  ImportedRows imported;
+  KinetoEventObserver* first = imported.ObserverFor("t.json", false);
+  KinetoEventObserver* second = imported.ObserverFor("t.json", false);
+  ASSERT_NE(first, second);
+  KinetoEventFacts f;
+  f.cat = {KinetoRawValue::kString, "kernel", false};
+  f.dur = {KinetoRawValue::kNumber, "1", false};
+  f.ts = {KinetoRawValue::kNumber, "5", false};
+  first->OnEvent(f);  // still alive
+  second->Complete("{}");
+  first->Complete("{}");  // too late: not the read that counts
+  std::optional<RankRows> rows = imported.Take("t.json");
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(rows->size(), 0u);
+}
+
+TEST(ImportedRows, AbandonedTakeThrows) {
+  ImportedRows imported;
+  std::thread hta([&] { EXPECT_THROW(imported.Take("slow.json"), ImportedRows::Abandoned); });
+  imported.Close(/*abandon=*/true);
+  hta.join();
 }
 
 TEST(ImportedRows, EqualHtasOwnReaderOnRealTraces) {
@@ -131,14 +160,19 @@ TEST(ImportedRows, EqualHtasOwnReaderOnRealTraces) {
     if (!set.is_directory()) continue;
     for (const std::string& f : ListTraceFiles(set.path().string())) {
       SCOPED_TRACE(f);
-      ImportedRows imported;
-      WholeTraceFile whole = ReadWholeTraceFile(f);
-      ReadKinetoRank(whole.text, f, 0, "default", nullptr, {},
-                     imported.ObserverFor(f, whole.gzip));
-      imported.Close();
-      std::optional<RankRows> rows = imported.Take(f);
-      ASSERT_TRUE(rows.has_value());
-      ExpectSameRows(*rows, ParseKinetoRows(f, ReadMaybeGzip(f)));
+      const RankRows own = ParseKinetoRows(f, ReadMaybeGzip(f));
+      // One thread, then two (the rows of the tail come from a fork).
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(threads);
+        ImportedRows imported;
+        WholeTraceFile whole = ReadWholeTraceFile(f);
+        ReadKinetoRank(whole.text, f, 0, "default", nullptr, {},
+                       imported.ObserverFor(f, whole.gzip), threads);
+        imported.Close();
+        std::optional<RankRows> rows = imported.Take(f);
+        ASSERT_TRUE(rows.has_value());
+        ExpectSameRows(*rows, own);
+      }
       ++files;
     }
   }

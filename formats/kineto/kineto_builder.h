@@ -22,6 +22,8 @@ struct KinetoEvent {
   std::string_view name;
   int64_t pid = 0;
   int64_t tid = 0;
+  // pid / tid came from KinetoEventSink::SyntheticId (the last such key).
+  bool pid_synthetic = false, tid_synthetic = false;
   bool has_ts = false, has_dur = false, has_flow_id = false;
   int64_t ts = 0;   // ns, relative to baseTimeNanoseconds when present
   int64_t dur = 0;  // ns

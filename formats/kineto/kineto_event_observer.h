@@ -40,11 +40,14 @@ class KinetoEventObserver {
   // The importer read the file and passed on every event; `text` is the
   // whole document.
   virtual void Complete(std::string_view text) = 0;
+  // The importer read (or failed to read) the file without passing on
+  // every event: what this observer saw is not the file.
+  virtual void Incomplete() = 0;
 
   // For a file read on two threads: an observer for the events of the
   // second part, fed on the other thread, that Join() appends after the
-  // events this one has seen, numbered from `first_index`. Observers that
-  // return null get the second part's events through OnEvent instead.
+  // events this one has seen, numbered from `first_index`. An observer that
+  // returns null keeps the file to one thread.
   virtual std::unique_ptr<KinetoEventObserver> Fork() { return nullptr; }
   virtual void Join(KinetoEventObserver& part, int64_t first_index) {}
 };

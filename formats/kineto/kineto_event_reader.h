@@ -197,9 +197,9 @@ class EventReader {
             if (ev.has_cat) ev.cat = String(v, key, begin);
             if (facts) facts->cat = StringFact(ev.has_cat, ev.cat);
           } else if (key == "pid") {
-            ev.pid = Id(v, key, begin);
+            ev.pid = Id(v, key, begin, &ev.pid_synthetic);
           } else if (key == "tid") {
-            ev.tid = Id(v, key, begin);
+            ev.tid = Id(v, key, begin, &ev.tid_synthetic);
           } else if (key == "dur") {
             if (facts) facts->dur = PeekRawValue(v);
             ev.has_dur = Time(v, key, begin, &ev.dur, false);
@@ -335,10 +335,11 @@ class EventReader {
   }
 
   // pid / tid: numbers, numeric strings ("25738"), "stream 7", or labels.
-  int64_t Id(od::value& v, std::string_view key, const char* at) {
+  int64_t Id(od::value& v, std::string_view key, const char* at, bool* synthetic) {
     od::json_type t;
     if (v.type().get(t)) WrongType(v, key, at, "a number or a string");
     int64_t id = 0;
+    *synthetic = false;
     if (t == od::json_type::number) {
       Int(v, key, at, &id, false);
       return id;
@@ -350,9 +351,13 @@ class EventReader {
           ParseTruncatedInteger(s.substr(7), &id)) {
         return id;
       }
+      *synthetic = true;
       return builder_->SyntheticId(key, s);
     }
-    if (t == od::json_type::null) return builder_->SyntheticId(key, "");
+    if (t == od::json_type::null) {
+      *synthetic = true;
+      return builder_->SyntheticId(key, "");
+    }
     WrongType(v, key, at, "a number or a string");
   }
 

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cstring>
 #include <functional>
+#include <new>
+#include <system_error>
 #include <string>
 
 #include "formats/errors.h"
@@ -172,16 +174,6 @@ const char* ReadEvents(od::array& events, WholeRead& w, const std::string& file)
     od::object obj;
     if (er.get(ev)) throw NotTheFastPath();
     const char* at = ev.raw_json_token().data();  // the '{'
-    if (tail.start() && at >= tail.start()) {
-      if (at == tail.start()) {  // the guess holds: the rest is the tail's
-        if (!tail.Take(&w.builder, w.observer, w.reader.observed_count())) throw SplitFailed();
-        if (!tail.observed_all()) w.reader.set_observed_all(false);
-        const char* resume = tail.array_end();
-        tail.Cancel();  // resolved
-        return resume;
-      }
-      tail.Cancel();
-    }
     if (ev.get_object().get(obj)) throw NotTheFastPath();
     w.reader.ParseObject(obj, at);
     // Reading the head only: an event that ends it is the one before the
@@ -190,9 +182,7 @@ const char* ReadEvents(od::array& events, WholeRead& w, const std::string& file)
     if (tail.head_end() && w.doc->current_location().get(next) == simdjson::OUT_OF_BOUNDS) {
       if (!tail.Take(&w.builder, w.observer, w.reader.observed_count())) throw SplitFailed();
       if (!tail.observed_all()) w.reader.set_observed_all(false);
-      const char* resume = tail.array_end();
-      tail.Cancel();  // resolved
-      return resume;
+      return tail.array_end();
     }
   }
   return nullptr;
@@ -297,7 +287,9 @@ Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32
   // Started first: the tail's copy and index overlap this thread's index
   // of the whole document.
   SplitTail tail;
-  if (split) tail.Start(buf, file, observer);
+  // ReadKinetoRank's contract with threads > 1: the caller lets the bytes
+  // of `buf` change during the call (the tail restores them).
+  if (split) tail.Start(const_cast<PaddedBuffer&>(buf), file, observer);
   WholeRead w{buf, observer, builder, reader, KinetoHeader(), &tail};
   try {
     ReadDocument(nullptr, w, file);
@@ -313,7 +305,13 @@ Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32
   if (!w.h.has_trace_events) throw NotTheFastPath();
   FinishRank(builder, w.h, rank_hint, rank_rule, &rank);
   if (header_out) *header_out = w.h;
-  if (observer && reader.observed_all()) observer->Complete(buf.view());
+  if (observer) {
+    if (reader.observed_all()) {
+      observer->Complete(buf.view());
+    } else {
+      observer->Incomplete();
+    }
+  }
   return rank;
 }
 
@@ -329,6 +327,8 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
         try {
           return ReadWholeKinetoRank(buf, file, rank_hint, rank_rule, header_out, observer, true);
         } catch (const SplitFailed&) {
+        } catch (const std::system_error&) {  // no thread to be had
+        } catch (const std::bad_alloc&) {     // the tail's copy: one pass needs less
         }
       }
       return ReadWholeKinetoRank(buf, file, rank_hint, rank_rule, header_out, observer, false);
@@ -336,6 +336,8 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
     } catch (const InputError&) {
     } catch (const simdjson::simdjson_error&) {
     }
+    // The events go to the streaming reader, which does not observe.
+    if (observer) observer->Incomplete();
   }
   Rank rank;
   KinetoBuilder builder(&rank);

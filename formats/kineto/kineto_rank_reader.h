@@ -39,8 +39,8 @@ int32_t RankFromFileName(std::string_view file_name);
 // has no distributedInfo.rank. Throws InputError naming `file`, the byte
 // offset and what was expected. `observer`, when given and there is no
 // `refill`, sees every event; its Complete() is called when the file was
-// read in the single pass that feeds it (a file the fast path does not take
-// is read again without it, and the observer is left incomplete).
+// read in the single pass that feeds it, Incomplete() otherwise (a file the
+// fast path does not take is read again without it).
 // `threads` > 1 lets a large file without `refill` be read on two threads
 // (kineto_split_reader.h); the Rank is the same. The bytes of `buf` may then
 // change during the call (they are restored before it returns): no one else

@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <cstring>
-#include <vector>
+#include <stdexcept>
 
 #include "formats/kineto/kineto_event_reader.h"
 
@@ -13,32 +12,33 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+std::atomic<size_t> split_min_bytes{SplitTail::kMinBytes};
 
-// The first '{' past `from` that follows "}" "," and a line break, with only
-// whitespace between them: where Kineto starts an event on a new line.
-const char* FindSplitPoint(const char* begin, const char* from, const char* end) {
+// The first '{' past `from` (within 8 MB) that follows '}', ',' and a line
+// break with only whitespace between them: where Kineto starts an event on
+// a new line. One pass: each byte is looked at once.
+const char* FindSplitPoint(const char* from, const char* end) {
   const char* const limit = std::min(end, from + (size_t(8) << 20));
-  for (const char* nl = from; nl < limit;) {
-    nl = static_cast<const char*>(memchr(nl, '\n', size_t(limit - nl)));
-    if (!nl) return nullptr;
-    const char* b = nl;
-    while (b > begin && IsSpace(b[-1])) --b;
-    const char* open = nl + 1;
-    while (open < end && IsSpace(*open)) ++open;
-    if (b - begin >= 2 && b[-1] == ',' && open < end && *open == '{') {
-      const char* c = b - 1;
-      while (c > begin && IsSpace(c[-1])) --c;
-      if (c > begin && c[-1] == '}') return open;
+  enum { kNone, kBrace, kComma, kLine } state = kNone;
+  for (const char* c = from; c < limit; ++c) {
+    switch (*c) {
+      case ' ': case '\t': case '\r': break;
+      case '\n': if (state == kComma) state = kLine; break;
+      case '}': state = kBrace; break;
+      case ',': state = state == kBrace ? kComma : kNone; break;
+      case '{':
+        if (state == kLine) return c;
+        state = kNone;
+        break;
+      default: state = kNone;
     }
-    nl = nl + 1;
   }
   return nullptr;
 }
 
-// One thread appends, another reads what was published, without locks:
-// elements never move (fixed-size chunks) and the table of chunks is sized
-// for the most elements there can be.
+// One thread appends, another reads what was published and frees what it
+// has read, without locks: elements never move (fixed-size chunks), and the
+// table of chunks is sized for the most elements there can be.
 template <typename T>
 class ChunkedLog {
  public:
@@ -57,11 +57,16 @@ class ChunkedLog {
   }
   size_t size() const { return size_; }  // the writer's
   T& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  // The reader's: frees the chunks wholly before element `i`.
+  void FreeBefore(size_t i) {
+    for (; freed_ < i / kChunk; ++freed_) chunks_[freed_].reset();
+  }
 
  private:
   size_t max_chunks_;
   std::unique_ptr<std::unique_ptr<T[]>[]> chunks_;
   size_t size_ = 0;
+  size_t freed_ = 0;
 };
 
 // Where the caller's share of the events ends, estimated from the density
@@ -99,36 +104,63 @@ const char* EstimatedSplit(const char* begin, const char* end) {
 
 }  // namespace
 
-// Records what the reader gives a builder, for the caller's thread to
-// replay into the real one while it is being read.
-struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
+size_t SplitMinBytes() { return split_min_bytes.load(std::memory_order_relaxed); }
+void SetSplitMinBytes(size_t bytes) { split_min_bytes.store(bytes, std::memory_order_relaxed); }
+
+// Records what the reader gives a builder, for the caller's thread to add
+// to the real one while it is being read.
+struct SplitTail::Tail final : KinetoEventSink {
   struct Synthetic {
     size_t event;
     bool tid;
+    bool final;  // the id the event keeps (a later key of the event may replace it)
     std::string_view text;
   };
+  // An event takes at least 3 bytes ("{},"): the logs never fill up. The
+  // thread waits while it is more than `max_ahead` events ahead of the
+  // caller (a tail of tiny events would otherwise be recorded whole:
+  // KinetoEvent is ~70 times "{},").
+  Tail(size_t bytes, const std::atomic<bool>* cancel_flag)
+      : events(bytes / 3 + 1), comm_args(bytes / 3 + 1), synthetic(bytes + 1),
+        max_ahead((2 * bytes + (size_t(64) << 20)) / sizeof(KinetoEvent)), cancel(cancel_flag) {}
+
   PaddedBuffer text;  // '[' + the tail
   od::parser parser;  // holds the unescaped strings the events point to
-  std::unique_ptr<KinetoEventObserver> fork;  // sees the events, when the observer forks
+  std::unique_ptr<KinetoEventObserver> fork;  // sees the events
   size_t array_end = 0;  // offset in `text` just past the array
-  // An event takes at least 3 bytes ("{},"): the logs never fill up.
-  explicit Tail(size_t bytes) : events(bytes / 3 + 1), comm_args(bytes / 3 + 1), synthetic(bytes) {}
   ChunkedLog<KinetoEvent> events;
   ChunkedLog<KinetoCommArgs> comm_args;
   ChunkedLog<Synthetic> synthetic;
-  // Published to the replaying thread: events first, synthetic ids up to.
+  const size_t max_ahead;
+  const std::atomic<bool>* cancel;
+  // Published to the caller: events first, synthetic ids up to them.
   std::atomic<size_t> events_published{0}, synthetic_published{0};
+  std::atomic<size_t> events_taken{0};  // the caller's progress
   enum State { kReading, kDone, kFailed };
   std::atomic<int> state{kReading};
   // Read only once the state is final.
-  std::vector<KinetoEventFacts> facts;
   int64_t ts_non_integer = 0, ts_strings = 0;
   bool observed_all = true;
+  size_t event_synthetic_begin = 0;  // the event being read's first synthetic entry
 
   void Add(const KinetoEvent& e) override {
+    // The event's last pid and tid ids are the ones it keeps, if it keeps
+    // one. (Only its own entries are looked at: older ones may be freed.)
+    bool pid_seen = false, tid_seen = false;
+    for (size_t s = synthetic.size(); s > event_synthetic_begin; --s) {
+      Synthetic& syn = synthetic[s - 1];
+      bool& seen = syn.tid ? tid_seen : pid_seen;
+      syn.final = !seen && (syn.tid ? e.tid_synthetic : e.pid_synthetic);
+      seen = true;
+    }
+    event_synthetic_begin = synthetic.size();
     events.Append() = e;
     synthetic_published.store(synthetic.size(), std::memory_order_relaxed);
     events_published.store(events.size(), std::memory_order_release);
+    while (events.size() - events_taken.load(std::memory_order_acquire) > max_ahead &&
+           !cancel->load(std::memory_order_relaxed)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
   }
   KinetoCommArgs& NewCommArgs(int32_t* index) override {
     *index = int32_t(comm_args.size());
@@ -136,16 +168,13 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
   }
   KinetoCommArgs& CommArgsAt(int32_t index) override { return comm_args[size_t(index)]; }
   int64_t SyntheticId(std::string_view key, std::string_view s) override {
-    synthetic.Append() = {events.size(), key == "tid", s};
-    return 0;  // replaced in Replay
+    synthetic.Append() = {events.size(), key == "tid", false, s};
+    return 0;  // replaced in Take
   }
   void CountTimestamp(bool integral, bool from_string) override {
     ts_non_integer += !integral;
     ts_strings += from_string;
   }
-  void Restart() override {}
-  void OnEvent(const KinetoEventFacts& f) override { facts.push_back(f); }
-  void Complete(std::string_view) override {}
 
   // Copies the first `head` bytes of the tail now: the caller blanks what
   // follows its head, which these bytes overlap.
@@ -156,14 +185,13 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
     memcpy(dst + 1, from, std::min(head, n));
   }
 
-  void Read(const char* from, const char* to, size_t head, const std::string& file, bool observe,
-            const std::atomic<bool>& cancel) {
+  void Read(const char* from, const char* to, size_t head, const std::string& file) {
     const size_t n = size_t(to - from);
     if (n > head) memcpy(text.Grow(0) + 1 + head, from + head, n - head);
     text.Commit(n + 1);
     text.Finish();
     kineto_reader::EventReader reader(text, file, this);
-    if (observe) reader.Observe(fork ? fork.get() : static_cast<KinetoEventObserver*>(this));
+    reader.Observe(fork.get());
     od::document doc;
     od::array array;
     if (parser.iterate(text.data(), text.size(), text.padded_size()).get(doc) ||
@@ -171,7 +199,7 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
       return;
     }
     for (auto er : array) {
-      if (cancel.load(std::memory_order_relaxed)) return;
+      if (cancel->load(std::memory_order_relaxed)) return;
       od::value ev;
       od::object obj;
       if (er.get(ev)) return;
@@ -187,64 +215,53 @@ struct SplitTail::Tail final : KinetoEventSink, KinetoEventObserver {
   }
 };
 
-namespace {
-std::atomic<size_t> split_min_bytes{SplitTail::kMinBytes};
-}  // namespace
-
-size_t SplitMinBytes() { return split_min_bytes.load(std::memory_order_relaxed); }
-void SetSplitMinBytes(size_t bytes) { split_min_bytes.store(bytes, std::memory_order_relaxed); }
-
 SplitTail::SplitTail() = default;
 SplitTail::~SplitTail() { Cancel(); }
 
-bool SplitTail::Start(const PaddedBuffer& buf, const std::string& file,
-                      KinetoEventObserver* observer) {
-  const char* begin = buf.data();
-  const char* end = begin + buf.size();
-  const char* p = FindSplitPoint(begin, EstimatedSplit(begin, end), end);
+bool SplitTail::Start(PaddedBuffer& buf, const std::string& file, KinetoEventObserver* observer) {
+  static_assert(sizeof(saved_) >= simdjson::SIMDJSON_PADDING);
+  std::unique_ptr<KinetoEventObserver> fork;
+  if (observer && !(fork = observer->Fork())) return false;  // it could not follow the tail
+  char* begin = buf.mutable_data();
+  char* end = begin + buf.size();
+  const char* p = FindSplitPoint(EstimatedSplit(begin, end), end);
   if (!p) return false;
   // The tail runs to the last ']' of the text: at or past the one that
   // closes the array, whatever follows it.
   const char* close = end;
   while (close > p && close[-1] != ']') --close;
   if (close == p) return false;
-  tail_ = std::make_unique<Tail>(size_t(close - p));
-  if (observer) tail_->fork = observer->Fork();
-  start_ = p;
   // The head ends after the '}' before the split point.
-  const char* head_end = p - 1;
+  char* head_end = begin + (p - begin) - 1;
   while (*head_end != '}') --head_end;
   ++head_end;
+  if (head_end + sizeof(saved_) > end) return false;
+  tail_ = std::make_unique<Tail>(size_t(close - p), &cancel_);
+  tail_->fork = std::move(fork);
   constexpr size_t kHead = 2 * sizeof(saved_);  // reaches past the blanked bytes
   tail_->CopyHead(p, close, kHead);
-  if (!buf.mapped() && head_end + sizeof(saved_) <= end) {
-    head_end_ = const_cast<char*>(head_end);
-    memcpy(saved_, head_end_, sizeof(saved_));
-    memset(head_end_, ' ', sizeof(saved_));
-  }
   Tail* tail = tail_.get();
-  thread_ = std::thread([tail, p, close, kHead, file, observe = observer != nullptr, this] {
+  thread_ = std::thread([tail, p, close, kHead, file] {
     try {
-      tail->Read(p, close, kHead, file, observe, cancel_);
+      tail->Read(p, close, kHead, file);
     } catch (...) {
     }
     // Anything but a whole tail: the caller reads the file in one pass.
     int reading = Tail::kReading;
     tail->state.compare_exchange_strong(reading, Tail::kFailed, std::memory_order_release);
   });
+  start_ = p;
+  head_end_ = head_end;
+  memcpy(saved_, head_end_, sizeof(saved_));
+  memset(head_end_, ' ', sizeof(saved_));
   return true;
-}
-
-void SplitTail::RestoreHead() {
-  if (head_end_) memcpy(head_end_, saved_, sizeof(saved_));
-  head_end_ = nullptr;
 }
 
 void SplitTail::Cancel() {
   cancel_ = true;
   if (thread_.joinable()) thread_.join();
-  RestoreHead();
-  start_ = nullptr;
+  if (head_end_) memcpy(head_end_, saved_, sizeof(saved_));
+  head_end_ = nullptr;
 }
 
 bool SplitTail::Take(KinetoEventSink* builder, KinetoEventObserver* observer,
@@ -264,31 +281,29 @@ bool SplitTail::Take(KinetoEventSink* builder, KinetoEventObserver* observer,
     }
     for (; i < n; ++i) {
       KinetoEvent& ev = t.events[i];
-      // Synthetic ids in the order a single pass asks for them.
+      // Synthetic ids asked for in the order of a single pass.
       for (; s < ns && t.synthetic[s].event == i; ++s) {
         const auto& syn = t.synthetic[s];
-        (syn.tid ? ev.tid : ev.pid) = builder->SyntheticId(syn.tid ? "tid" : "pid", syn.text);
+        const int64_t id = builder->SyntheticId(syn.tid ? "tid" : "pid", syn.text);
+        if (syn.final) (syn.tid ? ev.tid : ev.pid) = id;
       }
       if (ev.comm_args >= 0) {
-        KinetoCommArgs& args = t.comm_args[size_t(ev.comm_args)];
-        builder->NewCommArgs(&ev.comm_args) = std::move(args);
+        const size_t args = size_t(ev.comm_args);
+        builder->NewCommArgs(&ev.comm_args) = std::move(t.comm_args[args]);
+        t.comm_args.FreeBefore(args);
       }
       builder->Add(ev);
     }
+    t.events.FreeBefore(i);
+    t.synthetic.FreeBefore(s);
+    t.events_taken.store(i, std::memory_order_release);
   }
   if (thread_.joinable()) thread_.join();
-  RestoreHead();
-  if (cancel_) return false;
+  if (head_end_) memcpy(head_end_, saved_, sizeof(saved_));
+  head_end_ = nullptr;
   for (int64_t k = 0; k < t.ts_non_integer; ++k) builder->CountTimestamp(false, false);
   for (int64_t k = 0; k < t.ts_strings; ++k) builder->CountTimestamp(true, true);
-  if (observer && t.fork) {
-    observer->Join(*t.fork, first_index);
-  } else if (observer) {
-    for (KinetoEventFacts& f : t.facts) {
-      f.index += first_index;
-      observer->OnEvent(f);
-    }
-  }
+  if (observer) observer->Join(*t.fork, first_index);
   return true;
 }
 

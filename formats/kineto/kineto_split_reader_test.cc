@@ -31,6 +31,7 @@ class FactLog : public KinetoEventObserver {
     log.push_back(s);
   }
   void Complete(std::string_view text) override { log.push_back("complete " + std::to_string(text.size())); }
+  void Incomplete() override { log.push_back("incomplete"); }
   std::unique_ptr<KinetoEventObserver> Fork() override {
     return forks_ ? std::make_unique<FactLog>(false) : nullptr;
   }
@@ -150,7 +151,9 @@ TEST(SplitTail, StartsAtAnEventLinePastHalfOfTheEvents) {
   PaddedBuffer buf = PaddedBuffer::FromString(text);
   SplitTail tail;
   ASSERT_TRUE(tail.Start(buf, "t.json", nullptr));
-  const size_t at = size_t(tail.start() - buf.data());
+  // The tail starts at the first '{' after the head.
+  const size_t at = text.find('{', size_t(tail.head_end() - buf.data()));
+  EXPECT_EQ(text.substr(size_t(tail.head_end() - buf.data()) - 1, at - size_t(tail.head_end() - buf.data()) + 2), "},\n  {");
   EXPECT_EQ(text.substr(at - 4, 5), ",\n  {");
   const double share = double(Count(std::string_view(text).substr(0, at), "\"ph\"")) / 30000;
   EXPECT_GT(share, 0.5);
@@ -172,7 +175,18 @@ TEST(SplitTail, NoSplitPointInOneLine) {
   PaddedBuffer buf = PaddedBuffer::FromString(text);
   SplitTail tail;
   EXPECT_FALSE(tail.Start(buf, "t.json", nullptr));
-  EXPECT_EQ(tail.start(), nullptr);
+  EXPECT_EQ(tail.head_end(), nullptr);
+}
+
+// Megabytes of blank lines: the split point search looks at each byte once
+// (it used to rescan the whitespace around every line break: hours here).
+TEST(SplitTail, BlankLinesAreSearchedOnce) {
+  const std::string text = "{\"traceEvents\": [{\"ph\": \"X\"}," + std::string(size_t(6) << 20, '\n') +
+                           "{\"ph\": \"X\"}]}";
+  PaddedBuffer buf = PaddedBuffer::FromString(text);
+  SplitTail tail;
+  EXPECT_FALSE(tail.Start(buf, "t.json", nullptr));  // none within 8 MB of the estimate
+  ExpectSameRead(text, false);
 }
 
 TEST(SplitRead, SameRankAndFactsAsOnePass) { ExpectSameRead(Document(30000), true); }
@@ -189,8 +203,8 @@ TEST(SplitRead, GuessInsideAnEvent) {
   PaddedBuffer buf = PaddedBuffer::FromString(text);
   SplitTail tail;
   ASSERT_TRUE(tail.Start(buf, "t.json", nullptr));
-  ASSERT_GT(tail.start(), buf.data() + text.find("\"nested\""));
-  ASSERT_LT(tail.start(), buf.data() + text.find("{\"k\": -1}"));
+  ASSERT_GT(tail.head_end(), buf.data() + text.find("\"nested\""));
+  ASSERT_LT(tail.head_end(), buf.data() + text.find("{\"k\": -1}"));
   tail.Cancel();
   ExpectSameRead(text, false);
 }
@@ -214,8 +228,8 @@ TEST(SplitRead, KeysAndAnotherArrayAfterTheSplitArray) {
   EXPECT_EQ(r.rank.rank, 9);
 }
 
-// A plain file is mapped read-only: its head cannot be blanked, so the main
-// reader parses all of it and takes the tail where an element starts.
+// A plain file is mapped (privately): blanking its head for the read
+// changes neither the file nor the result.
 TEST(SplitRead, MappedFile) {
   const std::string text = Document(30000);
   const auto path = std::filesystem::temp_directory_path() / "moetrace_split_mapped.json";
@@ -226,16 +240,29 @@ TEST(SplitRead, MappedFile) {
     fclose(f);
   }
   WholeTraceFile whole = ReadWholeTraceFile(path.string());
-  std::filesystem::remove(path);
-  ASSERT_TRUE(whole.text.mapped());
   const Read one = ReadWith(text, 1, false);
   FactLog log(true);
   const Rank two = ReadKinetoRank(whole.text, "rank3.json", 3, "file_name", nullptr, {}, &log, 2);
   EXPECT_EQ(log.joins, 1);
   EXPECT_TRUE(two == one.rank);
+  EXPECT_TRUE(whole.text.view() == text);
+  EXPECT_TRUE(ReadWholeTraceFile(path.string()).text.view() == text);
+  std::filesystem::remove(path);
   ASSERT_FALSE(log.log.empty());
   EXPECT_EQ(std::vector<std::string>(log.log.begin() + 1, log.log.end()),
             std::vector<std::string>(one.facts.begin() + 1, one.facts.end()));
+}
+
+// A later pid or tid key of an event replaces an earlier one, whichever
+// of them was a label ("Spans") given a synthetic id.
+TEST(SplitRead, RepeatedPidAndTidKeysInTheTail) {
+  std::string text = Document(30000);
+  size_t at = text.rfind("\"pid\": 1, \"tid\": 2");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 18, "\"pid\": \"lbl\", \"pid\": 1, \"tid\": 2, \"tid\": \"lane\"");
+  at = text.rfind("\"pid\": 1, \"tid\": 2", at - 1);
+  text.replace(at, 18, "\"pid\": \"first\", \"tid\": 3, \"tid\": null");
+  ExpectSameRead(text, true);
 }
 
 TEST(SplitRead, SameRanksOnRealTraces) {

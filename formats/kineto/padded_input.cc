@@ -189,7 +189,9 @@ PaddedBuffer PaddedBuffer::MapFile(int fd, size_t size) {
   // Bytes past the end of file up to the page end read as zeros; past the
   // last page they would fault, so the padding must fit in that tail.
   if (size == 0 || tail == 0 || page - tail < kPadding) return b;
-  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Writable but private: a reader may blank a few bytes for a while
+  // (kineto_split_reader.h); the file is never written.
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) return b;
   madvise(p, size, MADV_SEQUENTIAL);  // read ahead; pages are dropped as they are parsed
   b.mapped_ = true;

@@ -28,10 +28,9 @@ class PaddedBuffer {
   const char* data() const { return data_; }
   size_t size() const { return size_; }
   std::string_view view() const { return {data_, size_}; }
+  char* mutable_data() { return data_; }
   // Bytes readable from data() on, padding included.
   size_t padded_size() const;
-  // The bytes are a read-only mapping of the file (MapFile).
-  bool mapped() const { return mapped_; }
 
   // Makes room for at least `n` more bytes past size(); returns the write pointer.
   char* Grow(size_t n);
@@ -44,8 +43,9 @@ class PaddedBuffer {
   // Later reads of that range would see zeros (or re-read the file).
   void ReleaseBefore(size_t offset) const;
 
-  // Maps `size` bytes of the open file `fd` read-only when the zero tail of
-  // its last page can serve as the padding; an empty buffer otherwise.
+  // Maps `size` bytes of the open file `fd` (private: writes never reach the
+  // file) when the zero tail of its last page can serve as the padding; an
+  // empty buffer otherwise.
   static PaddedBuffer MapFile(int fd, size_t size);
 
  private:
