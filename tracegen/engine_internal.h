@@ -268,6 +268,20 @@ class EngineImpl {
   void InitRankOutput(RankSim& r);
   void FinishRankOutput(RankSim& r);
 
+  // The host-to-device copy that brings back a swapped-out activation.
+  Op SwapIn(int mb, int layer, int64_t bytes) const {
+    Op si;
+    si.name = kSwapIn;
+    si.stream = kSCopy;
+    si.cat = Category::kCopy;
+    si.phase = Phase::kBackward;
+    si.flags = kFlagSwapIn | kFlagHostToDevice;
+    si.mb = mb;
+    si.layer = layer;
+    si.bytes = uint64_t(bytes);
+    si.dur = TransferNsHost(double(bytes));
+    return si;
+  }
   TimeNs TransferNsHost(double bytes) const {
     return static_cast<TimeNs>(std::ceil(bytes / hw.host_link_bandwidth() * 1e9 + hw.kernel_overhead_ns()));
   }

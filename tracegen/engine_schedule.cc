@@ -58,17 +58,7 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) {
         auto it = r.acts.find(RankSim::ActKey(t.mb, l));
         if (it == r.acts.end() || it->second.swapped <= 0) continue;
         if (r.prefetch_end.count(RankSim::ActKey(t.mb, l))) continue;  // prefetched earlier
-        Op si;
-        si.name = kSwapIn;
-        si.stream = kSCopy;
-        si.cat = Category::kCopy;
-        si.phase = Phase::kBackward;
-        si.flags = kFlagSwapIn | kFlagHostToDevice;
-        si.mb = t.mb;
-        si.layer = l;
-        si.bytes = uint64_t(it->second.swapped);
-        si.dur = TransferNsHost(double(it->second.swapped));
-        b.ops.push_back(si);
+        b.ops.push_back(SwapIn(t.mb, l, it->second.swapped));
         int32_t idx = static_cast<int32_t>(b.ops.size() - 1);
         b.mem.push_back({idx, false, uint8_t(CounterKind::kMemActivations), it->second.swapped});
         r.swap_ins.emplace_back(l, idx);
@@ -150,16 +140,7 @@ void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) {
       uint64_t key = RankSim::ActKey(t->mb, l);
       auto it = r.acts.find(key);
       if (it == r.acts.end() || it->second.swapped <= 0 || r.prefetch_end.count(key)) continue;
-      Op si;
-      si.name = kSwapIn;
-      si.stream = kSCopy;
-      si.cat = Category::kCopy;
-      si.phase = Phase::kBackward;
-      si.flags = kFlagSwapIn | kFlagHostToDevice;
-      si.mb = t->mb;
-      si.layer = l;
-      si.bytes = uint64_t(it->second.swapped);
-      si.dur = TransferNsHost(double(it->second.swapped));
+      Op si = SwapIn(t->mb, l, it->second.swapped);
       si.prefetch_key = int64_t(key);
       si.dep = trigger;
       b.ops.push_back(si);

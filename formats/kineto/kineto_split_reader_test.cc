@@ -189,6 +189,21 @@ TEST(SplitTail, BlankLinesAreSearchedOnce) {
   ExpectSameRead(text, false);
 }
 
+// A tail of tiny events: recorded, each would take ~70 times its bytes,
+// so the tail thread waits for the main thread to take them (it may run
+// ahead by (2 x tail bytes + 64 MB) / sizeof(KinetoEvent), ~420 k events
+// here, of ~700 k in the tail). It must neither deadlock nor change a thing.
+TEST(SplitRead, TinyEventsTailWaitsForTheMainThread) {
+  constexpr int kEvents = 1500000;
+  std::string text = "{\"traceEvents\": [\n";
+  text.reserve(size_t(kEvents) * 14 + 64);
+  for (int i = 0; i < kEvents; ++i) text += i + 1 < kEvents ? "{\"ph\": \"i\"},\n" : "{\"ph\": \"i\"}\n";
+  text += "]}\n";
+  const size_t tail_bytes = text.size() * 45 / 100;
+  ASSERT_GT(tail_bytes / 13, (2 * tail_bytes + (size_t(64) << 20)) / sizeof(KinetoEvent));
+  ExpectSameRead(text, true);
+}
+
 TEST(SplitRead, SameRankAndFactsAsOnePass) { ExpectSameRead(Document(30000), true); }
 
 // The guessed split point inside an event: an args array of objects, one
