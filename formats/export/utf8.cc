@@ -38,8 +38,8 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
-void AppendSanitizedUtf8(std::string_view s, std::string* out) {
-  size_t i = 0;
+size_t AppendSanitizedUtf8(std::string_view s, std::string* out) {
+  size_t i = 0, replaced = 0;
   while (i < s.size()) {
     size_t run = i;
     while (run < s.size() && static_cast<unsigned char>(s[run]) < 0x80) ++run;
@@ -50,11 +50,13 @@ void AppendSanitizedUtf8(std::string_view s, std::string* out) {
     if (len == 0) {
       out->append("\xEF\xBF\xBD");
       ++i;
+      ++replaced;
     } else {
       out->append(s.data() + i, len);
       i += len;
     }
   }
+  return replaced;
 }
 
 }  // namespace moetrace

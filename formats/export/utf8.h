@@ -17,7 +17,7 @@ size_t Utf8SequenceLength(std::string_view s);
 bool IsValidUtf8(std::string_view s);
 
 // Appends `s` to `out`, each byte that is not part of a well-formed sequence
-// replaced by U+FFFD.
-void AppendSanitizedUtf8(std::string_view s, std::string* out);
+// replaced by U+FFFD; returns how many were replaced.
+size_t AppendSanitizedUtf8(std::string_view s, std::string* out);
 
 }  // namespace moetrace

@@ -168,6 +168,7 @@ void KinetoBuilder::AddTo(uint32_t track, const Event& ev) {
 
 void KinetoBuilder::Add(const KinetoEvent& e) {
   CountRead(e.has_cat ? e.cat : std::string_view("(none)"));
+  if (e.rejected) return;  // counted by the reader (skipped.event.<key>)
   switch (e.ph) {
     case 'X':
       AddComplete(e);
@@ -757,6 +758,7 @@ void KinetoBuilder::FlushStats() {
     if (skipped_[i]) s.emplace_back(kSkipNames[i], skipped_[i]);
   }
   auto put = [&](const char* k, int64_t v) { if (v) s.emplace_back(k, v); };
+  for (const auto& f : field_stats_.entries()) s.emplace_back(KinetoFieldStats::StatName(f), f.n);
   put("ts.non_integer", ts_non_integer_);
   put("ts.string", ts_strings_);
   put("clamped.negative_duration", negative_durations_);

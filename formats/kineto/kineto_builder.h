@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/kineto/kineto_field_stats.h"
 #include "formats/trace.h"
 
 namespace moetrace {
@@ -39,6 +40,9 @@ struct KinetoEvent {
   int64_t mem_bytes = 0, total_allocated = -1, total_reserved = -1;
   std::string_view meta_name;  // args.name of metadata events
   int32_t comm_args = -1;      // index from KinetoBuilder::NewCommArgs
+  // A value the event cannot do without (ts, pid, tid) was unusable: the
+  // event is counted (skipped.event.<key>) and dropped.
+  bool rejected = false;
 };
 
 // record_param_comms arguments (also copied onto NCCL kernels by newer Kineto).
@@ -63,6 +67,7 @@ class KinetoEventSink {
   // ("Spans", "Traces"), in order of first appearance.
   virtual int64_t SyntheticId(std::string_view key, std::string_view s) = 0;
   virtual void CountTimestamp(bool integral, bool from_string) = 0;
+  virtual void CountField(FieldFix fix, std::string_view key, int64_t n) = 0;
 
  protected:
   ~KinetoEventSink() = default;
@@ -77,6 +82,9 @@ class KinetoBuilder final : public KinetoEventSink {
   KinetoCommArgs& CommArgsAt(int32_t index) override { return comm_args_[size_t(index)]; }
   int64_t SyntheticId(std::string_view key, std::string_view s) override;
   void CountTimestamp(bool integral, bool from_string) override;
+  void CountField(FieldFix fix, std::string_view key, int64_t n) override {
+    field_stats_.Count(fix, key, n);
+  }
   // Links everything and fills `rank`. `base_time_ns` is added to every time.
   void Finish(int64_t base_time_ns);
 
@@ -164,6 +172,7 @@ class KinetoBuilder final : public KinetoEventSink {
   enum class FlowMode { kUndecided, kNeeded, kUnneeded } flow_mode_ = FlowMode::kUndecided;
   int64_t flows_dropped_ = 0;
   void SawDeviceOp(bool has_correlation);
+  KinetoFieldStats field_stats_;
   int64_t ts_non_integer_ = 0, ts_strings_ = 0, negative_durations_ = 0;
   int64_t flows_linked_ = 0, launches_by_correlation_ = 0, comm_from_kernel_args_ = 0,
           comm_from_external_id_ = 0, comm_from_host_context_ = 0, comm_from_name_only_ = 0,

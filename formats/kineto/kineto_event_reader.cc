@@ -3,24 +3,13 @@
 #include <vector>
 
 #include "formats/decimal.h"
+#include "formats/export/utf8.h"
 #include "formats/kineto/json_key.h"
 #include "formats/kineto/raw_value.h"
 
 namespace moetrace {
 namespace kineto_reader {
 namespace {
-
-const char* TypeName(od::json_type t) {
-  switch (t) {
-    case od::json_type::array: return "an array";
-    case od::json_type::object: return "an object";
-    case od::json_type::number: return "a number";
-    case od::json_type::string: return "a string";
-    case od::json_type::boolean: return "a boolean";
-    case od::json_type::null: return "null";
-  }
-  return "a value";
-}
 
 // Integers from a list written either as a JSON array or as a string
 // holding one ("[0, 1, 2]", as record_param_comms writes them).
@@ -111,7 +100,17 @@ Arg ClassifyArg(std::string_view k) {
 void EventReader::ParseEvent(const char* begin, const char* end) {
   const size_t room = size_t(buf_.data() + buf_.padded_size() - begin);
   od::document doc;
+  event_begin_ = begin;
   auto err = parser_.iterate(begin, size_t(end - begin), room).get(doc);
+  if (err == simdjson::UTF8_ERROR) {
+    // A name with invalid UTF-8 is an odd value, not an unreadable
+    // document: the event is read from a copy with U+FFFD in its place.
+    std::string fixed;
+    const size_t n = AppendSanitizedUtf8(std::string_view(begin, size_t(end - begin)), &fixed);
+    builder_->CountField(FieldFix::kRepaired, "utf8", int64_t(n));
+    repaired_ = simdjson::padded_string(fixed);
+    err = parser_.iterate(repaired_).get(doc);
+  }
   if (err) FailJson(begin, err, "in an event");
   od::object obj;
   if ((err = doc.get_object().get(obj))) FailJson(begin, err, "in an event");
@@ -139,33 +138,45 @@ void EventReader::ParseObject(od::object& obj, const char* begin) {
     switch (key.size()) {
       case 2:
         if (key == "ph") {
-          std::string_view s = String(v, key, begin);
-          ev.ph = s.empty() ? '\0' : s[0];
+          std::string_view s;
+          ev.ph = String(v, key, begin, FieldFix::kSkippedField, &s) && !s.empty() ? s[0] : '\0';
         } else if (key == "ts") {
           if (facts) facts->ts = PeekRawValue(v);
-          ev.has_ts = Time(v, key, begin, &ev.ts, true);
+          ev.has_ts = false;
+          ev.ts = 0;
+          switch (Time(v, key, begin, &ev.ts, true)) {
+            case Value::kOk: ev.has_ts = true; break;
+            case Value::kAbsent: break;
+            case Value::kBad:
+              // An event without a usable time has no place on a track.
+              ev.rejected = true;
+              builder_->CountField(FieldFix::kSkippedEvent, key, 1);
+              break;
+          }
         } else if (key == "id") {
-          ev.has_flow_id = Int(v, key, begin, &ev.flow_id, true);
+          ev.has_flow_id = Int(v, key, begin, &ev.flow_id, FieldFix::kSkippedField);
         }
         break;
       case 3:
         if (key == "cat") {
-          ev.has_cat = !IsNull(v);
-          if (ev.has_cat) ev.cat = String(v, key, begin);
+          ev.has_cat = Type(v, key, begin) != od::json_type::null &&
+                       String(v, key, begin, FieldFix::kSkippedField, &ev.cat);
           if (facts) facts->cat = StringFact(ev.has_cat, ev.cat);
         } else if (key == "pid") {
-          ev.pid = Id(v, key, begin, &ev.pid_synthetic);
+          ev.pid = Id(v, key, begin, &ev.pid_synthetic, &ev.rejected);
         } else if (key == "tid") {
-          ev.tid = Id(v, key, begin, &ev.tid_synthetic);
+          ev.tid = Id(v, key, begin, &ev.tid_synthetic, &ev.rejected);
         } else if (key == "dur") {
           if (facts) facts->dur = PeekRawValue(v);
-          ev.has_dur = Time(v, key, begin, &ev.dur, false);
+          ev.has_dur = Time(v, key, begin, &ev.dur, false) == Value::kOk;
+          if (!ev.has_dur) ev.dur = 0;  // the last key wins, as in any JSON reader
         }
         break;
       case 4:
         if (key == "name") {
-          const bool has_name = !IsNull(v);
-          if (has_name) ev.name = String(v, key, begin);
+          const bool has_name = Type(v, key, begin) != od::json_type::null &&
+                                String(v, key, begin, FieldFix::kSkippedField, &ev.name);
+          if (!has_name) ev.name = std::string_view();
           if (facts) facts->name = StringFact(has_name, ev.name);
         } else if (key == "args") {
           if (facts) facts->stream = facts->correlation = KinetoRawValue();
@@ -195,29 +206,29 @@ void EventReader::ObserveArg(std::string_view key, od::value& x) {
   (key == "stream" ? facts_.stream : facts_.correlation) = r;
 }
 
-bool EventReader::IsNull(od::value& v) {
+od::json_type EventReader::Type(od::value& v, std::string_view key, const char* at) {
   od::json_type t;
-  return !v.type().get(t) && t == od::json_type::null;
+  bool b;
+  // A value simdjson cannot even type is bad syntax, not an odd field; so
+  // is a literal that is not true, false or null ("tru"), which on-demand
+  // does not check until it is read.
+  if (v.type().get(t) || (t == od::json_type::boolean && v.get_bool().get(b)) ||
+      (t == od::json_type::null && (v.is_null().get(b) || !b))) {
+    Fail(Where(v, at), "malformed JSON value for " + Quote(key));
+  }
+  return t;
 }
 
-void EventReader::WrongType(od::value& v, std::string_view key, const char* at,
-                            const char* expected) {
-  od::json_type t;
-  std::string got = v.type().get(t) ? "invalid JSON" : TypeName(t);
-  Fail(Where(v, at), std::string("expected ") + expected + " for " + Quote(key) + ", got " +
-                         got);
+bool EventReader::String(od::value& v, std::string_view key, const char* at, FieldFix fix,
+                         std::string_view* out) {
+  if (Type(v, key, at) == od::json_type::string && !v.get_string().get(*out)) return true;
+  builder_->CountField(fix, key, 1);
+  return false;
 }
 
-std::string_view EventReader::String(od::value& v, std::string_view key, const char* at) {
-  std::string_view s;
-  if (v.get_string().get(s)) WrongType(v, key, at, "a string");
-  return s;
-}
-
-bool EventReader::Time(od::value& v, std::string_view key, const char* at, int64_t* out,
-                       bool is_ts) {
-  od::json_type t;
-  if (v.type().get(t)) WrongType(v, key, at, "a number");
+EventReader::Value EventReader::Time(od::value& v, std::string_view key, const char* at,
+                                     int64_t* out, bool is_ts) {
+  const od::json_type t = Type(v, key, at);
   std::string_view text;
   bool from_string = false;
   if (t == od::json_type::number) {
@@ -228,112 +239,139 @@ bool EventReader::Time(od::value& v, std::string_view key, const char* at, int64
     if (!v.get_int64().get(us) && us <= kMaxMicros && us >= -kMaxMicros) {
       *out = us * 1000;
       if (is_ts) builder_->CountTimestamp(true, false);
-      return true;
+      return Value::kOk;
     }
     text = v.raw_json_token();
   } else if (t == od::json_type::string) {
     // Some Chrome-JSON writers quote their times ("1704161511422904.204").
-    if (v.get_string().get(text)) WrongType(v, key, at, "a number");
+    if (v.get_string().get(text)) return Bad(key, is_ts);
     from_string = true;
   } else if (t == od::json_type::null) {
-    return false;
+    return Value::kAbsent;
   } else {
-    WrongType(v, key, at, "a number");
+    return Bad(key, is_ts);
   }
   bool integral = true;
-  switch (MicrosToNanos(text, out, &integral)) {
-    case DecimalStatus::kOk: break;
-    case DecimalStatus::kNotANumber:
-      Fail(Where(v, at), "expected a number for " + Quote(key) + ", got string " +
-                             Quote(text));
-    case DecimalStatus::kOutOfRange:
-      Fail(Where(v, at), "number out of range for " + Quote(key) + ": " + std::string(text));
-  }
+  // Not a number, or beyond int64 ns (a ts of 1e30): not a time.
+  if (MicrosToNanos(text, out, &integral) != DecimalStatus::kOk) return Bad(key, is_ts);
   if (is_ts) builder_->CountTimestamp(integral, from_string);
-  return true;
+  return Value::kOk;
+}
+
+EventReader::Value EventReader::Bad(std::string_view key, bool is_ts) {
+  // A bad ts drops the event (the caller counts it); a bad dur is skipped.
+  if (!is_ts) builder_->CountField(FieldFix::kSkippedField, key, 1);
+  return Value::kBad;
 }
 
 bool EventReader::Int(od::value& v, std::string_view key, const char* at, int64_t* out,
-                      bool lenient) {
-  od::json_type t;
-  if (v.type().get(t)) WrongType(v, key, at, "an integer");
-  std::string_view text;
+                      FieldFix fix) {
+  const od::json_type t = Type(v, key, at);
   if (t == od::json_type::number) {
     int64_t n = 0;
     if (!v.get_int64().get(n)) {  // a plain integer: simdjson's parser
       *out = n;
       return true;
     }
-    text = v.raw_json_token();
-    if (ParseTruncatedInteger(text, out)) return true;
+    if (ParseTruncatedInteger(v.raw_json_token(), out)) return true;
     double d = 0;
-    if (v.get_double().get(d) || !(d > -9.2e18 && d < 9.2e18)) {
-      Fail(Where(v, at), "number out of range for " + Quote(key));
+    if (!v.get_double().get(d) && d > -9.2e18 && d < 9.2e18) {
+      *out = int64_t(d);
+      return true;
     }
-    *out = int64_t(d);
-    return true;
+  } else if (t == od::json_type::null) {
+    return false;
+  } else if (t == od::json_type::string) {
+    // ROCm, vLLM, SGLang and recent PyTorch write numbers as strings
+    // ("bytes": "13248").
+    std::string_view text;
+    if (!v.get_string().get(text) && ParseTruncatedInteger(TrimField(text), out)) {
+      if (fix == FieldFix::kSkippedArg) builder_->CountField(FieldFix::kCoercedArg, key, 1);
+      return true;
+    }
   }
-  if (t == od::json_type::null) return false;
-  if (t == od::json_type::string && lenient) {
-    if (v.get_string().get(text)) WrongType(v, key, at, "an integer");
-    return ParseTruncatedInteger(text, out);
-  }
-  WrongType(v, key, at, "an integer");
+  builder_->CountField(fix, key, 1);
+  return false;
 }
 
-int64_t EventReader::Id(od::value& v, std::string_view key, const char* at, bool* synthetic) {
-  od::json_type t;
-  if (v.type().get(t)) WrongType(v, key, at, "a number or a string");
+int64_t EventReader::Id(od::value& v, std::string_view key, const char* at, bool* synthetic,
+                        bool* rejected) {
+  const od::json_type t = Type(v, key, at);
   int64_t id = 0;
   *synthetic = false;
   if (t == od::json_type::number) {
-    Int(v, key, at, &id, false);
-    return id;
-  }
-  if (t == od::json_type::string) {
-    std::string_view s = String(v, key, at);
-    if (ParseTruncatedInteger(s, &id)) return id;
-    if (s.size() > 7 && s.compare(0, 7, "stream ") == 0 &&
-        ParseTruncatedInteger(s.substr(7), &id)) {
-      return id;
+    if (!v.get_int64().get(id) || ParseTruncatedInteger(v.raw_json_token(), &id)) return id;
+  } else if (t == od::json_type::string) {
+    std::string_view s;
+    if (!v.get_string().get(s)) {
+      if (ParseTruncatedInteger(s, &id)) return id;
+      if (s.size() > 7 && s.compare(0, 7, "stream ") == 0 &&
+          ParseTruncatedInteger(s.substr(7), &id)) {
+        return id;
+      }
+      *synthetic = true;
+      return builder_->SyntheticId(key, s);
     }
-    *synthetic = true;
-    return builder_->SyntheticId(key, s);
-  }
-  if (t == od::json_type::null) {
+  } else if (t == od::json_type::null) {
     *synthetic = true;
     return builder_->SyntheticId(key, "");
   }
-  WrongType(v, key, at, "a number or a string");
+  // Beyond int64 (a pid of 1e20), a boolean, an object: no track to put
+  // the event on.
+  *rejected = true;
+  builder_->CountField(FieldFix::kSkippedEvent, key, 1);
+  return 0;
 }
 
 template <typename T>
 void EventReader::List(od::value& v, std::string_view key, const char* at, std::vector<T>* out) {
-  od::json_type t;
-  if (v.type().get(t)) WrongType(v, key, at, "a list");
+  const od::json_type t = Type(v, key, at);
+  bool ok = true;
   if (t == od::json_type::string) {
-    std::string_view s = String(v, key, at);
-    if (!ParseIntList(s, out)) Fail(Where(v, at), "expected a list of integers for " + Quote(key));
+    std::string_view s;
+    ok = !v.get_string().get(s) && ParseIntList(s, out);
   } else if (t == od::json_type::array) {
     od::array a;
-    if (v.get_array().get(a)) WrongType(v, key, at, "a list");
+    if (v.get_array().get(a)) Fail(Where(v, at), "malformed JSON list for " + Quote(key));
     for (auto x : a) {
       od::value e;
-      if (x.get(e)) WrongType(v, key, at, "a list of integers");
+      if (x.get(e)) Fail(Where(v, at), "malformed JSON list for " + Quote(key));
+      od::json_type et;
+      if (e.type().get(et)) Fail(Where(v, at), "malformed JSON list for " + Quote(key));
       int64_t n = 0;
-      if (Int(e, key, at, &n, false)) out->push_back(T(n));
+      if (et == od::json_type::number && !e.get_int64().get(n)) {
+        out->push_back(T(n));
+      } else if (et == od::json_type::null) {
+      } else {
+        // Anything else (a numeric string, a float) is read like a lone
+        // value; what cannot be read spoils the list.
+        std::string_view s;
+        if (et == od::json_type::number) {
+          s = e.raw_json_token();
+        } else if (et != od::json_type::string || e.get_string().get(s)) {
+          ok = false;
+        }
+        if (ok && !ParseTruncatedInteger(TrimField(s), &n)) ok = false;
+        if (ok) out->push_back(T(n));
+      }
     }
   } else if (t != od::json_type::null) {
-    WrongType(v, key, at, "a list");
+    ok = false;
+  }
+  if (!ok) {
+    out->clear();
+    builder_->CountField(FieldFix::kSkippedArg, key, 1);
   }
 }
 
 void EventReader::Args(od::value& v, const char* at, KinetoEvent* ev) {
-  od::json_type t;
-  if (v.type().get(t)) WrongType(v, "args", at, "an object");
+  const od::json_type t = Type(v, "args", at);
   if (t == od::json_type::null) return;
   od::object a;
-  if (v.get_object().get(a)) WrongType(v, "args", at, "an object");
+  if (t != od::json_type::object || v.get_object().get(a)) {
+    builder_->CountField(FieldFix::kSkippedField, "args", 1);
+    return;
+  }
   for (auto fr : a) {
     simdjson::error_code err;
     if ((err = fr.error())) FailJson(at, err, "in args");
@@ -347,53 +385,61 @@ void EventReader::Args(od::value& v, const char* at, KinetoEvent* ev) {
 
 void EventReader::ArgsField(std::string_view key, od::value& x, const char* at,
                             KinetoEvent* ev) {
+  constexpr FieldFix kArg = FieldFix::kSkippedArg;
   int64_t n = 0;
+  std::string_view s;
   ObserveArg(key, x);
   switch (ClassifyArg(key)) {
     case Arg::kNone: break;
-    case Arg::kCorrelation: Int(x, key, at, &ev->correlation, false); break;
-    case Arg::kExternalId: Int(x, key, at, &ev->external_id, false); break;
+    case Arg::kCorrelation: Int(x, key, at, &ev->correlation, kArg); break;
+    case Arg::kExternalId: Int(x, key, at, &ev->external_id, kArg); break;
     case Arg::kStream:
-      if (!Int(x, key, at, &ev->stream, true)) ev->stream = -1;
+      if (!Int(x, key, at, &ev->stream, kArg)) ev->stream = -1;
       break;
     case Arg::kDevice:
-      if (!Int(x, key, at, &ev->device, true)) ev->device = -1;
+      if (!Int(x, key, at, &ev->device, kArg)) ev->device = -1;
       break;
-    case Arg::kBytes: Int(x, key, at, &ev->bytes, false); break;
+    case Arg::kBytes: Int(x, key, at, &ev->bytes, kArg); break;
     case Arg::kName: {
       od::json_type t;
-      if (!x.type().get(t) && t == od::json_type::string) ev->meta_name = String(x, key, at);
-      break;
-    }
-    case Arg::kDeviceType: Int(x, key, at, &ev->mem_device_type, false); break;
-    case Arg::kDeviceId: Int(x, key, at, &ev->mem_device_id, false); break;
-    case Arg::kMemBytes: ev->has_mem_bytes = Int(x, key, at, &ev->mem_bytes, false); break;
-    case Arg::kTotalAllocated: Int(x, key, at, &ev->total_allocated, false); break;
-    case Arg::kTotalReserved: Int(x, key, at, &ev->total_reserved, false); break;
-    case Arg::kCollective: Args(ev).collective = std::string(String(x, key, at)); break;
-    case Arg::kPgName: {
-      od::json_type t;
-      if (!x.type().get(t) && t == od::json_type::number) {
-        if (Int(x, key, at, &n, false)) Args(ev).pg_name = std::to_string(n);
-      } else {
-        Args(ev).pg_name = std::string(String(x, key, at));
+      if (!x.type().get(t) && t == od::json_type::string && !x.get_string().get(s)) {
+        ev->meta_name = s;
       }
       break;
     }
+    case Arg::kDeviceType: Int(x, key, at, &ev->mem_device_type, kArg); break;
+    case Arg::kDeviceId: Int(x, key, at, &ev->mem_device_id, kArg); break;
+    case Arg::kMemBytes: ev->has_mem_bytes = Int(x, key, at, &ev->mem_bytes, kArg); break;
+    case Arg::kTotalAllocated: Int(x, key, at, &ev->total_allocated, kArg); break;
+    case Arg::kTotalReserved: Int(x, key, at, &ev->total_reserved, kArg); break;
+    case Arg::kCollective:
+      if (String(x, key, at, kArg, &s)) Args(ev).collective = std::string(s);
+      break;
+    case Arg::kPgName:
+      if (Type(x, key, at) == od::json_type::number) {
+        if (Int(x, key, at, &n, kArg)) Args(ev).pg_name = std::to_string(n);
+      } else if (String(x, key, at, kArg, &s)) {
+        Args(ev).pg_name = std::string(s);
+      }
+      break;
     case Arg::kPgId:
-      if (Int(x, key, at, &n, true) && Args(ev).pg_name.empty()) {
+      if (Int(x, key, at, &n, kArg) && Args(ev).pg_name.empty()) {
         Args(ev).pg_name = std::to_string(n);
       }
       break;
-    case Arg::kPgDesc: Args(ev).pg_desc = std::string(String(x, key, at)); break;
-    case Arg::kDtype: Args(ev).dtype = std::string(String(x, key, at)); break;
-    case Arg::kInNelems: Int(x, key, at, &Args(ev).in_nelems, true); break;
-    case Arg::kOutNelems: Int(x, key, at, &Args(ev).out_nelems, true); break;
-    case Arg::kGroupSize: Int(x, key, at, &Args(ev).group_size, true); break;
-    case Arg::kRankStart: Int(x, key, at, &Args(ev).rank_start, true); break;
-    case Arg::kRankStride: Int(x, key, at, &Args(ev).rank_stride, true); break;
-    case Arg::kSrcRank: Int(x, key, at, &Args(ev).src_rank, true); break;
-    case Arg::kDstRank: Int(x, key, at, &Args(ev).dst_rank, true); break;
+    case Arg::kPgDesc:
+      if (String(x, key, at, kArg, &s)) Args(ev).pg_desc = std::string(s);
+      break;
+    case Arg::kDtype:
+      if (String(x, key, at, kArg, &s)) Args(ev).dtype = std::string(s);
+      break;
+    case Arg::kInNelems: Int(x, key, at, &Args(ev).in_nelems, kArg); break;
+    case Arg::kOutNelems: Int(x, key, at, &Args(ev).out_nelems, kArg); break;
+    case Arg::kGroupSize: Int(x, key, at, &Args(ev).group_size, kArg); break;
+    case Arg::kRankStart: Int(x, key, at, &Args(ev).rank_start, kArg); break;
+    case Arg::kRankStride: Int(x, key, at, &Args(ev).rank_stride, kArg); break;
+    case Arg::kSrcRank: Int(x, key, at, &Args(ev).src_rank, kArg); break;
+    case Arg::kDstRank: Int(x, key, at, &Args(ev).dst_rank, kArg); break;
     case Arg::kInSplits: List(x, key, at, &Args(ev).in_splits); break;
     case Arg::kOutSplits: List(x, key, at, &Args(ev).out_splits); break;
     case Arg::kGroupRanks: List(x, key, at, &Args(ev).group_ranks); break;

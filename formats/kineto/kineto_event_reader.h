@@ -42,6 +42,8 @@ class EventReader {
   int64_t observed_count() const { return facts_.index; }
 
   [[noreturn]] void Fail(const char* at, const std::string& what) const {
+    // A position inside a repaired copy of an event names the event.
+    if (at < buf_.data() || at > buf_.data() + buf_.size()) at = event_begin_;
     ThrowInputError(file_, "byte " + std::to_string(at - buf_.data()), what);
   }
   [[noreturn]] void FailJson(const char* at, simdjson::error_code err,
@@ -67,22 +69,29 @@ class EventReader {
   // args["stream"] / args["correlation"] as written, for the observer.
   void ObserveArg(std::string_view key, od::value& x);
 
-  bool IsNull(od::value& v);
+  // The value's type; a value simdjson cannot type is malformed JSON.
+  od::json_type Type(od::value& v, std::string_view key, const char* at);
 
-  [[noreturn]] void WrongType(od::value& v, std::string_view key, const char* at,
-                              const char* expected);
+  // A value of the wrong type is never an error (the document is readable):
+  // it is counted as `fix` on `key` and the caller goes on without it.
+  bool String(od::value& v, std::string_view key, const char* at, FieldFix fix,
+              std::string_view* out);
 
-  std::string_view String(od::value& v, std::string_view key, const char* at);
+  enum class Value { kOk, kAbsent, kBad };
+  // A microsecond time as exact nanoseconds: kAbsent when null, kBad (a bad
+  // dur counted here, a bad ts by the caller) when not a number in range.
+  Value Time(od::value& v, std::string_view key, const char* at, int64_t* out, bool is_ts);
+  Value Bad(std::string_view key, bool is_ts);
 
-  // A microsecond time as exact nanoseconds; false when null.
-  bool Time(od::value& v, std::string_view key, const char* at, int64_t* out, bool is_ts);
-
-  // An integer (a fractional number is truncated); numeric strings are
-  // accepted when `lenient`. False when null or (lenient) not numeric.
-  bool Int(od::value& v, std::string_view key, const char* at, int64_t* out, bool lenient);
+  // An integer (a fractional number is truncated; a numeric string is read
+  // as its number, counted as coerced.arg.<key> for args). False when null,
+  // or when unusable (counted as `fix`).
+  bool Int(od::value& v, std::string_view key, const char* at, int64_t* out, FieldFix fix);
 
   // pid / tid: numbers, numeric strings ("25738"), "stream 7", or labels.
-  int64_t Id(od::value& v, std::string_view key, const char* at, bool* synthetic);
+  // Sets `rejected` (counted) when no track can be named from it.
+  int64_t Id(od::value& v, std::string_view key, const char* at, bool* synthetic,
+             bool* rejected);
 
   template <typename T>
   void List(od::value& v, std::string_view key, const char* at, std::vector<T>* out);
@@ -98,6 +107,8 @@ class EventReader {
   KinetoEventSink* builder_;
   od::parser parser_;
   KinetoEventObserver* observer_ = nullptr;
+  const char* event_begin_ = nullptr;     // of the event ParseEvent reads
+  simdjson::padded_string repaired_;      // that event, when its UTF-8 was repaired
   KinetoEventFacts facts_;
   bool facts_unusual_ = false;
 };

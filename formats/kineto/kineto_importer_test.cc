@@ -381,12 +381,10 @@ TEST(KinetoImporter, BadInputMessages) {
             "t.json: expected a \"traceEvents\" array in the top-level object");
   EXPECT_EQ(ErrorOf(R"({"traceEvents": {}})"),
             "t.json: byte 16: expected an array ('[') for \"traceEvents\"");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "ts": "abc"}]})"),
-            "t.json: byte 35: expected a number for \"ts\", got string \"abc\"");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "dur": [1]}]})"),
-            "t.json: byte 36: expected a number for \"dur\", got an array");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "args": {"correlation": "x"}}]})"),
-            "t.json: byte 53: expected an integer for \"correlation\", got a string");
+  // Odd values are counted, not errors (kineto_lenient_test.cc); a literal
+  // that is not one is bad syntax.
+  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "ts": tru}]})"),
+            "t.json: byte 35: malformed JSON value for \"ts\"");
   EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "ts": 1,]})"),
             "t.json: byte 17: malformed JSON in an event: JSON document ended early in the "
             "middle of an object or array.");

@@ -9,8 +9,9 @@
 #include <system_error>
 #include <string>
 
-#include "formats/errors.h"
 #include "formats/decimal.h"
+#include "formats/errors.h"
+#include "formats/export/utf8.h"
 #include "formats/kineto/json_key.h"
 #include "formats/kineto/json_scan.h"
 #include "formats/kineto/kineto_builder.h"
@@ -336,6 +337,20 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
     } catch (const InputError&) {
     } catch (const simdjson::simdjson_error&) {
     }
+    // simdjson validates the whole document's UTF-8 before reading it: a
+    // name with invalid bytes would stop the single pass. The document is
+    // readable, so it is read from a copy with U+FFFD in their place.
+    if (buf.data() && !simdjson::validate_utf8(buf.data(), buf.size())) {
+      std::string text;
+      text.reserve(buf.size() + 64);
+      const size_t n = AppendSanitizedUtf8(buf.view(), &text);
+      PaddedBuffer fixed = PaddedBuffer::FromString(text);
+      std::string().swap(text);
+      Rank rank = ReadKinetoRank(fixed, file, rank_hint, rank_rule, header_out, refill, observer,
+                                 threads);
+      rank.import_stats.emplace_back("repaired.utf8", int64_t(n));
+      return rank;
+    }
     // The events go to the streaming reader, which does not observe.
     if (observer) observer->Incomplete();
   }
@@ -377,20 +392,35 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
     }
   };
 
+  // Whitespace may run past what was read (megabytes of it between two
+  // events are still JSON): read on until something else or the end.
+  auto skip_space = [&](JsonScanner& s) {
+    for (;;) {
+      s.SkipWhitespace();
+      if (!s.at_end() || eof) return;
+      off = s.offset();
+      buf.ReleaseBefore(off);
+      more();
+      s = scanner();
+    }
+  };
+
   want();
   JsonScanner sc = scanner();
   sc.SkipBom();
+  skip_space(sc);
   if (!sc.Consume('{')) {
     sc.SkipWhitespace();
     reader.Fail(sc.pos(), sc.at_end() ? "expected a JSON object, got an empty file"
                                       : "expected a JSON object ('{') at the start of the trace");
   }
+  skip_space(sc);
   bool done = sc.Consume('}');
   while (!done) {
     off = sc.offset();
     want();
     sc = scanner();
-    sc.SkipWhitespace();
+    skip_space(sc);
     const char* key_at = sc.pos();
     std::string_view key;
     if (!sc.ReadString(&key)) {
@@ -398,11 +428,13 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
                                       : "expected a key string in the top-level object");
     }
     std::string key_copy(key);  // the buffer may move below
+    skip_space(sc);
     if (!sc.Consume(':')) reader.Fail(sc.pos(), "expected ':' after key " + Quote(key_copy));
-    sc.SkipWhitespace();
+    skip_space(sc);
     if (key_copy == "traceEvents") {
       if (!sc.Consume('[')) reader.Fail(sc.pos(), "expected an array ('[') for \"traceEvents\"");
       h.has_trace_events = true;
+      skip_space(sc);
       if (!sc.Consume(']')) {
         for (;;) {
           off = sc.offset();
@@ -410,7 +442,7 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
             want();
             sc = scanner();
           }
-          sc.SkipWhitespace();
+          skip_space(sc);
           const char* ev = sc.pos();
           if (sc.at_end()) reader.Fail(ev, "unexpected end of file in \"traceEvents\"");
           if (*ev != '{') reader.Fail(ev, "expected an event object ('{') in \"traceEvents\"");
@@ -421,9 +453,9 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
           }
           reader.ParseEvent(ev, sc.pos());
           buf.ReleaseBefore(size_t(ev - buf.data()));  // parsed bytes are not read again
+          skip_space(sc);
           if (sc.Consume(',')) continue;
           if (sc.Consume(']')) break;
-          sc.SkipWhitespace();
           reader.Fail(sc.pos(), sc.at_end() ? "unexpected end of file in \"traceEvents\""
                                             : "expected ',' or ']' after an event");
         }
@@ -435,9 +467,9 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
       }
       ParseHeaderValue(key_copy, std::string_view(v, size_t(sc.pos() - v)), &h);
     }
+    skip_space(sc);
     if (sc.Consume(',')) continue;
     if (sc.Consume('}')) break;
-    sc.SkipWhitespace();
     reader.Fail(sc.pos(), sc.at_end() ? "unexpected end of file in the top-level object"
                                       : "expected ',' or '}' in the top-level object");
   }

@@ -140,6 +140,7 @@ struct SplitTail::Tail final : KinetoEventSink {
   std::atomic<int> state{kReading};
   // Read only once the state is final.
   int64_t ts_non_integer = 0, ts_strings = 0;
+  KinetoFieldStats field_stats;
   bool observed_all = true;
   size_t event_synthetic_begin = 0;  // the event being read's first synthetic entry
 
@@ -174,6 +175,9 @@ struct SplitTail::Tail final : KinetoEventSink {
   void CountTimestamp(bool integral, bool from_string) override {
     ts_non_integer += !integral;
     ts_strings += from_string;
+  }
+  void CountField(FieldFix fix, std::string_view key, int64_t n) override {
+    field_stats.Count(fix, key, n);
   }
 
   // Copies the first `head` bytes of the tail now: the caller blanks what
@@ -303,6 +307,7 @@ bool SplitTail::Take(KinetoEventSink* builder, KinetoEventObserver* observer,
   head_end_ = nullptr;
   for (int64_t k = 0; k < t.ts_non_integer; ++k) builder->CountTimestamp(false, false);
   for (int64_t k = 0; k < t.ts_strings; ++k) builder->CountTimestamp(true, true);
+  for (const auto& f : t.field_stats.entries()) builder->CountField(f.fix, f.key, f.n);
   if (observer) observer->Join(*t.fork, first_index);
   return true;
 }
