@@ -152,7 +152,9 @@ std::string SummaryToText(const TraceSummary& s) {
                                 s.start_ns, s.end_ns));
   if (!s.import_stats.empty()) {
     out += "  import (read / skipped by kind):\n";
-    for (const auto& [k, v] : s.import_stats) line(fmt::format("  {}", k), fmt::format("{}", v));
+    size_t width = 0;  // keys such as "skipped.arg.Process Group Ranks" outgrow line()'s column
+    for (const auto& kv : s.import_stats) width = std::max(width, kv.first.size());
+    for (const auto& [k, v] : s.import_stats) out += fmt::format("    {:<{}} {}\n", k, width, v);
   }
   if (!s.metadata.attributes.empty()) {
     out += "  attributes:\n";
