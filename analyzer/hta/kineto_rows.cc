@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "formats/errors.h"
+#include "formats/export/utf8.h"
 #include "formats/kineto/json_key.h"
 #include "formats/kineto/raw_value.h"
 
@@ -264,6 +265,14 @@ int64_t FindRank(string_view text) {
 }
 
 RankRows ParseKinetoRows(const std::string& file, std::string text) {
+  // The importer reads a name with invalid UTF-8 as U+FFFD (simdjson would
+  // reject the whole document): the rows are read from the same text.
+  if (!simdjson::validate_utf8(text.data(), text.size())) {
+    std::string fixed;
+    fixed.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    AppendSanitizedUtf8(text, &fixed);
+    text.swap(fixed);
+  }
   if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) {
     text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
   }
