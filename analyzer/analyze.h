@@ -9,6 +9,7 @@
 #include "analyzer/hta/hta.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "formats/trace_io.h"
+#include "formats/trace_selection.h"
 
 namespace moetrace {
 
@@ -16,6 +17,10 @@ struct AnalyzeOptions {
   int threads = 0;  // 0 = hardware concurrency; also the ranks in flight
   // Called after each rank (done, total), from worker threads, serialized.
   std::function<void(size_t, size_t)> progress;
+  // For AnalyzeFiles: the ranks, steps and time to analyze (--ranks,
+  // --steps). HTA's figures keep to the selected ranks but, like HTA, read
+  // whole files.
+  TraceSelection selection;
 };
 
 analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& options = {});

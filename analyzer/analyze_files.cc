@@ -48,12 +48,19 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
     ~AbandonAtExit() { rows->Close(/*abandon=*/true); }
   } abandon_at_exit{imported.get()};
   AnalyzedFiles out;
-  out.trace = std::make_unique<ConcatSource>(std::move(sources));
+  out.trace = SelectFrom(std::make_unique<ConcatSource>(std::move(sources)), options.selection);
   out.analysis = Analyze(*out.trace, options);
   imported->Close();
   if (hta_figures.valid()) {
     try {
-      AddHtaResult(hta_figures.get(), &out.analysis);
+      hta::HtaResult figures = hta_figures.get();
+      const std::vector<int32_t>& keep = options.selection.ranks;
+      if (!keep.empty()) {
+        std::erase_if(figures.ranks, [&](const hta::HtaRank& r) {
+          return !std::binary_search(keep.begin(), keep.end(), r.rank);
+        });
+      }
+      AddHtaResult(figures, &out.analysis);
     } catch (const InputError& e) {
       // Where HTA itself fails to load the set it gives no figures either.
       out.analysis.add_hta_errors(e.what());

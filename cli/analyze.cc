@@ -19,11 +19,14 @@ struct AnalyzeArgs {
   std::vector<std::string> inputs;
   std::string json;
   int threads = 0;
+  std::string ranks, steps;
 };
 
 int RunAnalyze(const AnalyzeArgs& args) {
   AnalyzeOptions options;
   options.threads = args.threads;
+  if (!args.ranks.empty()) options.selection.ranks = ParseIdList(args.ranks, "--ranks");
+  if (!args.steps.empty()) options.selection.steps = ParseIdList(args.steps, "--steps");
   const bool tty = isatty(STDERR_FILENO);
   if (tty) {
     options.progress = [](size_t done, size_t total) {
@@ -48,6 +51,8 @@ void AddAnalyzeCommand(CLI::App& app) {
       ->required();
   sub->add_option("--json", args->json, "Write the analysis document (stable JSON) here");
   sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  sub->add_option("--ranks", args->ranks, "Only these rank ids, e.g. 0-7,64");
+  sub->add_option("--steps", args->steps, "Only these steps, e.g. 2-3");
   Register(sub, [args] { return RunAnalyze(*args); });
 }
 

@@ -25,6 +25,9 @@ class TraceSource {
   // reader does so). Same thread safety as ReadRank, for distinct `out`.
   // When it throws, `*out` is valid but unspecified.
   virtual void ReadRankInto(size_t index, Rank* out) const { *out = ReadRank(index); }
+  // The id of the rank at `index` when the source knows it without reading
+  // the rank (native index, Kineto headers), else kNone.
+  virtual int32_t RankId(size_t index) const { return kNone; }
 };
 
 class TraceSink {
@@ -74,6 +77,9 @@ class ConcatSource : public TraceSource {
   }
   void ReadRankInto(size_t i, Rank* out) const override {
     parts_[index_[i].first]->ReadRankInto(index_[i].second, out);
+  }
+  int32_t RankId(size_t i) const override {
+    return parts_[index_[i].first]->RankId(index_[i].second);
   }
 
  private:

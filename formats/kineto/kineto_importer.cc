@@ -78,6 +78,12 @@ class KinetoSource : public TraceSource {
       : metadata_(std::move(metadata)), files_(std::move(files)), options_(std::move(options)) {}
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return files_.size(); }
+  // Certain only when the header before the events gave it: otherwise a
+  // distributedInfo after the events may still name another rank.
+  int32_t RankId(size_t index) const override {
+    const RankFile& f = files_.at(index);
+    return f.rule == "distributedInfo" ? f.rank : kNone;
+  }
   Rank ReadRank(size_t index) const override {
     const RankFile& f = files_.at(index);
     if (options_.whole_files) {

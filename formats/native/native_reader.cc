@@ -148,6 +148,9 @@ class NativeSource : public TraceSource {
   }
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return static_cast<size_t>(footer_.ranks_size()); }
+  int32_t RankId(size_t index) const override {
+    return index < rank_count() ? footer_.ranks(int(index)).rank() : kNone;
+  }
   Rank ReadRank(size_t index) const override {
     Rank rank;
     ReadRankInto(index, &rank);

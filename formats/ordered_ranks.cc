@@ -1,0 +1,99 @@
+#include "formats/ordered_ranks.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace moetrace {
+
+void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window,
+                        const std::function<void(size_t, const Rank&)>& consume) {
+  const size_t n = source.rank_count();
+  threads = std::clamp<size_t>(threads, 1, std::max<size_t>(n, 1));
+  window = std::max(window, threads);
+  if (threads == 1) {
+    Rank rank;
+    for (size_t i = 0; i < n; ++i) {
+      source.ReadRankInto(i, &rank);
+      consume(i, rank);
+    }
+    return;
+  }
+  // Slot i % window holds rank i once read; a worker takes index i only
+  // when i < consumed + window, so a slot is free when it is taken.
+  struct Slot {
+    Rank rank;
+    bool ready = false;
+  };
+  std::vector<Slot> slots(window);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t next = 0, consumed = 0;
+  bool stop = false;  // the consumer failed
+  // A rank that could not be read: the ranks before it are still consumed,
+  // as a serial loop would, then its error is rethrown.
+  size_t error_at = n;
+  std::exception_ptr error;
+  auto worker = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return stop || next >= n || next < consumed + window; });
+        if (stop || next >= std::min(n, error_at)) return;
+        i = next++;
+      }
+      Slot& s = slots[i % window];
+      try {
+        source.ReadRankInto(i, &s.rank);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (i < error_at) {
+          error_at = i;
+          error = std::current_exception();
+        }
+        cv.notify_all();
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      s.ready = true;
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  try {
+    for (size_t i = 0; i < n; ++i) {
+      Slot& s = slots[i % window];
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return s.ready || i >= error_at; });
+        if (!s.ready) break;
+      }
+      consume(i, s.rank);
+      std::lock_guard<std::mutex> lock(mu);
+      s.ready = false;
+      ++consumed;
+      cv.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mu);
+    error = std::current_exception();  // before any read error: it is consumed later
+    stop = true;
+    cv.notify_all();
+  }
+  {
+    // Workers waiting for room in the window would wait for ever.
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+    cv.notify_all();
+  }
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace moetrace

@@ -1,0 +1,254 @@
+#include "formats/trace_selection.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "formats/decimal.h"
+#include "formats/errors.h"
+
+namespace moetrace {
+namespace {
+
+int32_t ParseId(std::string_view s, std::string_view spec, const char* what) {
+  int32_t v = -1;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0) {
+    ThrowInputError(what, std::string(spec), "'" + std::string(s) + "' is not a number >= 0");
+  }
+  return v;
+}
+
+// "1.5ms" -> 1500000; false when not a number with a known unit.
+bool ParseTime(std::string_view s, int64_t* ns) {
+  static const std::pair<std::string_view, int> kUnits[] = {
+      {"ns", 0}, {"us", 3}, {"ms", 6}, {"s", 9}};
+  int scale = 0;
+  for (const auto& [unit, digits] : kUnits) {
+    if (s.size() > unit.size() && s.substr(s.size() - unit.size()) == unit &&
+        (unit != "s" || (s[s.size() - 2] >= '0' && s[s.size() - 2] <= '9') ||
+         s[s.size() - 2] == '.')) {
+      s.remove_suffix(unit.size());
+      scale = digits;
+      break;
+    }
+  }
+  return ParseScaledDecimal(s, scale, ns);
+}
+
+// Kept time of a rank: the selected steps' marker windows (all time when
+// no step is selected), cut to the window.
+struct Windows {
+  std::vector<std::pair<int64_t, int64_t>> spans;  // sorted [begin, end)
+  bool Overlaps(int64_t b, int64_t e) const {
+    for (const auto& [lo, hi] : spans) {
+      // A zero-length event at lo is inside.
+      if (b < hi && (e > lo || (e == b && b >= lo))) return true;
+    }
+    return false;
+  }
+};
+
+Windows KeptTime(const TraceSelection& sel, const Rank& rank) {
+  Windows w;
+  if (sel.steps.empty()) {
+    w.spans.emplace_back(sel.from_ns, sel.to_ns);
+    return w;
+  }
+  for (const Track& t : rank.tracks) {
+    const EventTable& e = t.events;
+    for (size_t i = 0; i < e.size(); ++i) {
+      if (!(e.flags[i] & kFlagStepMarker)) continue;
+      if (!std::binary_search(sel.steps.begin(), sel.steps.end(), e.step[i])) continue;
+      const int64_t lo = std::max(e.ts[i], sel.from_ns), hi = std::min(e.End(i), sel.to_ns);
+      if (lo < hi) w.spans.emplace_back(lo, hi);
+    }
+  }
+  std::sort(w.spans.begin(), w.spans.end());
+  return w;
+}
+
+void FilterTrack(const TraceSelection& sel, const Windows& w, Track* t) {
+  EventTable& e = t->events;
+  std::vector<int32_t> comm_map(t->comms.size(), kNone);
+  std::vector<CommRecord> comms;
+  size_t out = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    bool keep;
+    if (!sel.steps.empty() && e.step[i] != kNone) {
+      keep = std::binary_search(sel.steps.begin(), sel.steps.end(), e.step[i]) &&
+             e.ts[i] < sel.to_ns && (e.End(i) > sel.from_ns || e.ts[i] >= sel.from_ns);
+    } else {
+      keep = w.Overlaps(e.ts[i], e.End(i));
+    }
+    if (!keep) continue;
+    Event ev = e.Get(i);
+    if (ev.comm != kNone && size_t(ev.comm) < t->comms.size()) {
+      int32_t& m = comm_map[size_t(ev.comm)];
+      if (m == kNone) {
+        m = int32_t(comms.size());
+        comms.push_back(t->comms[size_t(ev.comm)]);
+      }
+      ev.comm = m;
+    }
+    // Rows move down in place: row `out` <= i was read already.
+    e.ts[out] = ev.ts, e.dur[out] = ev.dur, e.name[out] = ev.name;
+    e.category[out] = ev.category, e.phase[out] = ev.phase, e.flags[out] = ev.flags;
+    e.correlation[out] = ev.correlation, e.step[out] = ev.step;
+    e.micro_batch[out] = ev.micro_batch, e.layer[out] = ev.layer, e.comm[out] = ev.comm;
+    e.flops[out] = ev.flops, e.bytes[out] = ev.bytes;
+    ++out;
+  }
+  e.Resize(out);
+  t->comms = std::move(comms);
+  // Counters: the samples inside the kept time and the one in force at the
+  // start of each kept span.
+  if (!t->sample_ts.empty()) {
+    std::vector<TimeNs> ts;
+    std::vector<double> v;
+    for (size_t i = 0; i < t->sample_ts.size(); ++i) {
+      const int64_t at = t->sample_ts[i];
+      const int64_t next = i + 1 < t->sample_ts.size() ? t->sample_ts[i + 1] : INT64_MAX;
+      bool keep = false;
+      for (const auto& [lo, hi] : w.spans) keep |= at < hi && next > lo;
+      if (keep) {
+        ts.push_back(at);
+        v.push_back(t->sample_value[i]);
+      }
+    }
+    t->sample_ts = std::move(ts);
+    t->sample_value = std::move(v);
+  }
+}
+
+}  // namespace
+
+std::vector<int32_t> ParseIdList(std::string_view spec, const char* what) {
+  std::vector<int32_t> out;
+  std::string_view rest = spec;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view part = rest.substr(0, comma);
+    const size_t dash = part.find('-');
+    if (dash == std::string_view::npos) {
+      out.push_back(ParseId(part, spec, what));
+    } else {
+      const int32_t a = ParseId(part.substr(0, dash), spec, what);
+      const int32_t b = ParseId(part.substr(dash + 1), spec, what);
+      if (b < a) ThrowInputError(what, std::string(spec), "range end before its start");
+      if (int64_t(b) - a > (int64_t(1) << 24)) {
+        ThrowInputError(what, std::string(spec), "range of more than 2^24 ids");
+      }
+      for (int32_t r = a; r <= b; ++r) out.push_back(r);
+    }
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+    if (rest.empty()) ThrowInputError(what, std::string(spec), "empty item after ','");
+  }
+  if (out.empty()) ThrowInputError(what, std::string(spec), "expected ids such as 0-7,64");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void ParseWindow(std::string_view spec, TraceSelection* sel) {
+  const size_t colon = spec.find(':');
+  if (colon == std::string_view::npos) {
+    ThrowInputError("--window", std::string(spec), "expected FROM:TO (e.g. 1.5s:1.6s)");
+  }
+  const std::string_view from = spec.substr(0, colon), to = spec.substr(colon + 1);
+  if (!from.empty() && !ParseTime(from, &sel->from_ns)) {
+    ThrowInputError("--window", std::string(spec), "'" + std::string(from) +
+                                                       "' is not a time (ns, us, ms or s)");
+  }
+  if (!to.empty() && !ParseTime(to, &sel->to_ns)) {
+    ThrowInputError("--window", std::string(spec), "'" + std::string(to) +
+                                                       "' is not a time (ns, us, ms or s)");
+  }
+  if (sel->to_ns <= sel->from_ns) {
+    ThrowInputError("--window", std::string(spec), "the window ends before it starts");
+  }
+}
+
+void FilterRankEvents(const TraceSelection& sel, Rank* rank) {
+  if (sel.steps.empty() && sel.from_ns == INT64_MIN && sel.to_ns == INT64_MAX) return;
+  const Windows w = KeptTime(sel, *rank);
+  for (Track& t : rank->tracks) FilterTrack(sel, w, &t);
+  std::erase_if(rank->routing, [&](const RoutingRecord& r) {
+    if (!sel.steps.empty() && r.step != kNone) {
+      return !std::binary_search(sel.steps.begin(), sel.steps.end(), r.step);
+    }
+    return !w.Overlaps(r.ts, r.ts);
+  });
+}
+
+namespace {
+
+class SelectedSource : public TraceSource {
+ public:
+  SelectedSource(std::unique_ptr<TraceSource> source, TraceSelection sel,
+                 std::vector<size_t> indices)
+      : source_(std::move(source)), sel_(std::move(sel)), indices_(std::move(indices)) {
+    metadata_ = source_->metadata();
+    // Labelled figures of the selected ranks and steps only: a figure summed
+    // over a run's steps does not describe some of them.
+    auto unselected = [&](const LabeledValue& l) {
+      if (!sel_.ranks.empty() && !std::binary_search(sel_.ranks.begin(), sel_.ranks.end(), l.rank)) {
+        return true;
+      }
+      if (sel_.steps.empty()) return false;
+      return l.step == kNone || !std::binary_search(sel_.steps.begin(), sel_.steps.end(), l.step);
+    };
+    std::erase_if(metadata_.ground_truth, unselected);
+    std::erase_if(metadata_.reference, unselected);
+  }
+  const Metadata& metadata() const override { return metadata_; }
+  size_t rank_count() const override { return indices_.size(); }
+  Rank ReadRank(size_t i) const override {
+    Rank r;
+    ReadRankInto(i, &r);
+    return r;
+  }
+  void ReadRankInto(size_t i, Rank* out) const override {
+    source_->ReadRankInto(indices_.at(i), out);
+    FilterRankEvents(sel_, out);
+  }
+  int32_t RankId(size_t i) const override { return source_->RankId(indices_.at(i)); }
+
+ private:
+  std::unique_ptr<TraceSource> source_;
+  TraceSelection sel_;
+  std::vector<size_t> indices_;
+  Metadata metadata_;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceSource> SelectFrom(std::unique_ptr<TraceSource> source,
+                                        const TraceSelection& sel) {
+  if (sel.SelectsAll()) return source;
+  std::vector<size_t> indices;
+  int32_t lo = INT32_MAX, hi = INT32_MIN;
+  for (size_t i = 0; i < source->rank_count(); ++i) {
+    if (sel.ranks.empty()) {
+      indices.push_back(i);
+      continue;
+    }
+    int32_t id = source->RankId(i);
+    if (id == kNone) id = source->ReadRank(i).rank;  // the id is only known by reading
+    lo = std::min(lo, id);
+    hi = std::max(hi, id);
+    if (std::binary_search(sel.ranks.begin(), sel.ranks.end(), id)) indices.push_back(i);
+  }
+  if (indices.empty()) {
+    ThrowInputError("--ranks", "",
+                    source->rank_count() == 0
+                        ? std::string("the input has no ranks")
+                        : "no rank of the input has a selected id (its ids are " +
+                              std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  }
+  return std::make_unique<SelectedSource>(std::move(source), sel, std::move(indices));
+}
+
+}  // namespace moetrace
