@@ -137,7 +137,13 @@ void ReadCommunicationOps(DbContext* ctx, int64_t self_rank) {
     e.comm = static_cast<int32_t>(t.comms.size());
     t.comms.push_back(rec);
     t.events.Append(e);
+    if (e.correlation >= 0) ctx->task_connections.push_back(e.correlation);
   }
+  // An HCCL call on the host launches the op: its connectionId links too.
+  std::sort(ctx->task_connections.begin(), ctx->task_connections.end());
+  ctx->task_connections.erase(
+      std::unique(ctx->task_connections.begin(), ctx->task_connections.end()),
+      ctx->task_connections.end());
   for (auto& [gid, i] : group_tracks) {
     if (!rank->tracks[i].events.IsSortedByTime()) rank->tracks[i].events.SortByTime();
   }
