@@ -243,7 +243,7 @@ TEST(AscendDbE2e, AnalyzeMsprofDbMatchesItsOverlapAnalysis) {
     if (int64_t(rk["rank"]) == 2) rank2 = rk;
   }
   ASSERT_EQ(int64_t(rank2["rank"]), 2);
-  EXPECT_EQ(int64_t(rank2["event_count"]), 40);
+  EXPECT_EQ(int64_t(rank2["event_count"]), 41);
   simdjson::dom::element ov = rank2["ascend"]["overlap_analysis"];
   EXPECT_EQ(int64_t(ov["computing_ns"]), 663'872);
   EXPECT_EQ(int64_t(ov["computing_segments"]), 11);

@@ -5,7 +5,8 @@
 //   min(startNs) 1698220811392354694, max(endNs) 1698220811533883302 -> span
 //   141528608 ns.
 //   TASK: 24 rows, all deviceId 2; streams 16 (14 rows), 18 (9), 8 (1);
-//   11 join COMPUTE_TASK_INFO, 9 join COMMUNICATION_TASK_INFO;
+//   11 join COMPUTE_TASK_INFO, 8 join COMMUNICATION_TASK_INFO (its 9th row,
+//   globalTaskId 46938, has no TASK row; TASK 46933 has no info row);
 //   NPU_OP_MEM: 494 rows, all deviceId 0; CANN_API 4 rows; MSTX_EVENTS 13.
 #include <gtest/gtest.h>
 
@@ -108,13 +109,13 @@ TEST_F(MsprofDb, EventsPerCategoryAndNames) {
   EXPECT_EQ(host_tracks, 3);    // CANN_API's thread, two MSTX threads
   EXPECT_EQ(counters, 0);
   EXPECT_EQ(per_cat[Category::kCompute], 11);
-  EXPECT_EQ(per_cat[Category::kCopy], 9);        // HCCL plane sub-tasks
-  EXPECT_EQ(per_cat[Category::kSync], 3 + 1);    // 3 tasks with no info, aclrtSynchronizeStream
+  EXPECT_EQ(per_cat[Category::kCopy], 8);        // HCCL plane sub-tasks
+  EXPECT_EQ(per_cat[Category::kSync], 4 + 1);    // 4 tasks with no info, aclrtSynchronizeStream
   EXPECT_EQ(per_cat[Category::kCollective], 1);  // the hcom_allReduce task of stream 8
   EXPECT_EQ(per_cat[Category::kLaunch], 1);      // aclrtGetDeviceCount: connectionId 0 = task 0's
   EXPECT_EQ(per_cat[Category::kHostOp], 2);      // aclrtMemcpy x2 (connection 2 has no task)
   EXPECT_EQ(per_cat[Category::kMarker], 13);
-  EXPECT_EQ(r.EventCount(), 40u);
+  EXPECT_EQ(r.EventCount(), 41u);  // 24 tasks, 4 CANN calls, 13 MSTX ranges
 
   const Track* s16 = FindTrack(r, "Stream 16");
   ASSERT_NE(s16, nullptr);
@@ -144,7 +145,7 @@ TEST_F(MsprofDb, EventsPerCategoryAndNames) {
 
   EXPECT_EQ(Stat(r, "read.db.TASK.row"), 24);
   EXPECT_EQ(Stat(r, "read.db.TASK.compute"), 11);
-  EXPECT_EQ(Stat(r, "read.db.TASK.comm_subtask"), 9);
+  EXPECT_EQ(Stat(r, "read.db.TASK.comm_subtask"), 8);
   EXPECT_EQ(Stat(r, "read.db.CANN_API.row"), 4);
   EXPECT_EQ(Stat(r, "read.db.MSTX_EVENTS.row"), 13);
   EXPECT_EQ(Stat(r, "read.db.COMMUNICATION_OP.row"), 0);  // the table is empty
@@ -157,7 +158,7 @@ TEST_F(MsprofDb, EventsPerCategoryAndNames) {
 TEST_F(MsprofDb, MemoryOfDeviceZero) {
   auto src = OpenTrace(dir_);
   Rank r = src->ReadRank(0);
-  EXPECT_EQ(r.EventCount(), 0u);
+  EXPECT_EQ(r.tracks.size(), 2u);  // the two counters, no events
   const Track* a = FindTrack(r, "operator_memory allocated");
   const Track* v = FindTrack(r, "operator_memory reserved");
   ASSERT_NE(a, nullptr);
