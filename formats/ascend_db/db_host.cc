@@ -202,16 +202,13 @@ void ReadHostCalls(DbContext* ctx) {
     if (t.kind != TrackKind::kHostThread) continue;
     for (size_t i = 0; i < t.events.size(); ++i) {
       TimeNs ts = t.events.ts[i];
-      auto it = std::upper_bound(windows.begin(), windows.end(),
-                                 std::make_pair(ts, std::make_pair(INT64_MAX, INT32_MAX)));
-      // The latest window starting at or before ts that still holds it.
-      while (it != windows.begin()) {
+      // The latest window starting at or before ts, when it still holds ts
+      // (a zero-length marker holds its own start).
+      auto it = std::upper_bound(windows.begin(), windows.end(), ts,
+                                 [](TimeNs v, const auto& w) { return v < w.first; });
+      if (it != windows.begin()) {
         --it;
-        if (ts < it->second.first || (ts == it->first)) {
-          t.events.step[i] = it->second.second;
-          break;
-        }
-        break;
+        if (ts < it->second.first || ts == it->first) t.events.step[i] = it->second.second;
       }
       if (t.events.correlation[i] >= 0 && t.events.step[i] != kNone) {
         launch_step.emplace(t.events.correlation[i], t.events.step[i]);
