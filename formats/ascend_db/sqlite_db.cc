@@ -47,6 +47,10 @@ SqliteDb::SqliteDb(const std::string& path) : path_(path) {
     db_ = nullptr;
     ThrowInputError(path, "", "SQLite: " + what + " (while opening)");
   }
+  // Pages mapped, not copied through read(): the file is immutable. A
+  // failure here only loses speed.
+  sqlite3_exec(db_, "PRAGMA mmap_size=4294967296; PRAGMA cache_size=-65536", nullptr, nullptr,
+               nullptr);
   // Reading the schema is the first access to the file: a file that is not
   // a database, or is truncated in its first pages, fails here.
   try {
