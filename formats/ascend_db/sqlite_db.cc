@@ -125,14 +125,17 @@ void SqliteStmt::Reset() {
 bool SqliteStmt::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
 bool SqliteStmt::Int(int col, int64_t* out) const {
-  int t = sqlite3_column_type(stmt_, col);
+  // One column lookup (sqlite3_column_value), then the value's type and
+  // integer: the hot path of every reader, called per value.
+  sqlite3_value* v = sqlite3_column_value(stmt_, col);
+  int t = sqlite3_value_type(v);
   if (t == SQLITE_INTEGER) {
-    *out = sqlite3_column_int64(stmt_, col);
+    *out = sqlite3_value_int64(v);
     return true;
   }
   if (t == SQLITE_FLOAT) {
     // A whole number stored as REAL is a number; 1.5 where an id belongs is not.
-    double d = sqlite3_column_double(stmt_, col);
+    double d = sqlite3_value_double(v);
     if (d >= -9.2e18 && d <= 9.2e18 && static_cast<double>(static_cast<int64_t>(d)) == d) {
       *out = static_cast<int64_t>(d);
       return true;
