@@ -4,6 +4,7 @@
 // `info` on the real msprof export; a truncated DB exits with code 2.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <fstream>
@@ -224,6 +225,35 @@ TEST(AscendDbRoundTrip, KnownTraceReadsBackEqualAndAnalysesTheSame) {
     EXPECT_EQ(a.ranks(i).steps_size(), 2);
     EXPECT_EQ(a.ranks(i).DebugString(), b.ranks(i).DebugString());
   }
+}
+
+// A rank directory holding the DB and the text files: the DB is read, and
+// said so; without RANK_DEVICE_MAP the rank id comes from profiler_info.
+TEST(AscendDbRoundTrip, DbPreferredToTextFilesAndRankFromProfilerInfo) {
+  std::string root = TempDir("ascend_db_both") + "/node1_ascend_pt";
+  fs::create_directories(root + "/ASCEND_PROFILER_OUTPUT");
+  Rank r = KnownRank(0);
+  std::string db = root + "/ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler.db";
+  WriteAscendDb(r, 4, db);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "DROP TABLE RANK_DEVICE_MAP", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+  std::ofstream(root + "/profiler_info_5.json") << R"({"config": {"common_config": {}}, "rank_id": 5})";
+  std::ofstream(root + "/ASCEND_PROFILER_OUTPUT/trace_view.json") << R"({"traceEvents": []})";
+  ASSERT_EQ(DetectFormat(root), TraceFormat::kAscendDb);
+  auto src = OpenTrace(root);
+  std::map<std::string, std::string> attrs(src->metadata().attributes.begin(),
+                                           src->metadata().attributes.end());
+  EXPECT_EQ(attrs["ascend.input"], "db (text files also present, not read)");
+  EXPECT_EQ(attrs["ascend.rank_rule"], "profiler_info_or_file_name");
+  ASSERT_EQ(src->rank_count(), 1u);
+  Rank back = src->ReadRank(0);
+  EXPECT_EQ(back.rank, 5);
+  EXPECT_EQ(back.EventCount(), r.EventCount());
+  // Without the DB the same directory is the text importer's, as before.
+  fs::remove(db);
+  EXPECT_EQ(DetectFormat(root), TraceFormat::kAscend);
 }
 
 // `moetrace analyze` on the real msprof export: device ops, and the Overlap
