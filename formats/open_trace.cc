@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "formats/ascend/ascend_importer.h"
+#include "formats/ascend_db/ascend_db_importer.h"
 #include "formats/chrome/chrome_json_writer.h"
 #include "formats/errors.h"
 #include "formats/kineto/kineto_importer.h"
@@ -18,6 +19,7 @@ const char* TraceFormatName(TraceFormat f) {
     case TraceFormat::kNative: return "native";
     case TraceFormat::kKineto: return "kineto";
     case TraceFormat::kAscend: return "ascend";
+    case TraceFormat::kAscendDb: return "ascend-db";
     case TraceFormat::kUnknown: break;
   }
   return "unknown";
@@ -28,6 +30,8 @@ TraceFormat DetectFormat(const std::string& path) {
   if (!fs::exists(path, ec)) return TraceFormat::kUnknown;
   // Ascend first: its trace_view.json would also pass a loose JSON sniff.
   if (!fs::is_directory(path, ec) && LooksLikeNative(path)) return TraceFormat::kNative;
+  // The DB before the text files: Ascend's own tools prefer it too.
+  if (LooksLikeAscendDb(path)) return TraceFormat::kAscendDb;
   if (LooksLikeAscend(path)) return TraceFormat::kAscend;
   if (LooksLikeKineto(path)) return TraceFormat::kKineto;
   return TraceFormat::kUnknown;
@@ -39,12 +43,14 @@ std::unique_ptr<TraceSource> OpenTrace(const std::string& path) {
   switch (DetectFormat(path)) {
     case TraceFormat::kNative: return OpenNative(path);
     case TraceFormat::kAscend: return OpenAscend(path);
+    case TraceFormat::kAscendDb: return OpenAscendDb(path);
     case TraceFormat::kKineto: return OpenKineto(path);
     case TraceFormat::kUnknown: break;
   }
   ThrowInputError(path, "byte 0",
                   "unrecognised input: expected a .mtrace file, a Kineto/Chrome JSON "
-                  "(.json or .json.gz, or a directory of them) or an Ascend profiler directory");
+                  "(.json or .json.gz, or a directory of them), an Ascend profiler directory or an "
+                  "Ascend / msprof SQLite export (.db)");
 }
 
 std::unique_ptr<TraceSink> CreateSink(const std::string& path) {

@@ -8,7 +8,9 @@
 
 namespace moetrace {
 
-enum class TraceFormat { kUnknown, kNative, kKineto, kAscend };
+// kAscendDb: an Ascend / msprof SQLite export (preferred to the text files
+// when a rank directory holds both); its Metadata::source is "ascend" too.
+enum class TraceFormat { kUnknown, kNative, kKineto, kAscend, kAscendDb };
 const char* TraceFormatName(TraceFormat f);
 
 // Detects the format of `path` (file or directory) from its content.

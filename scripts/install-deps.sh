@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   protobuf-compiler libprotobuf-dev libzstd-dev zlib1g-dev libdeflate-dev
-  libcli11-dev libfmt-dev libboost-dev libsimdjson-dev
+  libcli11-dev libfmt-dev libboost-dev libsimdjson-dev libsqlite3-dev
   libgtest-dev libbenchmark-dev
   clang libclang-rt-14-dev
   libtomlplusplus-dev libkainjow-mustache-dev

@@ -1,0 +1,156 @@
+#include "formats/ascend_db/db_tasks.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "formats/ascend/trace_view.h"
+
+namespace moetrace {
+namespace {
+
+bool ContainsNoCase(std::string_view s, std::string_view w) {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  if (w.size() > s.size()) return false;
+  for (size_t i = 0; i + w.size() <= s.size(); ++i) {
+    size_t k = 0;
+    while (k < w.size() && lower(s[i + k]) == w[k]) ++k;
+    if (k == w.size()) return true;
+  }
+  return false;
+}
+
+// Reads an optional info table in globalTaskId order alongside TASK.
+class InfoCursor {
+ public:
+  InfoCursor(DbContext* ctx, const char* table, const std::string& columns) {
+    if (!ctx->Table(table)) return;
+    stmt_ = std::make_unique<SqliteStmt>(
+        ctx->db, "SELECT " + ctx->Col(table, "globalTaskId") + ", " + columns + " FROM " + table +
+                     " ORDER BY 1");
+    Next();
+  }
+  // Advances to `id`; true when the current row is `id`.
+  bool Seek(int64_t id) {
+    while (valid_ && key_ < id) Next();
+    return valid_ && key_ == id;
+  }
+  const SqliteStmt& row() const { return *stmt_; }
+  int64_t bad_keys = 0;
+
+ private:
+  void Next() {
+    valid_ = false;
+    while (stmt_ && stmt_->Step()) {
+      if (stmt_->Int(0, &key_)) {
+        valid_ = true;
+        return;
+      }
+      ++bad_keys;
+    }
+  }
+  std::unique_ptr<SqliteStmt> stmt_;
+  int64_t key_ = 0;
+  bool valid_ = false;
+};
+
+}  // namespace
+
+void ReadDeviceTasks(DbContext* ctx) {
+  if (!ctx->Table("TASK")) return;
+  Rank* rank = ctx->rank;
+  SqliteStmt task(ctx->db, "SELECT " + ctx->Col("TASK", "startNs") + ", " +
+                               ctx->Col("TASK", "endNs") + ", " + ctx->Col("TASK", "streamId") +
+                               ", " + ctx->Col("TASK", "taskType") + ", " +
+                               ctx->Col("TASK", "connectionId") + ", " +
+                               ctx->Col("TASK", "globalTaskId") + " FROM TASK" +
+                               ctx->DeviceFilter("TASK") + " ORDER BY 6");
+  InfoCursor compute(ctx, "COMPUTE_TASK_INFO", ctx->Col("COMPUTE_TASK_INFO", "name"));
+  InfoCursor comm(ctx, "COMMUNICATION_TASK_INFO",
+                  ctx->Col("COMMUNICATION_TASK_INFO", "taskType") + ", " +
+                      ctx->Col("COMMUNICATION_TASK_INFO", "size"));
+  TrackMap streams(rank, TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "Stream ");
+  int64_t rows = 0, bad_time = 0, neg_dur = 0, no_stream = 0, no_type = 0, no_key = 0;
+  int64_t n_compute = 0, n_comm_sub = 0;
+  Event e;
+  while (task.Step()) {
+    ++rows;
+    int64_t start = 0, end = 0, stream = -1, type = -1, conn = -1, key = 0;
+    if (!task.Int(0, &start) || !task.Int(1, &end)) {
+      ++bad_time;
+      continue;
+    }
+    if (!task.Int(2, &stream)) {
+      ++no_stream;
+      stream = -1;
+    }
+    if (!task.Int(3, &type)) ++no_type;
+    if (!task.Int(4, &conn) || conn == kDbNoId || conn < 0) conn = -1;
+    bool has_key = task.Int(5, &key);
+    if (!has_key) ++no_key;
+    e = Event{};
+    e.ts = start;
+    e.dur = end - start;
+    if (e.dur < 0) {
+      ++neg_dur;
+      e.dur = 0;
+    }
+    e.correlation = conn;
+    Track& t = streams[streams.Get(stream)];
+    if (has_key && compute.Seek(key)) {
+      int64_t name = -1;
+      e.name = compute.row().Int(1, &name) ? ctx->names.Intern(name) : ctx->names.Intern(type);
+      e.category = Category::kCompute;
+      ++n_compute;
+    } else if (has_key && comm.Seek(key)) {
+      int64_t sub = -1, size = 0;
+      e.name = comm.row().Int(1, &sub) ? ctx->names.Intern(sub) : ctx->names.Intern(type);
+      std::string_view s = rank->strings.Get(e.name);
+      e.category = ContainsNoCase(s, "notify") || ContainsNoCase(s, "wait") ||
+                           ContainsNoCase(s, "record")
+                       ? Category::kSync
+                       : Category::kCopy;
+      if (comm.row().Int(2, &size) && size > 0) e.bytes = static_cast<uint64_t>(size);
+      ++n_comm_sub;
+    } else {
+      e.name = ctx->names.Intern(type);
+      std::string_view s = rank->strings.Get(e.name);
+      e.category = ClassifyAscendTask(s, s, "");
+      // The profiler counts only COMPUTE_TASK_INFO rows as Computing: a task
+      // with no kernel info (EVENT_RECORD, STREAM_SWITCH, ...) is runtime work.
+      if (e.category == Category::kCompute) e.category = Category::kSync;
+      if (e.category == Category::kCollective || e.category == Category::kP2P) {
+        e.comm = static_cast<int32_t>(t.comms.size());
+        t.comms.push_back(HcclRecord(s, s, &rank->strings));
+      }
+    }
+    t.events.Append(e);
+    if (e.correlation >= 0) ctx->task_connections.push_back(e.correlation);
+  }
+  for (Track& t : rank->tracks) {
+    if (t.kind != TrackKind::kDeviceStream) continue;
+    if (!t.events.IsSortedByTime()) t.events.SortByTime();
+    bool all_copy = !t.events.empty(), any_comm = false;
+    for (Category c : t.events.category) {
+      all_copy &= c == Category::kCopy;
+      any_comm |= c == Category::kCollective || c == Category::kP2P;
+    }
+    if (any_comm) t.role = TrackRole::kDeviceComm;
+    else if (all_copy) t.role = TrackRole::kDeviceCopy;
+  }
+  std::sort(ctx->task_connections.begin(), ctx->task_connections.end());
+  ctx->task_connections.erase(
+      std::unique(ctx->task_connections.begin(), ctx->task_connections.end()),
+      ctx->task_connections.end());
+  ctx->Stat("read.db.TASK.row", rows - bad_time);
+  ctx->Stat("read.db.TASK.compute", n_compute);
+  ctx->Stat("read.db.TASK.comm_subtask", n_comm_sub);
+  ctx->Stat("skipped.db.TASK.bad_time", bad_time);
+  ctx->Stat("coerced.db.TASK.negative_duration", neg_dur);
+  ctx->Stat("coerced.db.TASK.no_stream", no_stream);
+  ctx->Stat("coerced.db.TASK.no_task_type", no_type);
+  ctx->Stat("coerced.db.TASK.no_global_task_id", no_key);
+  ctx->Stat("skipped.db.COMPUTE_TASK_INFO.bad_key", compute.bad_keys);
+  ctx->Stat("skipped.db.COMMUNICATION_TASK_INFO.bad_key", comm.bad_keys);
+}
+
+}  // namespace moetrace
