@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/cluster_output_summary.h"
+
 namespace moetrace {
 namespace {
 
@@ -199,6 +201,7 @@ std::string FormatSummary(const analysis::Analysis& a) {
     }
     s += "\n";
   }
+  s += FormatClusterOutput(a);
   for (const auto& e : a.hta_errors()) s += "  HTA: " + e + "\n";
   for (const auto& w : a.warnings()) s += "warning: " + w + "\n";
   return s;
