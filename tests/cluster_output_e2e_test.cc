@@ -90,7 +90,7 @@ TEST(ClusterOutputCli, ProfilingRootWithTracesAndClusterOutput) {
 TEST(ClusterOutputCli, TruncatedFileExits2NamingFileAndByte) {
   const std::string dir = TempDir("cluster-output-bad");
   std::ofstream(dir + "/cluster_step_trace_time.csv") << "Step,Type,Index,Computing\n,rank,0,1\n";
-  std::ofstream(dir + "/cluster_communication.json") << R"({"(0, 1)": {"step": {"op": {"0": {"Commun)";
+  std::ofstream(dir + "/cluster_communication.json") << R"J({"(0, 1)": {"step": {"op": {"0": {"Commun)J";
   CommandResult r = RunMoetrace("analyze " + dir);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find(dir + "/cluster_communication.json: byte "), std::string::npos) << r.output;
