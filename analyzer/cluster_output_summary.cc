@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "analyzer/outlier_lines.h"
+
 namespace moetrace {
 namespace {
 
@@ -90,15 +92,11 @@ std::string FormatClusterOutput(const analysis::Analysis& a) {
                          : fmt::format(" (Stage over ranks: min {}, median {}, max {} ms)", Ms(it->second.min()),
                                        Ms(it->second.median()), Ms(it->second.max())));
   }
-  if (co.slow_ranks_size() > 0) {
-    s += "  outlier ranks (moetrace, more than 5% from the mean, as cluster.slow_ranks):\n";
-    for (int i = 0; i < co.slow_ranks_size() && i < 6; ++i) {
-      const auto& r = co.slow_ranks(i);
-      s += fmt::format("    rank {:<4} {:<11} {:+6.1f} %  ({} vs mean {} ms)\n", r.rank(), r.metric(),
-                       100 * r.deviation(), Ms(std::llround(r.value())), Ms(std::llround(r.mean())));
-    }
-    if (co.slow_ranks_size() > 6) s += fmt::format("    ... {} more in --json\n", co.slow_ranks_size() - 6);
-  }
+  // The trace analysis' outlier lines, on the profiler's figures; the step is
+  // the median Stage.
+  const auto span = co.spread().find("span_ns");
+  s += FormatOutlierRanks(co.slow_ranks(), span == co.spread().end() ? 0.0 : static_cast<double>(span->second.median()),
+                          "  ", "cluster_output.slow_ranks");
   if (co.slowest_links_size() > 0) {
     s += "  slowest links (the profiler's transit size / time; moetrace: share of the nominal link):\n";
     for (const auto& l : co.slowest_links()) {
