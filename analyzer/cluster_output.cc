@@ -94,15 +94,6 @@ analysis::LinkBandwidth Link(const std::string& group, int32_t rank, const std::
   return l;
 }
 
-analysis::RankAnalysis* RankEntry(int32_t rank, analysis::Analysis* a) {
-  for (auto& r : *a->mutable_ranks()) {
-    if (r.rank() == rank) return &r;
-  }
-  analysis::RankAnalysis* r = a->add_ranks();
-  r->set_rank(rank);
-  return r;
-}
-
 void FillSpread(const std::vector<int64_t>& v, analysis::Spread* s) {
   analysis::StepTime mmm;
   FillMinMedianMax(std::vector<double>(v.begin(), v.end()), &mmm);
@@ -121,6 +112,10 @@ void FillSpread(const std::vector<int64_t>& v, analysis::Spread* s) {
 void AddClusterOutput(const ClusterOutputFiles& files, analysis::Analysis* a) {
   analysis::ClusterOutput* co = a->mutable_cluster_output();
   co->set_source(files.dir);
+  co->set_whose(
+      "msprof-analyze's: ranks[i].ascend.step_trace, stages, and the transit_bytes / transit_time_ns "
+      "of links, matrix_links and groups[].transports; moetrace's: spread, slow_ranks, slowest, "
+      "bandwidth_gb_s, nominal_gb_s, utilization, slowest_links, trace_comparison");
   const std::string csv = "cluster_step_trace_time.csv";
 
   // The profiler's per-rank figures, mean over a rank's rows (steps).
@@ -175,8 +170,12 @@ void AddClusterOutput(const ClusterOutputFiles& files, analysis::Analysis* a) {
   }
 
   // Next to the analysis' ranks; the trace's figures beside the profiler's.
+  std::map<int32_t, int> index;  // rank -> position in a->ranks
+  for (int i = 0; i < a->ranks_size(); ++i) index.emplace(a->ranks(i).rank(), i);
   for (auto& [rank, f] : ranks) {
-    analysis::RankAnalysis* r = RankEntry(rank, a);
+    auto [it, added] = index.emplace(rank, a->ranks_size());
+    if (added) a->add_ranks()->set_rank(rank);  // a rank the traces lack
+    analysis::RankAnalysis* r = a->mutable_ranks(it->second);
     if (r->event_count() > 0) {
       const analysis::Breakdown& b = r->breakdown();
       const double n = std::max(1, r->steps_size());
