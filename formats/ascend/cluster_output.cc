@@ -260,6 +260,23 @@ void AddStats(const std::string& file, const LenientStats& st, std::map<std::str
 
 }  // namespace
 
+std::vector<MatrixLink> ReadCommunicationMatrix(const std::string& json, const std::string& file,
+                                                LenientStats* odd) {
+  MatrixWalker w(odd);
+  ParseJson(json, file, [&](simdjson::ondemand::value v) {
+    if (TypeOf(v, &odd->skipped) == json_type::object) w.Object(v.get_object(), 0);
+  });
+  return w.Finish();
+}
+
+std::vector<ParallelGroup> ReadCommunicationGroups(const std::string& json, const std::string& file,
+                                                   LenientStats* odd) {
+  std::vector<ParallelGroup> groups;
+  GroupWalker w(odd, &groups);
+  ParseJson(json, file, [&](simdjson::ondemand::value v) { w.Value(v, "", 0); });
+  return groups;
+}
+
 std::vector<int32_t> GroupRanks(std::string_view name) {
   std::vector<int32_t> out;
   if (name.size() < 2 || name.front() != '(' || name.back() != ')') return out;
@@ -361,20 +378,14 @@ ClusterOutputFiles ReadClusterOutput(const std::string& dir_in) {
   }
   if (IsFile(dir / kMatrix)) {
     LenientStats st;
-    MatrixWalker w(&st);
-    ParseJson(ReadText(dir / kMatrix), (dir / kMatrix).string(), [&](simdjson::ondemand::value v) {
-      if (TypeOf(v, &st.skipped) == json_type::object) w.Object(v.get_object(), 0);
-    });
-    out.matrix_links = w.Finish();
+    out.matrix_links = ReadCommunicationMatrix(ReadText(dir / kMatrix), (dir / kMatrix).string(), &st);
     AddStats("cluster_communication_matrix", st, &out.stats);
     for (const MatrixLink& l : out.matrix_links) group_names.insert(l.group);
   }
   std::vector<ParallelGroup> groups;
   if (IsFile(dir / kGroups)) {
     LenientStats st;
-    GroupWalker w(&st, &groups);
-    ParseJson(ReadText(dir / kGroups), (dir / kGroups).string(),
-              [&](simdjson::ondemand::value v) { w.Value(v, "", 0); });
+    groups = ReadCommunicationGroups(ReadText(dir / kGroups), (dir / kGroups).string(), &st);
     AddStats("communication_group", st, &out.stats);
   }
   for (const std::string& name : group_names) {

@@ -67,6 +67,13 @@ ClusterOutputFiles ReadClusterOutput(const std::string& dir);
 std::vector<StepTraceRow> ReadClusterStepTrace(const CsvTable& csv,
                                                std::map<std::string, int64_t>* stats);
 
+// The two JSON files from their text (`file` names them in errors); odd
+// fields counted in `odd`.
+std::vector<MatrixLink> ReadCommunicationMatrix(const std::string& json, const std::string& file,
+                                                LenientStats* odd);
+std::vector<ParallelGroup> ReadCommunicationGroups(const std::string& json, const std::string& file,
+                                                   LenientStats* odd);
+
 // "(0, 1, 2)" -> {0, 1, 2}; empty when the name is no rank list.
 std::vector<int32_t> GroupRanks(std::string_view name);
 
