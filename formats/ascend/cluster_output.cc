@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -43,19 +42,6 @@ std::string ReadText(const fs::path& p) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// A number as text ("1.5", " 2e3 "); false for NaN, Infinity or no number.
-bool NumberText(std::string_view s, double* out) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  if (s.empty()) return false;
-  std::string text(s);
-  char* end = nullptr;
-  double d = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(d)) return false;
-  *out = d;
-  return true;
 }
 
 // Runs `walk` on the document; malformed JSON -> InputError at its byte.
@@ -102,7 +88,7 @@ bool LenientNumber(simdjson::ondemand::value v, LenientStats* st, double* out) {
     return true;
   }
   std::string_view s;
-  if (t == json_type::string && v.get_string().get(s) == simdjson::SUCCESS && NumberText(s, out)) {
+  if (t == json_type::string && v.get_string().get(s) == simdjson::SUCCESS && ParseFiniteDouble(s, out)) {
     ++st->coerced;
     return true;
   }
@@ -333,7 +319,7 @@ std::vector<StepTraceRow> ReadClusterStepTrace(const CsvTable& csv,
         continue;
       }
       double d = 0;
-      if (!NumberText(csv.Field(r, ci), &d)) {
+      if (!ParseFiniteDouble(csv.Field(r, ci), &d)) {
         ++(*stats)[prefix + "skipped_fields"];  // NaN, inf or text
         continue;
       }

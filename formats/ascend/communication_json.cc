@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <set>
 #include <tuple>
 
@@ -178,15 +177,10 @@ class Walker {
       return true;
     }
     std::string_view s;
-    if (lenient_ && t == json_type::string && v.get_string().get(s) == simdjson::SUCCESS) {
-      std::string text(s);
-      char* end = nullptr;
-      double d = std::strtod(text.c_str(), &end);
-      if (!text.empty() && end == text.c_str() + text.size() && std::isfinite(d)) {
-        ++lenient_->coerced;
-        *out = d;
-        return true;
-      }
+    if (lenient_ && t == json_type::string && v.get_string().get(s) == simdjson::SUCCESS &&
+        ParseFiniteDouble(s, out)) {
+      ++lenient_->coerced;
+      return true;
     }
     Odd(v, "expected a number for \"" + std::string(name) + "\"");
     return false;
