@@ -4,8 +4,10 @@
 #include <future>
 #include <thread>
 
+#include "analyzer/cluster_output.h"
 #include "analyzer/hta/hta.h"
 #include "analyzer/hta/imported_rows.h"
+#include "formats/ascend/cluster_output.h"
 #include "formats/errors.h"
 #include "formats/kineto/kineto_importer.h"
 #include "formats/open_trace.h"
@@ -65,6 +67,19 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
       // Where HTA itself fails to load the set it gives no figures either.
       out.analysis.add_hta_errors(e.what());
     }
+  }
+  // msprof-analyze's cluster_analysis_output (the input itself, or inside a
+  // profiling root next to the rank folders): one per analysis.
+  std::string cluster_dir;
+  for (const std::string& in : inputs) {
+    std::string dir;
+    if (!FindClusterOutputDir(in, &dir)) continue;
+    if (!cluster_dir.empty()) {
+      out.analysis.add_warnings("cluster output " + dir + " ignored: only " + cluster_dir + " is used");
+      continue;
+    }
+    cluster_dir = dir;
+    AddClusterOutput(ReadClusterOutput(dir), &out.analysis);
   }
   return out;
 }

@@ -3,6 +3,8 @@
 // parsed once (on two threads when it is large and the set has fewer files
 // than cores); that pass also gives HTA's rows, from which HTA's figures
 // (analyzer/hta) fill the analysis' `hta` section.
+// An msprof-analyze cluster_analysis_output among the inputs (or inside a
+// profiling root) fills `cluster_output` (analyzer/cluster_output.h).
 #pragma once
 
 #include <memory>

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "analyzer/metrics_proto.h"
+#include "analyzer/rank_spread.h"
 
 namespace moetrace {
 namespace {
@@ -107,52 +108,16 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
   FillRatios(total_, c->mutable_ratios());
   FillCommByClass(cls_, c->mutable_comm_by_class());
 
-  // Step time spread.
+  // Step time spread and slow ranks (rank_spread.h, shared with the cluster output).
   std::vector<double> step_means;
+  std::vector<RankValues> values;
   for (const RankSummary& r : ranks_) {
     if (r.steps > 0) step_means.push_back(r.step_mean);
+    values.push_back({r.rank, {r.compute, r.comm, r.free}});
   }
-  double median_step = 0;
-  if (!step_means.empty()) {
-    std::sort(step_means.begin(), step_means.end());
-    size_t n = step_means.size();
-    median_step = n % 2 ? step_means[n / 2] : (step_means[n / 2 - 1] + step_means[n / 2]) / 2;
-    c->mutable_step_time_ns()->set_min(std::llround(step_means.front()));
-    c->mutable_step_time_ns()->set_median(std::llround(median_step));
-    c->mutable_step_time_ns()->set_max(std::llround(step_means.back()));
-  }
-
-  // Slow ranks: more than 5% away from the mean (Ascend advisor's rule).
-  struct Flag { int32_t rank; const char* metric; double value, mean, dev; };
-  std::vector<Flag> flags;
-  if (ranks_.size() >= 2) {
-    const char* names[3] = {"compute_ns", "comm_ns", "free_ns"};
-    for (int k = 0; k < 3; ++k) {
-      auto get = [&](const RankSummary& r) { return k == 0 ? r.compute : k == 1 ? r.comm : r.free; };
-      double mean = 0;
-      for (const RankSummary& r : ranks_) mean += get(r);
-      mean /= static_cast<double>(ranks_.size());
-      if (mean <= 0) continue;
-      for (const RankSummary& r : ranks_) {
-        double dev = (get(r) - mean) / mean;
-        if (std::abs(dev) > 0.05) flags.push_back({r.rank, names[k], get(r), mean, dev});
-      }
-    }
-  }
-  std::sort(flags.begin(), flags.end(), [](const Flag& a, const Flag& b) {
-    if (std::abs(a.dev) != std::abs(b.dev)) return std::abs(a.dev) > std::abs(b.dev);
-    if (a.rank != b.rank) return a.rank < b.rank;
-    return std::string_view(a.metric) < b.metric;
-  });
-  if (flags.size() > 100) flags.resize(100);
-  for (const Flag& f : flags) {
-    analysis::SlowRank* s = c->add_slow_ranks();
-    s->set_rank(f.rank);
-    s->set_metric(f.metric);
-    s->set_value(f.value);
-    s->set_mean(f.mean);
-    s->set_deviation(f.dev);
-  }
+  const double median_step =
+      step_means.empty() ? 0 : FillMinMedianMax(std::move(step_means), c->mutable_step_time_ns());
+  FlagSlowRanks({"compute_ns", "comm_ns", "free_ns"}, values, c->mutable_slow_ranks());
 
   // Collective waits.
   struct Wait { uint64_t key; const Collective* c; int64_t total; };

@@ -1,5 +1,9 @@
 #include "formats/decimal.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
 namespace moetrace {
 namespace {
 
@@ -119,6 +123,16 @@ bool ParseTruncatedInteger(std::string_view text, int64_t* out) {
   }
   if (i != s.size()) return false;
   *out = negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return true;
+}
+
+bool ParseFiniteDouble(std::string_view text, double* out) {
+  const std::string t(TrimField(text));
+  if (t.empty()) return false;
+  char* end = nullptr;
+  const double d = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(d)) return false;
+  *out = d;
   return true;
 }
 

@@ -36,6 +36,11 @@ inline bool ParseMicrosToNs(std::string_view text, int64_t* ns) {
 // as HTA does for stream ids. No exponent.
 bool ParseTruncatedInteger(std::string_view text, int64_t* out);
 
+// A finite double from text ("1.5", " 2e3 ", "\"7\""), surrounding
+// whitespace and one level of quotes allowed; false for NaN, Infinity or no
+// number. For figures read as doubles anyway (numbers written as strings).
+bool ParseFiniteDouble(std::string_view text, double* out);
+
 // Strips spaces, tabs, CR/LF and one level of double quotes around `s`.
 std::string_view TrimField(std::string_view s);
 

@@ -7,7 +7,6 @@
 namespace moetrace {
 namespace {
 
-
 int64_t KinetoNs(std::string_view s, bool* integral = nullptr) {
   int64_t ns = 0;
   bool i = false;
@@ -55,8 +54,6 @@ TEST(TruncatedInteger, FractionTruncated) {
   EXPECT_FALSE(ParseTruncatedInteger("stream 7", &v));
   EXPECT_FALSE(ParseTruncatedInteger("", &v));
 }
-
-
 
 int64_t Ns(std::string_view s) {
   int64_t v = -777;
@@ -107,6 +104,17 @@ TEST(ScaledDecimal, CarryKeepsSumsExact) {
   EXPECT_EQ(c2.Round(1269500), 1270);
   EXPECT_EQ(c2.Round(1269500), 1269);
   EXPECT_EQ(c2.Round(1000), 1);
+}
+
+TEST(ParseFiniteDouble, NumbersInTextAndNothingElse) {
+  double d = 0;
+  EXPECT_TRUE(ParseFiniteDouble(" 1.5 ", &d));
+  EXPECT_EQ(d, 1.5);
+  EXPECT_TRUE(ParseFiniteDouble("\"2e3\"", &d));
+  EXPECT_EQ(d, 2000);
+  for (const char* bad : {"", "NaN", "nan", "inf", "-Infinity", "1.5x", "lots", "1e999"}) {
+    EXPECT_FALSE(ParseFiniteDouble(bad, &d)) << bad;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reports/cluster_output_rows.h"
 #include "reports/findings.h"
 #include "reports/report.h"
 #include "reports/report_template.h"
@@ -260,6 +261,36 @@ data SlowData(const analysis::Cluster& c) {
   return d;
 }
 
+// msprof-analyze's cluster output: the profiler's per-rank breakdown and
+// the slowest links.
+data ClusterOutputData(const ClusterOutputRows& rows) {
+  list header;
+  for (const char* h : ClusterOutputRows::kRankHeader) header.push_back(object{{"text", h}});
+  list ranks;
+  for (size_t i = 0; i < rows.ranks.size(); ++i) {
+    list cells;
+    for (size_t k = 1; k < rows.ranks[i].size(); ++k) cells.push_back(object{{"text", rows.ranks[i][k]}});
+    data row = object{{"who", rows.ranks[i][0]}, {"cells", cells}};
+    row.set("slowest", data(rows.slowest[i]));
+    ranks.push_back(row);
+  }
+  list link_header;
+  for (const char* h : ClusterOutputRows::kLinkHeader) link_header.push_back(object{{"text", h}});
+  list links;
+  for (const auto& l : rows.links) {
+    list cells;
+    for (const std::string& c : l) cells.push_back(object{{"text", c}});
+    links.push_back(object{{"cells", cells}});
+  }
+  list groups;
+  for (const std::string& g : rows.groups) groups.push_back(object{{"text", g}});
+  data d = object{{"source", rows.source}, {"header", header}, {"ranks", ranks}, {"slowest_rank", rows.slowest_rank},
+                  {"link_header", link_header}, {"links", links}, {"groups", groups}};
+  d.set("has_links", data(!rows.links.empty()));
+  d.set("has_groups", data(!rows.groups.empty()));
+  return d;
+}
+
 }  // namespace
 
 std::string RenderHtmlReport(const ReportData& rd) {
@@ -342,6 +373,14 @@ std::string RenderHtmlReport(const ReportData& rd) {
     sections.push_back(Section("slow", "Slow ranks"));
   } else {
     root.set("slow", data(false));
+  }
+
+  const ClusterOutputRows cluster_rows = BuildClusterOutputRows(a, 32);
+  if (!cluster_rows.source.empty()) {
+    root.set("cluster_output", ClusterOutputData(cluster_rows));
+    sections.push_back(Section("cluster-output", "Cluster output"));
+  } else {
+    root.set("cluster_output", data(false));
   }
 
   list warnings;

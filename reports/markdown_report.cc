@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "reports/cluster_output_rows.h"
 #include "reports/findings.h"
 #include "reports/report.h"
 
@@ -43,7 +44,7 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   const analysis::Analysis& a = rd.analysis;
   const Findings f = BuildFindings(a, 12);
   std::string s = fmt::format("## moetrace report: {}\n\n", Cell(f.title));
-  if (f.headlines.empty() && f.bars.empty() && rd.proposals.empty()) {
+  if (f.headlines.empty() && f.bars.empty() && rd.proposals.empty() && !a.has_cluster_output()) {
     s += "Nothing to report: the analysis found no step with device activity.\n\n";
   }
   if (!f.headlines.empty()) {
@@ -142,6 +143,36 @@ std::string RenderMarkdownReport(const ReportData& rd) {
       s += fmt::format("Collectives waited most for rank {} ({} in {} collectives).\n\n", w.rank(),
                        FormatDuration(w.caused_wait_ns()), w.collectives());
     }
+  }
+  const ClusterOutputRows co = BuildClusterOutputRows(a, 12);
+  if (!co.source.empty()) {
+    s += fmt::format("### Cluster output (msprof-analyze)\n\nThe profiler's figures from `{}` "
+                     "(cluster_step_trace_time.csv, mean per step), slowest first; slowest rank and link "
+                     "shares are moetrace's.\n\n",
+                     Cell(co.source));
+    std::string rule = "|";
+    for (const char* h : ClusterOutputRows::kRankHeader) {
+      s += fmt::format("| {} ", h);
+      rule += rule.size() == 1 ? "---|" : "---:|";
+    }
+    s += "|\n" + rule + "\n";
+    for (size_t i = 0; i < co.ranks.size(); ++i) {
+      for (size_t k = 0; k < co.ranks[i].size(); ++k) {
+        s += fmt::format("| {}{} ", Cell(co.ranks[i][k]), k == 0 && co.slowest[i] ? " (slowest)" : "");
+      }
+      s += "|\n";
+    }
+    if (!co.slowest_rank.empty()) s += "\n" + co.slowest_rank + "\n";
+    if (!co.links.empty()) {
+      s += "\nSlowest links (share of the nominal link):\n\n";
+      for (const char* h : ClusterOutputRows::kLinkHeader) s += fmt::format("| {} ", h);
+      s += "|\n|---|---|---|---:|---:|---:|---|\n";
+      for (const auto& l : co.links) {
+        for (const std::string& c : l) s += fmt::format("| {} ", Cell(c));
+        s += "|\n";
+      }
+    }
+    s += "\n";
   }
   for (int i = 0; i < a.warnings_size() && i < 5; ++i) s += fmt::format("> warning: {}\n", Cell(a.warnings(i)));
   return s;

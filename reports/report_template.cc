@@ -184,6 +184,26 @@ ul.warn li { color: var(--warn); }
 </section>
 {{/slow}}
 
+{{#cluster_output}}
+<section id="cluster-output">
+<h2>Cluster output (msprof-analyze)</h2>
+<p class="note">The profiler's figures from {{source}} (cluster_step_trace_time.csv, mean per step; Free holds exposed copies too), slowest first. The slowest rank, percentiles and link shares are moetrace's.</p>
+<table><tr>{{#header}}<th>{{text}}</th>{{/header}}</tr>
+{{#ranks}}<tr><td{{#slowest}} class="outlier"{{/slowest}}>{{who}}{{#slowest}} (slowest){{/slowest}}</td>{{#cells}}<td class="num">{{text}}</td>{{/cells}}</tr>
+{{/ranks}}
+</table>
+<p>{{slowest_rank}}</p>
+{{#has_links}}
+<p>Slowest links (the profiler's transit size and time; share of the nominal link of the Atlas 800T A2 calibration):</p>
+<table><tr>{{#link_header}}<th>{{text}}</th>{{/link_header}}</tr>
+{{#links}}<tr>{{#cells}}<td>{{text}}</td>{{/cells}}</tr>
+{{/links}}
+</table>
+{{/has_links}}
+{{#has_groups}}<p class="note">Parallel groups: {{#groups}}{{text}}; {{/groups}}</p>{{/has_groups}}
+</section>
+{{/cluster_output}}
+
 {{#has_warnings}}
 <section id="warnings">
 <h2>Warnings</h2>

@@ -5,6 +5,7 @@
 #include <map>
 #include <numeric>
 
+#include "formats/ascend/cluster_output.h"
 #include "formats/decimal.h"
 #include "formats/ascend/ns_carry.h"
 #include "formats/ascend/trace_view.h"
@@ -233,26 +234,12 @@ std::vector<LabeledValue> StepTraceReference(const CsvTable& csv, int32_t rank) 
 std::vector<LabeledValue> ClusterStepTraceReference(const CsvTable& csv,
                                                     std::vector<int32_t>* ranks) {
   std::vector<LabeledValue> out;
-  int c_step = csv.Find("Step");
-  int c_type = csv.Require("Type");
-  int c_index = csv.Require("Index");
-  for (size_t r = 0; r < csv.row_count(); ++r) {
-    if (csv.Field(r, c_type) != "rank") continue;
-    int64_t rank = csv.Int(r, c_index);
-    if (rank < 0 || rank > INT32_MAX) csv.Fail(r, c_index, "rank out of range");
-    int32_t step = kNone;
-    if (c_step >= 0 && !csv.IsAbsent(r, c_step)) {
-      int64_t s = csv.Int(r, c_step);
-      if (s >= 0 && s <= INT32_MAX) step = static_cast<int32_t>(s);
-    }
-    if (std::find(ranks->begin(), ranks->end(), rank) == ranks->end()) {
-      ranks->push_back(static_cast<int32_t>(rank));
-    }
-    for (size_t c = 0; c < csv.header().size(); ++c) {
-      int ci = static_cast<int>(c);
-      if (ci == c_step || ci == c_type || ci == c_index || csv.IsAbsent(r, ci)) continue;
-      out.push_back({static_cast<int32_t>(rank), step,
-                     "step_trace." + ReferenceKeyPart(csv.header()[c]) + "_us", csv.Double(r, ci)});
+  std::map<std::string, int64_t> stats;  // odd fields are skipped here
+  for (const StepTraceRow& row : ReadClusterStepTrace(csv, &stats)) {
+    if (row.type != "rank") continue;
+    if (std::find(ranks->begin(), ranks->end(), row.rank) == ranks->end()) ranks->push_back(row.rank);
+    for (const auto& [key, us] : row.figures_us) {
+      out.push_back({row.rank, row.step, "step_trace." + key + "_us", us});
     }
   }
   std::sort(ranks->begin(), ranks->end());

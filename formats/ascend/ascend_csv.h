@@ -33,7 +33,8 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank);
 std::vector<LabeledValue> StepTraceReference(const CsvTable& csv, int32_t rank);
 
 // cluster_step_trace_time.csv: the same keys, one set per `rank` row (Type =
-// rank, Index = rank id); `stage` rows are skipped. Fills `ranks` with the rank ids.
+// rank, Index = rank id); `stage` rows and odd fields are skipped (cluster_output.h).
+// Fills `ranks` with the rank ids.
 std::vector<LabeledValue> ClusterStepTraceReference(const CsvTable& csv,
                                                     std::vector<int32_t>* ranks);
 

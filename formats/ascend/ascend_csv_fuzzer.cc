@@ -1,9 +1,13 @@
-// libFuzzer target: the CSV reader and every per-rank CSV importer on it.
+// libFuzzer target: the CSV reader and every per-rank CSV importer on it,
+// and the communication / cluster-output JSON readers on the same bytes.
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
 
 #include "formats/ascend/ascend_csv.h"
+#include "formats/ascend/cluster_output.h"
 #include "formats/ascend/communication_json.h"
 #include "formats/errors.h"
 
@@ -16,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try { moetrace::StepTraceReference(csv, 0); } catch (const moetrace::InputError&) {}
     std::vector<int32_t> ranks;
     try { moetrace::ClusterStepTraceReference(csv, &ranks); } catch (const moetrace::InputError&) {}
+    std::map<std::string, int64_t> stats;
+    try { moetrace::ReadClusterStepTrace(csv, &stats); } catch (const moetrace::InputError&) {}
     bool pta = false;
     try { pta = moetrace::ImportMemoryRecord(csv, &rank); } catch (const moetrace::InputError&) {}
     try { moetrace::ImportOperatorMemory(csv, !pta, &rank); } catch (const moetrace::InputError&) {}
@@ -26,5 +32,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     moetrace::ReadCommunicationJson(text, "fuzz.json", 0);
   } catch (const moetrace::InputError&) {
   }
+  // The cluster folder's JSON files, lenient: only bad syntax may throw.
+  const std::string json(text);
+  moetrace::LenientStats odd;
+  try { moetrace::ReadCommunicationJson(text, "fuzz.json", -1, &odd); } catch (const moetrace::InputError&) {}
+  try { moetrace::ReadCommunicationMatrix(json, "fuzz.json", &odd); } catch (const moetrace::InputError&) {}
+  try { moetrace::ReadCommunicationGroups(json, "fuzz.json", &odd); } catch (const moetrace::InputError&) {}
   return 0;
 }

@@ -78,6 +78,9 @@ bool IsClusterDir(const fs::path& d) {
   return IsFile(d / "cluster_step_trace_time.csv") || IsFile(d / "cluster_communication.json");
 }
 
+// msprof-analyze writes its folder into the profiling root it analysed.
+constexpr const char* kClusterChild = "cluster_analysis_output";
+
 std::vector<fs::path> SortedChildren(const fs::path& d) {
   std::vector<fs::path> out;
   std::error_code ec;
@@ -288,8 +291,9 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
       }
       if (IsFile(p / "cluster_communication.json")) {
         std::string text = ReadAllText(p / "cluster_communication.json");
-        auto refs =
-            ReadCommunicationJson(text, (p / "cluster_communication.json").string(), -1).reference;
+        LenientStats odd;  // counted by the analyzer's own read (cluster_output.h)
+        auto refs = ReadCommunicationJson(text, (p / "cluster_communication.json").string(), -1,
+                                          &odd).reference;
         for (const auto& r : refs) {
           if (std::find(ids.begin(), ids.end(), r.rank) == ids.end()) ids.push_back(r.rank);
         }
@@ -300,6 +304,10 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
       md.attributes.emplace_back("ascend.rank_rule", "cluster_step_trace_time");
       md.attributes.emplace_back("ascend.input", "cluster analysis output (reference figures only)");
       return std::make_unique<AscendSource>(std::move(md), std::move(ranks));
+    }
+    // A profiling root with only msprof-analyze's folder: its ranks.
+    if (ranks.empty() && IsClusterDir(p / kClusterChild)) {
+      return OpenAscend((p / kClusterChild).string());
     }
   } else {
     ThrowInputError(path, "", "no such file or directory");
@@ -355,7 +363,7 @@ bool LooksLikeAscend(const std::string& path) {
     }
     if (!IsDir(p)) return false;
     fs::path o;
-    if (RankOutputDir(p, &o) || IsClusterDir(p)) return true;
+    if (RankOutputDir(p, &o) || IsClusterDir(p) || IsClusterDir(p / kClusterChild)) return true;
     for (const fs::path& c : SortedChildren(p)) {
       if ((IsDir(c) && RankOutputDir(c, &o)) || IsKernelDetailsCsv(c)) return true;
     }

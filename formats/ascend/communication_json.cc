@@ -82,8 +82,9 @@ simdjson::ondemand::field FieldOf(simdjson::simdjson_result<simdjson::ondemand::
 
 class Walker {
  public:
-  Walker(const simdjson::padded_string& text, const std::string& file, int32_t rank)
-      : text_(text), file_(file), rank_(rank) {}
+  Walker(const simdjson::padded_string& text, const std::string& file, int32_t rank,
+         LenientStats* lenient)
+      : text_(text), file_(file), rank_(rank), lenient_(lenient) {}
 
   void Object(simdjson::ondemand::object obj, int depth) {
     Record rec;
@@ -91,10 +92,13 @@ class Walker {
       simdjson::ondemand::field field = FieldOf(std::move(field_result));
       std::string_view key = field.unescaped_key();
       simdjson::ondemand::value v = field.value();
-      json_type t = v.type();
+      json_type t = TypeOf(v);
       if (key == kTimeInfo || key == kBandwidthInfo) {
         if (t == json_type::null) continue;
-        if (t != json_type::object) Fail(v, "expected an object for \"" + std::string(key) + "\"");
+        if (t != json_type::object) {
+          Odd(v, "expected an object for \"" + std::string(key) + "\"");
+          continue;
+        }
         rec.seen = true;
         if (key == kTimeInfo) {
           ReadTime(v.get_object(), &rec);
@@ -134,6 +138,7 @@ class Walker {
     for (auto& v : per_op_) out.reference.push_back(std::move(v));
     for (auto& [r, name] : ambiguous_) op_bytes_[r].erase(name);
     out.op_bytes = std::move(op_bytes_);
+    out.links = std::move(links_);
     return out;
   }
 
@@ -147,13 +152,38 @@ class Walker {
     ThrowInputError(file_, pos, what);
   }
 
-  // A number field; false for null (absent).
+  // A value's type; an unknown token (NaN, Infinity: what Python's json
+  // writes for them) reads as null in lenient mode, counted as skipped.
+  json_type TypeOf(simdjson::ondemand::value& v) {
+    json_type t = json_type::null;
+    if (v.type().get(t) == simdjson::SUCCESS) return t;
+    Odd(v, "unexpected token");
+    return json_type::null;
+  }
+
+  // Strict: throws naming the byte. Lenient: counts the value as skipped.
+  void Odd(simdjson::ondemand::value& v, const std::string& what) {
+    if (!lenient_) Fail(v, what);
+    ++lenient_->skipped;
+  }
+
+  // A number field; false for null (absent) and, in lenient mode, for a
+  // value that is no number (a number in a string is coerced).
   bool Number(simdjson::ondemand::value v, std::string_view name, double* out) {
-    json_type t = v.type();
+    json_type t = TypeOf(v);
     if (t == json_type::null) return false;
-    if (t != json_type::number) Fail(v, "expected a number for \"" + std::string(name) + "\"");
-    *out = v.get_double();
-    return true;
+    if (t == json_type::number && v.get_double().get(*out) == simdjson::SUCCESS &&
+        std::isfinite(*out)) {
+      return true;
+    }
+    std::string_view s;
+    if (lenient_ && t == json_type::string && v.get_string().get(s) == simdjson::SUCCESS &&
+        ParseFiniteDouble(s, out)) {
+      ++lenient_->coerced;
+      return true;
+    }
+    Odd(v, "expected a number for \"" + std::string(name) + "\"");
+    return false;
   }
 
   void ReadTime(simdjson::ondemand::object obj, Record* rec) {
@@ -175,10 +205,11 @@ class Walker {
       simdjson::ondemand::field field = FieldOf(std::move(field_result));
       std::string_view transport = field.unescaped_key();
       simdjson::ondemand::value tv = field.value();
-      json_type t = tv.type();
+      json_type t = TypeOf(tv);
       if (t == json_type::null) continue;
       if (t != json_type::object) {
-        Fail(tv, "expected an object for transport \"" + std::string(transport) + "\"");
+        Odd(tv, "expected an object for transport \"" + std::string(transport) + "\"");
+        continue;
       }
       Transport tr;
       tr.name = ReferenceKeyPart(transport);
@@ -202,31 +233,42 @@ class Walker {
 
   // {"0.003072": [count, time ms], ...}: packet size in MB -> bytes.
   void ReadSizes(simdjson::ondemand::value v, Transport* tr) {
-    json_type t = v.type();
+    json_type t = TypeOf(v);
     if (t == json_type::null) return;
-    if (t != json_type::object) Fail(v, "expected an object for \"Size Distribution\"");
+    if (t != json_type::object) return Odd(v, "expected an object for \"Size Distribution\"");
     for (auto f_result : v.get_object()) {
       simdjson::ondemand::field f = FieldOf(std::move(f_result));
       std::string key(f.unescaped_key().value());
       simdjson::ondemand::value pair = f.value();
       int64_t bytes = 0;
       if (!ParseScaledDecimal(key, 6, &bytes) || bytes < 0) {
-        Fail(pair, "expected a packet size in MB as the key, got \"" + key + "\"");
+        Odd(pair, "expected a packet size in MB as the key, got \"" + key + "\"");
+        continue;
       }
-      if (pair.type() != json_type::array) {
-        Fail(pair, "expected [count, time ms] for packet size " + key);
+      if (TypeOf(pair) != json_type::array) {
+        Odd(pair, "expected [count, time ms] for packet size " + key);
+        continue;
       }
       double vals[2] = {0, 0};
       int n = 0;
+      bool ok = true;
       for (auto e_result : pair.get_array()) {
         simdjson::ondemand::value e = e_result.value();
-        if (n >= 2 || e.type() != json_type::number) {
-          Fail(e, "expected [count, time ms] for packet size " + key);
+        if (ok && (n >= 2 || TypeOf(e) != json_type::number)) {
+          Odd(e, "expected [count, time ms] for packet size " + key);
+          ok = false;
         }
-        vals[n++] = e.get_double();
+        if (ok && e.get_double().get(vals[n]) != simdjson::SUCCESS) {
+          Odd(e, "expected [count, time ms] for packet size " + key);
+          ok = false;
+        }
+        if (ok) ++n;
       }
-      if (n != 2) Fail(pair, "expected [count, time ms] for packet size " + key);
-      tr->sizes.emplace_back(bytes, vals[0], vals[1]);
+      if (ok && n != 2) {
+        Odd(pair, "expected [count, time ms] for packet size " + key);
+        ok = false;
+      }
+      if (ok) tr->sizes.emplace_back(bytes, vals[0], vals[1]);
     }
   }
 
@@ -259,10 +301,20 @@ class Walker {
     bool has_sdma = false;
     for (const Transport& t : rec.transports) has_sdma |= t.name == "sdma";
     double total_mb = 0;
+    // Group: the cluster file's top-level key, when it is no step key.
+    int32_t ignored_step = 0;
+    std::string group =
+        rank_ < 0 && op_index > 0 && !StepKey(path_[0], &ignored_step) ? path_[0] : std::string();
     for (const Transport& t : rec.transports) {
       auto& tsum = s.transport[t.name];
       tsum.first += t.size_mb;
       tsum.second += t.time_ms;
+      if (t.size_mb != 0 || t.time_ms != 0) {
+        LinkSum& l = links_[{group, r, t.name}];
+        l.size_mb += t.size_mb;
+        l.time_ms += t.time_ms;
+        ++l.ops;
+      }
       bool part_of_sdma = t.name == "hccs" || t.name == "pcie" || t.name == "sio";
       if (!(has_sdma && part_of_sdma)) total_mb += t.size_mb;
       if (t.AllZero()) continue;
@@ -285,7 +337,9 @@ class Walker {
   const simdjson::padded_string& text_;
   const std::string& file_;
   int32_t rank_;
+  LenientStats* lenient_;
   std::vector<std::string> path_;
+  std::map<LinkKey, LinkSum> links_;
   std::map<int32_t, RankSums> sums_;
   std::vector<LabeledValue> per_op_;
   std::map<int32_t, OpBytes> op_bytes_;
@@ -295,12 +349,12 @@ class Walker {
 }  // namespace
 
 CommunicationFigures ReadCommunicationJson(std::string_view json, const std::string& file,
-                                           int32_t rank) {
+                                           int32_t rank, LenientStats* lenient) {
   simdjson::padded_string text(json);
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;
   bool started = false;
-  Walker walker(text, file, rank);
+  Walker walker(text, file, rank, lenient);
   try {
     doc = parser.iterate(text);
     started = true;

@@ -40,6 +40,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "formats/trace.h"
@@ -49,17 +50,36 @@ namespace moetrace {
 // HCCL op name without "@<group hash>" -> bytes moved (transit_bytes).
 using OpBytes = std::map<std::string, uint64_t, std::less<>>;
 
+// Transit size and time of one transport, summed over ops (MB, ms as written).
+struct LinkSum {
+  double size_mb = 0, time_ms = 0;
+  int64_t ops = 0;
+};
+// (group, rank, transport): group is the cluster file's top-level key
+// ("(0, 1)"), "" in a per-rank file; transport lower-cased ("hccs").
+using LinkKey = std::tuple<std::string, int32_t, std::string>;
+
 struct CommunicationFigures {
   std::vector<LabeledValue> reference;
   // Per rank. A name seen twice with different sizes is left out (ambiguous).
   std::map<int32_t, OpBytes> op_bytes;
+  // Transports with a non-zero size or time, summed over ops.
+  std::map<LinkKey, LinkSum> links;
+};
+
+// Odd values met in lenient mode: a number written as a string is coerced
+// ("1.5"), anything else that is not a number (other strings, NaN,
+// Infinity, booleans, objects) is skipped.
+struct LenientStats {
+  int64_t coerced = 0, skipped = 0;
 };
 
 // `rank` >= 0: a per-rank file; -1: a cluster file whose records are keyed by
-// rank id. Throws InputError naming the file and byte for malformed JSON or a
-// non-number where a number belongs.
+// rank id. Throws InputError naming the file and byte for malformed JSON;
+// also for a non-number where a number belongs unless `lenient` is given,
+// which then counts them.
 CommunicationFigures ReadCommunicationJson(std::string_view json, const std::string& file,
-                                           int32_t rank);
+                                           int32_t rank, LenientStats* lenient = nullptr);
 
 // Sets CommRecord::bytes of the collective / p2p device ops of `rank` whose
 // name is in `op_bytes` (and whose bytes are still 0). Adds the stats
