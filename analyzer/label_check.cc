@@ -88,6 +88,11 @@ bool AscendFigure(const analysis::RankAnalysis& r, const LabeledValue& label, do
     *out = static_cast<double>(o.communication_not_overlapped_ns()) / 1e3;
   } else if (k == "overlap_analysis.free_us") {
     *out = static_cast<double>(o.free_ns()) / 1e3;
+  } else if (k == "overlap_analysis.span_us") {
+    // The profiler's device span: its three parts (not METRICS.md's step
+    // window, which ends at the last op of the step).
+    *out = static_cast<double>(o.computing_ns() + o.communication_not_overlapped_ns() +
+                               o.free_ns()) / 1e3;
   } else if (k == "overlap_analysis.computing_segments") {
     *out = static_cast<double>(o.computing_segments());
     *micros = false;

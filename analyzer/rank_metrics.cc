@@ -664,6 +664,9 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     step_last[k] = std::max(step_last[k], end);
   };
 
+  // Device tasks that are neither busy nor waits here (syncs, markers) still
+  // stretch the device span of the profiler's Overlap Analysis.
+  TimeNs idle_task_first = std::numeric_limits<TimeNs>::max(), idle_task_last = kNoTime;
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
@@ -700,7 +703,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         case Category::kCollective:
         case Category::kP2P: mask = kBitComm; break;
         case Category::kCopy: mask = kBitCopy; break;
-        default: continue;  // syncs are waits, markers cost nothing
+        default:  // syncs are waits, markers cost nothing
+          idle_task_first = std::min(idle_task_first, col_ts[i]);
+          idle_task_last = std::max(idle_task_last, col_ts[i] + std::max<TimeNs>(col_dur[i], 0));
+          continue;
       }
       const TimeNs start = col_ts[i];
       const TimeNs end = start + std::max<TimeNs>(col_dur[i], 0);
@@ -1001,8 +1007,16 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       }
     }
     if (cc_first != kNoTime) {
+      // The span runs over every device task (copies and syncs included):
+      // what lies outside COMPUTE ∪ COMM at its ends is Free too.
+      TimeNs first = std::min(cc_first, idle_task_first), last = std::max(cc_last, idle_task_last);
+      if (U[kAccBusy].n > 0) {
+        first = std::min(first, U[kAccBusy].p[0].first);
+        last = std::max(last, U[kAccBusy].p[U[kAccBusy].n - 1].second);
+      }
+      ov.free_segments += (first < cc_first) + (last > cc_last);
       ov.comm_not_overlapped = cc_len - ov.computing;
-      ov.free = (cc_last - cc_first) - cc_len;
+      ov.free = (last - first) - cc_len;
     }
     auto out_lens = [&](int o) { return lens + static_cast<size_t>(o) * W; };
     Subtract(U[kAccHw], U[kAccBusy], win, out_lens(kOutHostBound));

@@ -70,7 +70,11 @@ void ReadDeviceTasks(DbContext* ctx) {
                       ctx->Col("COMMUNICATION_TASK_INFO", "size"));
   TrackMap streams(rank, TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "Stream ");
   int64_t rows = 0, bad_time = 0, neg_dur = 0, no_stream = 0, no_type = 0, no_key = 0;
-  int64_t n_compute = 0, n_comm_sub = 0;
+  int64_t n_compute = 0, n_comm_sub = 0, n_hcom_without_op = 0;
+  // Where the export has COMMUNICATION_OP, the profiler's communication is
+  // its ops: an hcom task with no op row is left in Free by its Overlap
+  // Analysis, and so here (msprof_0.db's last task).
+  const bool comm_from_ops = ctx->db.HasTable("COMMUNICATION_OP");
   Event e;
   while (task.Step()) {
     ++rows;
@@ -118,6 +122,11 @@ void ReadDeviceTasks(DbContext* ctx) {
       // The profiler counts only COMPUTE_TASK_INFO rows as Computing: a task
       // with no kernel info (EVENT_RECORD, STREAM_SWITCH, ...) is runtime work.
       if (e.category == Category::kCompute) e.category = Category::kSync;
+      if (comm_from_ops &&
+          (e.category == Category::kCollective || e.category == Category::kP2P)) {
+        e.category = Category::kSync;
+        ++n_hcom_without_op;
+      }
       if (e.category == Category::kCollective || e.category == Category::kP2P) {
         e.comm = static_cast<int32_t>(t.comms.size());
         t.comms.push_back(HcclRecord(s, s, &rank->strings));
@@ -144,6 +153,7 @@ void ReadDeviceTasks(DbContext* ctx) {
   ctx->Stat("read.db.TASK.row", rows - bad_time);
   ctx->Stat("read.db.TASK.compute", n_compute);
   ctx->Stat("read.db.TASK.comm_subtask", n_comm_sub);
+  ctx->Stat("read.db.TASK.hcom_without_op", n_hcom_without_op);
   ctx->Stat("skipped.db.TASK.bad_time", bad_time);
   ctx->Stat("coerced.db.TASK.negative_duration", neg_dur);
   ctx->Stat("coerced.db.TASK.no_stream", no_stream);
