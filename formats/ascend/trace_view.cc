@@ -11,6 +11,7 @@
 #include "formats/decimal.h"
 #include "formats/ascend/ns_carry.h"
 #include "formats/errors.h"
+#include "formats/kineto/raw_value.h"  // a string value's text without a copy
 
 namespace moetrace {
 namespace {
@@ -186,9 +187,24 @@ uint64_t FlowIdOf(std::string_view text) {
   return std::hash<std::string_view>()(text);
 }
 
-// The JSON value's text: unescaped for strings, the raw token for numbers.
+// A string value's text: a view of the document when it holds no escape
+// (nearly always), else unescaped. The view spares simdjson's string
+// buffer, which would otherwise be written -- and its pages faulted in --
+// for every event. False when the value is not a string.
+bool StringText(simdjson::ondemand::value& v, std::string_view* out) {
+  const KinetoRawValue r = PeekRawValue(v);
+  if (r.type != KinetoRawValue::kString) return false;
+  if (!r.escaped) {
+    *out = r.text;
+    return true;
+  }
+  return !v.get_string().get(*out);
+}
+
+// The JSON value's text: a string's text, the raw token for numbers.
 std::string_view ValueText(simdjson::ondemand::value v) {
-  if (v.type() == json_type::string) return v.get_string();
+  std::string_view s;
+  if (StringText(v, &s)) return s;
   return TrimField(v.raw_json_token());
 }
 
@@ -404,15 +420,26 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         if (key == Key::kOther) continue;  // skipped unread by the iterator
         simdjson::ondemand::value v = field.value();
         switch (key) {
-          case Key::kPh: ph = v.get_string(); break;
-          case Key::kName: name = v.get_string(); break;
-          case Key::kCat: cat = v.get_string(); break;
+          // A value of another type is skipped and counted, not fatal.
+          case Key::kPh:
+            if (!StringText(v, &ph)) stats.Add("skipped.field.ph");
+            break;
+          case Key::kName:
+            if (!StringText(v, &name)) stats.Add("skipped.field.name");
+            break;
+          case Key::kCat:
+            if (!StringText(v, &cat)) stats.Add("skipped.field.cat");
+            break;
           case Key::kPid: pid_text = ValueText(v); break;
           case Key::kTid: tid_text = ValueText(v); break;
           case Key::kTs: ts_text = ValueText(v); has_ts = true; break;
           case Key::kDur: dur_text = ValueText(v); has_dur = true; break;
           case Key::kId: id_text = ValueText(v); has_id = true; break;
-          case Key::kBp: bp_e = v.get_string().value() == "e"; break;
+          case Key::kBp: {
+            std::string_view bp;
+            bp_e = StringText(v, &bp) && bp == "e";
+            break;
+          }
           case Key::kArgs:
             if (v.type() != json_type::object) break;
             for (auto a_result : v.get_object()) {
@@ -421,8 +448,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
               std::string_view akey = FieldKey(a);
               if (akey == "name" || akey == "Task Type") {
                 simdjson::ondemand::value av = a.value();
-                if (av.type() != json_type::string) continue;
-                (akey == "name" ? arg_name : task_type) = av.get_string();
+                StringText(av, akey == "name" ? &arg_name : &task_type);
               }
             }
             break;
@@ -435,14 +461,9 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
                                            : "event " + std::to_string(event_index);
         ThrowInputError(file, pos, what);
       };
-      auto time_of = [&](std::string_view key, std::string_view t) {
-        int64_t ns = 0;
-        if (!ParseMicrosToNs(t, &ns)) {
-          fail("'" + std::string(key) + "': expected a decimal number of µs, got '" +
-               std::string(t.substr(0, 40)) + "'");
-        }
-        return ns;
-      };
+      // An odd time skips its event (counted), as the Kineto importer does:
+      // the document is readable.
+      auto time_of = [&](std::string_view t, int64_t* ns) { return ParseMicrosToNs(t, ns); };
       stats.Add("read.events");
       if (ph.size() != 1) {
         stats.Add("skipped.no_phase");
@@ -458,17 +479,17 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         return;
       }
       if (p == 'X') {
-        if (!has_ts) fail("complete event without 'ts'");
-        if (!has_dur) fail("complete event without 'dur'");
         XRow r;
         r.pid = pid;
         r.tid = tid;
-        r.ts = time_of("ts", ts_text);
-        if (!ParseScaledDecimal(dur_text, 6, &r.dur_ps)) {
-          fail("'dur': expected a decimal number of µs, got '" +
-               std::string(dur_text.substr(0, 40)) + "'");
+        if (!has_ts || !time_of(ts_text, &r.ts)) {
+          stats.Add(has_ts ? "skipped.event.ts" : "skipped.event.no_ts");
+          return;
         }
-        if (r.dur_ps < 0) fail("'dur': negative duration");
+        if (!has_dur || !ParseScaledDecimal(dur_text, 6, &r.dur_ps) || r.dur_ps < 0) {
+          stats.Add(!has_dur ? "skipped.event.no_dur" : "skipped.event.dur");
+          return;
+        }
         r.dur = (r.dur_ps + 500) / 1000;
         r.name = name;
         r.cat = cat;
@@ -486,7 +507,10 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         FlowRow f;
         f.pid = pid;
         f.tid = tid;
-        f.ts = time_of("ts", ts_text);
+        if (!time_of(ts_text, &f.ts)) {
+          stats.Add("skipped.event.ts");
+          return;
+        }
         f.id = FlowIdOf(id_text);
         f.cat = FlowCatOf(cat);
         f.start = p == 's';
@@ -911,8 +935,8 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
         if (key == Key::kOther) continue;
         simdjson::ondemand::value v = field.value();
         switch (key) {
-          case Key::kPh: ph = v.get_string(); break;
-          case Key::kName: name = v.get_string(); break;
+          case Key::kPh: StringText(v, &ph); break;
+          case Key::kName: StringText(v, &name); break;
           case Key::kPid: pid_text = ValueText(v); break;
           case Key::kTs: ts_text = ValueText(v); break;
           case Key::kDur: dur_text = ValueText(v); break;
@@ -923,7 +947,7 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
               if (auto err = std::move(a_result).get(a)) throw simdjson::simdjson_error(err);
               if (FieldKey(a) != "name") continue;
               simdjson::ondemand::value av = a.value();
-              if (av.type() == json_type::string) arg_name = av.get_string();
+              StringText(av, &arg_name);
             }
             break;
           default: break;
