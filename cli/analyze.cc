@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "analyzer/analyze_files.h"
+#include "analyzer/distributed.h"
+#include "analyzer/mpi/communicator.h"
 #include "analyzer/stable_json.h"
 #include "analyzer/summary.h"
 #include "cli/commands.h"
@@ -19,22 +21,46 @@ struct AnalyzeArgs {
   std::vector<std::string> inputs;
   std::string json;
   int threads = 0;
+  bool skip_bad_ranks = false;
 };
 
+// Exit code when --skip-bad-ranks left ranks out: the JSON is written and
+// names them, but a CI step must not mistake it for a full analysis.
+constexpr int kSkippedRanksExit = 3;
+
 int RunAnalyze(const AnalyzeArgs& args) {
+  // Under mpirun: MPI until this returns (or throws); otherwise one process.
+  std::unique_ptr<Communicator> comm = WorldCommunicator();
   AnalyzeOptions options;
   options.threads = args.threads;
-  const bool tty = isatty(STDERR_FILENO);
+  options.skip_bad_ranks = args.skip_bad_ranks;
+  const bool tty = isatty(STDERR_FILENO) && comm->rank() == 0;
   if (tty) {
     options.progress = [](size_t done, size_t total) {
       fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
       if (done == total) fmt::print(stderr, "\r\033[K");
     };
   }
-  const analysis::Analysis result = AnalyzeFiles(args.inputs, options).analysis;
+  if (comm->size() == 1) {
+    const analysis::Analysis result = AnalyzeFiles(args.inputs, options).analysis;
+    fmt::print("{}", FormatSummary(result));
+    if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
+    return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
+  }
+  const analysis::Analysis result = AnalyzeDistributed(args.inputs, options, *comm);
+  // Process 0 alone writes; a failure there (a full disk) ends every process.
+  std::string error;
+  if (comm->rank() == 0) {
+    try {
+      if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  AgreeOnError(*comm, error);
+  if (comm->rank() != 0) return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
   fmt::print("{}", FormatSummary(result));
-  if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
-  return 0;
+  return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
 }
 
 }  // namespace
@@ -48,6 +74,9 @@ void AddAnalyzeCommand(CLI::App& app) {
       ->required();
   sub->add_option("--json", args->json, "Write the analysis document (stable JSON) here");
   sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  sub->add_flag("--skip-bad-ranks", args->skip_bad_ranks,
+                "Leave out ranks that fail to read (named in the summary and in "
+                "skipped_ranks[]); exit 3 when any was left out");
   Register(sub, [args] { return RunAnalyze(*args); });
 }
 

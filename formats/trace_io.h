@@ -2,6 +2,7 @@
 // TraceSink, so a trace of thousands of ranks is never held whole.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,13 @@ class TraceSource {
   // reader does so). Same thread safety as ReadRank, for distinct `out`.
   // When it throws, `*out` is valid but unspecified.
   virtual void ReadRankInto(size_t index, Rank* out) const { *out = ReadRank(index); }
+  // Roughly the bytes a read of rank `index` touches (file size, or the
+  // rank's records in an .mtrace): spreads ranks over processes (mpirun)
+  // by work, without reading them. 0 = unknown.
+  virtual uint64_t RankBytes(size_t index) const { return 0; }
+  // The file or folder rank `index` is read from, for messages ("" when the
+  // source is one file or in memory).
+  virtual std::string RankPath(size_t index) const { return ""; }
 };
 
 class TraceSink {
@@ -74,6 +82,12 @@ class ConcatSource : public TraceSource {
   }
   void ReadRankInto(size_t i, Rank* out) const override {
     parts_[index_[i].first]->ReadRankInto(index_[i].second, out);
+  }
+  uint64_t RankBytes(size_t i) const override {
+    return parts_[index_[i].first]->RankBytes(index_[i].second);
+  }
+  std::string RankPath(size_t i) const override {
+    return parts_[index_[i].first]->RankPath(index_[i].second);
   }
 
  private:

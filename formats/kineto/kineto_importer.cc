@@ -78,6 +78,12 @@ class KinetoSource : public TraceSource {
       : metadata_(std::move(metadata)), files_(std::move(files)), options_(std::move(options)) {}
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return files_.size(); }
+  uint64_t RankBytes(size_t index) const override {
+    std::error_code ec;
+    const uintmax_t n = fs::file_size(files_.at(index).path, ec);
+    return ec ? 0 : n;
+  }
+  std::string RankPath(size_t index) const override { return files_.at(index).path; }
   Rank ReadRank(size_t index) const override {
     const RankFile& f = files_.at(index);
     if (options_.whole_files) {
