@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -26,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 Trace TinyMoe() {
-  RunConfig config = tracegen::BuildConfig(
+  tracegen::RunConfig config = tracegen::BuildConfig(
       {"tiny-moe", "", {"steps=2", "parallel.dp=16", "parallel.world_size=32",
                         "parallel.global_batch_size=64"}, 0});
   MemorySink sink;
