@@ -133,7 +133,9 @@ class ThreadWorld {
     }
     for (auto& t : threads) t.join();
     for (int r = 1; r < n_; ++r) {
-      if (out[0].rfind("error: ", 0) == 0) EXPECT_EQ(out[r], "peer failed");
+      if (out[0].rfind("error: ", 0) == 0) {
+        EXPECT_EQ(out[r], "peer failed");
+      }
     }
     return out[0];
   }

@@ -1,5 +1,8 @@
 // The MPI Communicator (MPI_COMM_WORLD). Compiled only with MOETRACE_MPI.
 #ifdef MOETRACE_HAVE_MPI
+// The C API only: no C++ bindings (deprecated; they need libmpi_cxx).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <climits>
