@@ -13,6 +13,7 @@
 #include "analyzer/summary.h"
 #include "cli/commands.h"
 #include "formats/atomic_file.h"
+#include "formats/errors.h"
 
 namespace moetrace::cli {
 namespace {
@@ -47,18 +48,34 @@ int RunAnalyze(const AnalyzeArgs& args) {
     if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
     return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
   }
-  const analysis::Analysis result = AnalyzeDistributed(args.inputs, options, *comm);
-  // Process 0 alone writes; a failure there (a full disk) ends every process.
-  std::string error;
-  if (comm->rank() == 0) {
-    try {
-      if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
-    } catch (const std::exception& e) {
-      error = e.what();
+  // mpirun ends the whole job as soon as one process exits non-zero: process
+  // 0 reports the failure, then every process meets once more before any
+  // exits (each failed the same agreement, so each gets here).
+  auto fail = [&](const std::string& message) {
+    if (comm->rank() == 0) fmt::print(stderr, "moetrace: error: {}\n", message);
+    comm->AllReduceMax(0);
+    return 2;
+  };
+  analysis::Analysis result;
+  try {
+    result = AnalyzeDistributed(args.inputs, options, *comm);
+    // Process 0 alone writes; a failure there (a full disk) ends every process.
+    std::string error;
+    if (comm->rank() == 0 && !args.json.empty()) {
+      try {
+        WriteFileAtomically(args.json, ToStableJson(result));
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
     }
+    AgreeOnError(*comm, error);
+  } catch (const InputError& e) {
+    return fail(e.what());
+  } catch (const PeerFailed&) {
+    return fail("");
   }
-  AgreeOnError(*comm, error);
-  if (comm->rank() != 0) return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
+  // The others exit 0 (quietly): process 0's code is mpirun's.
+  if (comm->rank() != 0) return 0;
   fmt::print("{}", FormatSummary(result));
   return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
 }
