@@ -6,6 +6,8 @@
 #include <mpi.h>
 
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "analyzer/mpi/communicator.h"
@@ -35,6 +37,11 @@ class Mpi : public Communicator {
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
   ~Mpi() override {
+    // What crossed the network from this process (bench/README.md).
+    if (std::getenv("MOETRACE_MPI_STATS")) {
+      std::fprintf(stderr, "moetrace: process %d of %d: sent %llu bytes, received %llu bytes\n",
+                   rank_, size_, sent_, received_);
+    }
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized) MPI_Finalize();
@@ -55,6 +62,8 @@ class Mpi : public Communicator {
     Check(MPI_Gatherv(bytes.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(),
                       MPI_BYTE, 0, MPI_COMM_WORLD),
           "MPI_Gatherv");
+    sent_ += sizeof n + bytes.size();
+    if (rank_ == 0) received_ += all.size() + sizeof n * static_cast<size_t>(size_);
     std::vector<std::string> out;
     for (int p = 0; p < static_cast<int>(counts.size()); ++p) {
       out.push_back(all.substr(static_cast<size_t>(displs[p]), static_cast<size_t>(counts[p])));
@@ -67,16 +76,20 @@ class Mpi : public Communicator {
     Check(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
     bytes->resize(static_cast<size_t>(n));
     Check(MPI_Bcast(bytes->data(), n, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    (rank_ == 0 ? sent_ : received_) += sizeof n + bytes->size();
   }
 
   int AllReduceMax(int value) override {
     int out = value;
     Check(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    sent_ += sizeof value;
+    received_ += sizeof out;
     return out;
   }
 
  private:
   int rank_ = 0, size_ = 1;
+  unsigned long long sent_ = 0, received_ = 0;  // payload, as if sent point to point
 };
 
 }  // namespace
