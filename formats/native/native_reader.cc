@@ -161,6 +161,7 @@ class NativeSource : public TraceSource {
     for (const native::BlockIndex& b : ri.blocks()) n += b.size();
     return n;
   }
+  std::string RankPath(size_t) const override { return name_; }
 
  private:
   // Per-call state of ReadRank (so that concurrent calls share nothing).

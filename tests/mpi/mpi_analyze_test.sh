@@ -3,7 +3,7 @@
 # one process, byte for byte; a corrupt rank ends every process with exit 2
 # and its name, within seconds.
 #   mpi_analyze_test.sh MOETRACE CASE WORKDIR
-# CASE: tracegen | kineto | ascend-cluster | ascend-ranks | corrupt | skip
+# CASE: tracegen | kineto | ascend-cluster | ascend-ranks | corrupt | corrupt-kineto | skip
 # Real traces come from $MOETRACE_REAL_TRACES (default ../shared/traces next
 # to the source tree, passed by CMake); cases needing them exit 77 (skipped)
 # when absent.
@@ -82,6 +82,21 @@ case $case in
       grep -q '"skipped_ranks": \[$' "$work/mpi.json"
       grep -q "^skipped " "$work/mpi.txt"
     fi
+    ;;
+  corrupt-kineto)
+    # A Kineto set with one truncated rank file: exit 2 naming that file.
+    need_traces kineto/a2a-2rank
+    mkdir -p "$work/set"
+    cp "$traces"/kineto/a2a-2rank/* "$work/set/"
+    printf '{"traceEvents": [ {"ph": "X", oops' >"$work/set/rank9.json"
+    set +e
+    "${mpi[@]}" "$bin" analyze "$work/set" --json "$work/mpi.json" >"$work/out.txt" 2>"$work/err.txt"
+    rc=$?
+    set -e
+    cat "$work/err.txt"
+    [ "$rc" = 2 ] || { echo "exit $rc, expected 2"; exit 1; }
+    [ "$(grep -c "moetrace: error: .*rank9.json" "$work/err.txt")" = 1 ] ||
+      { echo "expected one message naming rank9.json"; exit 1; }
     ;;
   *) echo "unknown case $case"; exit 1 ;;
 esac
