@@ -11,19 +11,26 @@
 #include "analyzer/hta/hta.h"
 #include "analyzer/label_check.h"
 #include "analyzer/metrics_proto.h"
+#include "formats/errors.h"
 
 namespace moetrace {
 
 analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& options) {
-  const size_t n = source.rank_count();
+  std::vector<size_t> all(source.rank_count());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return FinishAnalysis(source.metadata(), AnalyzeRanks(source, all, options));
+}
+
+PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t>& indices,
+                             const AnalyzeOptions& options) {
+  const size_t n = indices.size();
   size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads)
                                        : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, std::max<size_t>(n, 1));
 
-  analysis::Analysis out;
-  out.set_source(source.metadata().source);
+  PartialAnalysis out;
   std::vector<analysis::RankAnalysis> ranks(n);
-  ClusterAccumulator cluster;
+  std::vector<char> analysed(n, 0);
   std::mutex mu;
   std::atomic<size_t> next{0};
   size_t done = 0;
@@ -39,15 +46,34 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
     for (;;) {
       size_t i = next.fetch_add(1);
       if (i >= n) return;
+      bool read = false;
       try {
-        source.ReadRankInto(i, &rank);
+        source.ReadRankInto(indices[i], &rank);
+        read = true;
         RankMetrics m = AnalyzeRank(rank, &scratch);
         FillRank(m, capacity, &ranks[i]);
         std::lock_guard<std::mutex> lock(mu);
-        cluster.Add(m, rank);
+        out.cluster.Add(m, rank);
+        analysed[i] = 1;
         ++done;
         if (options.progress) options.progress(done, n);
         Recycle(std::move(m), &scratch);
+      } catch (const InputError& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (options.skip_bad_ranks) {
+          analysis::SkippedRank skipped;
+          if (read) skipped.set_rank(rank.rank);
+          std::string file = source.RankPath(indices[i]);
+          skipped.set_file(file.empty() ? source.metadata().origin : file);
+          skipped.set_error(e.what());
+          out.skipped.emplace_back(indices[i], std::move(skipped));
+          ++done;
+          if (options.progress) options.progress(done, n);
+          continue;
+        }
+        if (!error) error = std::current_exception();
+        next.store(n);
+        return;
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!error) error = std::current_exception();
@@ -62,15 +88,30 @@ analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& opti
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 
-  std::stable_sort(ranks.begin(), ranks.end(),
-                   [](const auto& a, const auto& b) { return a.rank() < b.rank(); });
-  // The Ascend profiler's own figures only make sense on its traces.
-  if (source.metadata().source != "ascend") {
-    for (auto& r : ranks) r.clear_ascend();
+  for (size_t i = 0; i < n; ++i) {
+    if (analysed[i]) out.ranks.emplace_back(indices[i], std::move(ranks[i]));
   }
-  for (auto& r : ranks) *out.add_ranks() = std::move(r);
-  cluster.Finish(source.metadata(), &out);
-  CheckLabels(source.metadata(), &out);
+  return out;
+}
+
+analysis::Analysis FinishAnalysis(const Metadata& metadata, PartialAnalysis part) {
+  // Source order, then rank id: the same order whichever process analysed
+  // which rank (a stable sort by rank id of the source order).
+  auto by_index = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::sort(part.ranks.begin(), part.ranks.end(), by_index);
+  std::sort(part.skipped.begin(), part.skipped.end(), by_index);
+  std::stable_sort(part.ranks.begin(), part.ranks.end(),
+                   [](const auto& a, const auto& b) { return a.second.rank() < b.second.rank(); });
+  analysis::Analysis out;
+  out.set_source(metadata.source);
+  for (auto& [index, r] : part.ranks) {
+    // The Ascend profiler's own figures only make sense on its traces.
+    if (metadata.source != "ascend") r.clear_ascend();
+    *out.add_ranks() = std::move(r);
+  }
+  for (auto& [index, s] : part.skipped) *out.add_skipped_ranks() = std::move(s);
+  part.cluster.Finish(metadata, &out);
+  CheckLabels(metadata, &out);
   return out;
 }
 

@@ -4,8 +4,10 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "analyzer/cluster.h"
 #include "analyzer/hta/hta.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "formats/trace_io.h"
@@ -21,9 +23,25 @@ struct AnalyzeOptions {
   // --steps). HTA's figures keep to the selected ranks but, like HTA, read
   // whole files.
   TraceSelection selection;
+  // A rank that fails to read or analyse (InputError) is left out and named
+  // in Analysis::skipped_ranks instead of failing the run.
+  bool skip_bad_ranks = false;
 };
 
 analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& options = {});
+
+// Some of a source's ranks analysed (one process's share under mpirun): each
+// rank's own figures, and what crosses ranks. Analyze = AnalyzeRanks(all)
+// then FinishAnalysis; process 0 merges the others' parts in between.
+struct PartialAnalysis {
+  std::vector<std::pair<size_t, analysis::RankAnalysis>> ranks;  // (source index, figures)
+  ClusterAccumulator cluster;
+  std::vector<std::pair<size_t, analysis::SkippedRank>> skipped;  // (source index, why)
+};
+PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t>& indices,
+                             const AnalyzeOptions& options = {});
+// The cluster figures and label checks over every rank in `part`.
+analysis::Analysis FinishAnalysis(const Metadata& metadata, PartialAnalysis part);
 
 // Adds HTA's figures (ranks[i].hta) computed from the raw Kineto files in
 // `paths` (files or directories) to `analysis`, matching ranks by rank id;

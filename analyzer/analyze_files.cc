@@ -14,60 +14,40 @@
 
 namespace moetrace {
 
-AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const AnalyzeOptions& options) {
-  std::vector<std::string> kineto;
+OpenedInputs OpenInputs(const std::vector<std::string>& inputs, const AnalyzeOptions& options) {
+  OpenedInputs out;
   for (const std::string& in : inputs) {
-    if (DetectFormat(in) == TraceFormat::kKineto) kineto.push_back(in);
+    if (DetectFormat(in) == TraceFormat::kKineto) out.kineto.push_back(in);
   }
   // The importer reads each Kineto file whole, in one pass that also gives
-  // HTA's rows.
-  // Shared with the sources, which outlive this call (`report` reads ranks
-  // again for its timeline), and with HTA's thread.
-  auto imported = std::make_shared<hta::ImportedRows>();
+  // HTA's rows. Shared with the sources, which outlive the analysis
+  // (`report` reads ranks again for its timeline), and with HTA's thread.
+  out.imported = std::make_shared<hta::ImportedRows>();
   KinetoOpenOptions kineto_options;
   kineto_options.whole_files = true;
   kineto_options.threads = options.threads > 0 ? options.threads
                                                : int(std::max(1u, std::thread::hardware_concurrency()));
-  kineto_options.observer = [imported](const std::string& path, bool inflated) {
+  kineto_options.observer = [imported = out.imported](const std::string& path, bool inflated) {
     return imported->ObserverFor(path, inflated);
   };
   std::vector<std::unique_ptr<TraceSource>> sources;
   for (const std::string& in : inputs) {
-    const bool is_kineto = std::find(kineto.begin(), kineto.end(), in) != kineto.end();
+    const bool is_kineto = std::find(out.kineto.begin(), out.kineto.end(), in) != out.kineto.end();
     sources.push_back(is_kineto ? OpenKineto(in, kineto_options) : OpenTrace(in));
   }
-  // HTA's figures on a thread of their own: they wait for each file's rows
-  // and are computed while the ranks are analyzed.
-  std::future<hta::HtaResult> hta_figures;
-  if (!kineto.empty()) {
-    hta_figures = std::async(std::launch::async,
-                             [kineto, imported] { return hta::ComputeHta(kineto, imported.get()); });
-  }
-  // If the analysis fails, HTA's thread must neither wait for rows nor read
-  // the files itself: it is abandoned before its future is waited for.
-  struct AbandonAtExit {
-    hta::ImportedRows* rows;
-    ~AbandonAtExit() { rows->Close(/*abandon=*/true); }
-  } abandon_at_exit{imported.get()};
-  AnalyzedFiles out;
-  out.trace = SelectFrom(std::make_unique<ConcatSource>(std::move(sources)), options.selection);
-  out.analysis = Analyze(*out.trace, options);
-  imported->Close();
-  if (hta_figures.valid()) {
-    try {
-      hta::HtaResult figures = hta_figures.get();
-      const std::vector<int32_t>& keep = options.selection.ranks;
-      if (!keep.empty()) {
-        std::erase_if(figures.ranks, [&](const hta::HtaRank& r) {
-          return !std::binary_search(keep.begin(), keep.end(), r.rank);
-        });
-      }
-      AddHtaResult(figures, &out.analysis);
-    } catch (const InputError& e) {
-      // Where HTA itself fails to load the set it gives no figures either.
-      out.analysis.add_hta_errors(e.what());
-    }
-  }
+  out.source = SelectFrom(std::make_unique<ConcatSource>(std::move(sources)), options.selection);
+  return out;
+}
+
+void KeepSelectedRanks(const TraceSelection& selection, hta::HtaResult* figures) {
+  const std::vector<int32_t>& keep = selection.ranks;
+  if (keep.empty()) return;
+  std::erase_if(figures->ranks, [&](const hta::HtaRank& r) {
+    return !std::binary_search(keep.begin(), keep.end(), r.rank);
+  });
+}
+
+void AddClusterOutputs(const std::vector<std::string>& inputs, analysis::Analysis* analysis) {
   // msprof-analyze's cluster_analysis_output (the input itself, or inside a
   // profiling root next to the rank folders): one per analysis.
   std::string cluster_dir;
@@ -75,12 +55,46 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
     std::string dir;
     if (!FindClusterOutputDir(in, &dir)) continue;
     if (!cluster_dir.empty()) {
-      out.analysis.add_warnings("cluster output " + dir + " ignored: only " + cluster_dir + " is used");
+      analysis->add_warnings("cluster output " + dir + " ignored: only " + cluster_dir + " is used");
       continue;
     }
     cluster_dir = dir;
-    AddClusterOutput(ReadClusterOutput(dir), &out.analysis);
+    AddClusterOutput(ReadClusterOutput(dir), analysis);
   }
+}
+
+AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const AnalyzeOptions& options) {
+  OpenedInputs opened = OpenInputs(inputs, options);
+  const std::vector<std::string>& kineto = opened.kineto;
+  hta::ImportedRows* imported = opened.imported.get();
+  // HTA's figures on a thread of their own: they wait for each file's rows
+  // and are computed while the ranks are analyzed.
+  std::future<hta::HtaResult> hta_figures;
+  if (!kineto.empty()) {
+    hta_figures = std::async(std::launch::async,
+                             [kineto, rows = opened.imported] { return hta::ComputeHta(kineto, rows.get()); });
+  }
+  // If the analysis fails, HTA's thread must neither wait for rows nor read
+  // the files itself: it is abandoned before its future is waited for.
+  struct AbandonAtExit {
+    hta::ImportedRows* rows;
+    ~AbandonAtExit() { rows->Close(/*abandon=*/true); }
+  } abandon_at_exit{imported};
+  AnalyzedFiles out;
+  out.trace = std::move(opened.source);
+  out.analysis = Analyze(*out.trace, options);
+  imported->Close();
+  if (hta_figures.valid()) {
+    try {
+      hta::HtaResult figures = hta_figures.get();
+      KeepSelectedRanks(options.selection, &figures);
+      AddHtaResult(figures, &out.analysis);
+    } catch (const InputError& e) {
+      // Where HTA itself fails to load the set it gives no figures either.
+      out.analysis.add_hta_errors(e.what());
+    }
+  }
+  AddClusterOutputs(inputs, &out.analysis);
   return out;
 }
 

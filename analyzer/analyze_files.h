@@ -26,4 +26,26 @@ struct AnalyzedFiles {
 // set is recorded in analysis.hta_errors instead (HTA gives no figures then).
 AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const AnalyzeOptions& options);
 
+namespace hta {
+class ImportedRows;
+struct HtaResult;
+}  // namespace hta
+
+// The inputs opened as AnalyzeFiles and AnalyzeDistributed read them: Kineto
+// files whole (their HTA rows taken from that pass into `imported`), the
+// ranks cut to options.selection. Opening reads metadata and indexes only.
+struct OpenedInputs {
+  std::vector<std::string> kineto;  // the Kineto inputs, for HTA
+  std::shared_ptr<hta::ImportedRows> imported;
+  std::unique_ptr<TraceSource> source;
+};
+OpenedInputs OpenInputs(const std::vector<std::string>& inputs, const AnalyzeOptions& options);
+
+// HTA's figures of the selected ranks only (all when none is selected).
+void KeepSelectedRanks(const TraceSelection& selection, hta::HtaResult* figures);
+
+// Fills analysis->cluster_output from the first msprof-analyze
+// cluster_analysis_output among (or inside) the inputs; warns of others.
+void AddClusterOutputs(const std::vector<std::string>& inputs, analysis::Analysis* analysis);
+
 }  // namespace moetrace

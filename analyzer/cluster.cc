@@ -48,36 +48,21 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
   std::vector<int64_t> local_group(rank.strings.size(), -1);
   for (const Arrival& a : m.arrivals) {
     int64_t& g = local_group[a.group];
-    if (g < 0) {
-      std::string name(rank.strings.Get(a.group));
-      auto [it, added] = group_ids_.emplace(name, static_cast<uint32_t>(group_names_.size()));
-      if (added) group_names_.push_back(name);
-      g = it->second;
-    }
-    Collective& c = collectives_[CollectiveKey(static_cast<uint32_t>(g), a.sequence)];
-    // Name, layer and step from the lowest member rank (members may name
-    // their ops differently, e.g. send / recv): independent of the order in
-    // which worker threads add ranks.
-    if (c.members == 0 || m.rank < c.name_rank) {
-      c.name_rank = m.rank;
-      c.name = std::string(rank.strings.Get(a.name));
-      c.layer = a.layer;
-      c.step = a.step;
-      c.group_size = a.group_size;
-      c.a2a = a.kind == CollectiveKind::kAllToAll || a.kind == CollectiveKind::kAllToAllV;
-      c.combine = c.name.find("combine") != std::string::npos;
-    }
-    ++c.members;
-    c.sum_dur += a.dur;
-    if (a.dur < c.min_dur || (a.dur == c.min_dur && m.rank < c.last_rank)) {
-      c.min_dur = a.dur;
-      c.last_rank = m.rank;
-    }
+    if (g < 0) g = GroupId(rank.strings.Get(a.group));
+    Collective one;
+    one.members = 1;
+    one.group_size = a.group_size;
+    one.sum_dur = one.min_dur = a.dur;
+    one.last_rank = one.name_rank = m.rank;
+    one.layer = a.layer;
+    one.step = a.step;
+    one.a2a = a.kind == CollectiveKind::kAllToAll || a.kind == CollectiveKind::kAllToAllV;
     if (a.recv_load >= 0) {
-      c.load_sum += a.recv_load;
-      c.load_max = std::max(c.load_max, a.recv_load);
-      ++c.load_n;
+      one.load_sum = one.load_max = a.recv_load;
+      one.load_n = 1;
     }
+    Fold(one, rank.strings.Get(a.name),
+         &collectives_[CollectiveKey(static_cast<uint32_t>(g), a.sequence)]);
   }
 
   for (const RoutingRecord& r : rank.routing) {
@@ -94,6 +79,36 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
     if (agg.placement.empty()) agg.placement = r.expert_to_ep_rank;
     if (agg.ep_size == 0) agg.ep_size = r.ep_size;
   }
+}
+
+uint32_t ClusterAccumulator::GroupId(std::string_view name) {
+  auto [it, added] = group_ids_.emplace(std::string(name), static_cast<uint32_t>(group_names_.size()));
+  if (added) group_names_.emplace_back(name);
+  return it->second;
+}
+
+void ClusterAccumulator::Fold(const Collective& f, std::string_view name, Collective* c) {
+  // Name, layer and step from the lowest member rank (members may name
+  // their ops differently, e.g. send / recv): independent of the order in
+  // which worker threads add ranks, or processes merge them.
+  if (c->members == 0 || f.name_rank < c->name_rank) {
+    c->name_rank = f.name_rank;
+    c->name = std::string(name);
+    c->layer = f.layer;
+    c->step = f.step;
+    c->group_size = f.group_size;
+    c->a2a = f.a2a;
+    c->combine = c->name.find("combine") != std::string::npos;
+  }
+  c->members += f.members;
+  c->sum_dur += f.sum_dur;
+  if (f.min_dur < c->min_dur || (f.min_dur == c->min_dur && f.last_rank < c->last_rank)) {
+    c->min_dur = f.min_dur;
+    c->last_rank = f.last_rank;
+  }
+  c->load_sum += f.load_sum;
+  c->load_max = std::max(c->load_max, f.load_max);
+  c->load_n += f.load_n;
 }
 
 void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {

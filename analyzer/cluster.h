@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,12 @@ class ClusterAccumulator {
  public:
   // `rank` is the source of `m` (its strings and routing records).
   void Add(const RankMetrics& m, const Rank& rank);
+  // The state so far as bytes (partial.proto ClusterState), and the merge of
+  // such bytes into this one: another process's ranks, as if Added here.
+  // Merging is order-independent exactly as Add is. Merge throws
+  // std::runtime_error on bytes that do not parse.
+  std::string Serialize() const;
+  void Merge(const std::string& bytes);
   // Fills analysis->cluster and each rank's collective_wait_caused_ns.
   void Finish(const Metadata& metadata, analysis::Analysis* analysis);
 
@@ -30,6 +37,12 @@ class ClusterAccumulator {
     int64_t peak_bytes;
     bool has_peak;
   };
+  struct Collective;
+  uint32_t GroupId(std::string_view name);
+  // Folds `from` (members of the same group and sequence, whose kept op name
+  // is `name`) into `into`: Add folds one member, Merge another process's.
+  static void Fold(const Collective& from, std::string_view name, Collective* into);
+
   struct Collective {
     int32_t members = 0;
     int32_t group_size = 0;

@@ -123,6 +123,11 @@ std::string FormatSummary(const analysis::Analysis& a) {
   s += FormatClusterOutput(a);
   for (const auto& e : a.hta_errors()) s += "  HTA: " + e + "\n";
   for (const auto& w : a.warnings()) s += "warning: " + w + "\n";
+  for (const auto& k : a.skipped_ranks()) {
+    s += "skipped " + (k.has_rank() ? "rank " + std::to_string(k.rank()) + " (" + k.file() + ")"
+                                    : k.file()) +
+         ": " + k.error() + "\n";
+  }
   return s;
 }
 

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <exception>
 
+#include "analyzer/distributed.h"
+#include "analyzer/mpi/communicator.h"
 #include "cli/commands.h"
 #include "formats/errors.h"
 
@@ -16,12 +18,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // Under mpirun every process parses the same arguments: one message.
+    if (moetrace::IsSecondaryProcess()) return e.get_exit_code() == 0 ? 0 : 2;
     int rc = app.exit(e);
     // CLI11 returns 0 for --help/--version; every usage error is exit 2.
     return rc == 0 ? 0 : 2;
   }
   try {
     return moetrace::cli::RunSelected(app);
+  } catch (const moetrace::PeerFailed&) {
+    return 2;  // another process failed: process 0 prints its message
   } catch (const moetrace::InputError& e) {
     fmt::print(stderr, "moetrace: error: {}\n", e.what());
     return 2;

@@ -2,6 +2,7 @@
 // TraceSink, so a trace of thousands of ranks is never held whole.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,13 @@ class TraceSource {
   // The id of the rank at `index` when the source knows it without reading
   // the rank (native index, Kineto headers), else kNone.
   virtual int32_t RankId(size_t index) const { return kNone; }
+  // Roughly the bytes a read of rank `index` touches (file size, or the
+  // rank's records in an .mtrace): spreads ranks over processes (mpirun)
+  // by work, without reading them. 0 = unknown.
+  virtual uint64_t RankBytes(size_t index) const { return 0; }
+  // The file or folder rank `index` is read from, for messages ("" when the
+  // source is one file or in memory).
+  virtual std::string RankPath(size_t index) const { return ""; }
 };
 
 class TraceSink {
@@ -80,6 +88,12 @@ class ConcatSource : public TraceSource {
   }
   int32_t RankId(size_t i) const override {
     return parts_[index_[i].first]->RankId(index_[i].second);
+  }
+  uint64_t RankBytes(size_t i) const override {
+    return parts_[index_[i].first]->RankBytes(index_[i].second);
+  }
+  std::string RankPath(size_t i) const override {
+    return parts_[index_[i].first]->RankPath(index_[i].second);
   }
 
  private:

@@ -215,6 +215,8 @@ class SelectedSource : public TraceSource {
     FilterRankEvents(sel_, out);
   }
   int32_t RankId(size_t i) const override { return source_->RankId(indices_.at(i)); }
+  uint64_t RankBytes(size_t i) const override { return source_->RankBytes(indices_.at(i)); }
+  std::string RankPath(size_t i) const override { return source_->RankPath(indices_.at(i)); }
 
  private:
   std::unique_ptr<TraceSource> source_;

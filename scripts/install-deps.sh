@@ -8,6 +8,7 @@ packages=(
   protobuf-compiler libprotobuf-dev libzstd-dev zlib1g-dev libdeflate-dev
   libcli11-dev libfmt-dev libboost-dev libsimdjson-dev libsqlite3-dev
   libgtest-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
   clang libclang-rt-14-dev
   libtomlplusplus-dev libkainjow-mustache-dev
 )

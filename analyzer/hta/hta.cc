@@ -325,84 +325,106 @@ LaunchStats ComputeLaunch(const RankFrame& f) {
 
 }  // namespace
 
-HtaResult ComputeHtaOnRows(std::vector<RankRows> all) {
-  HtaResult result;
+FileFacts FactsOf(const RankRows& r) {
+  FileFacts f;
+  f.rank = r.rank;
+  f.file = r.file;
+  f.rows = r.size();
+  f.bad_step_name = r.bad_step_name;
+  f.steps = r.step_strings;
+  for (int64_t t : r.ts) f.min_ts = std::min(f.min_ts, t);
+  return f;
+}
+
+SetPlan PlanSet(const std::vector<FileFacts>& files) {
+  SetPlan plan;
   // §1.3-1.4: later files replace earlier ones of the same rank; empty
   // ranks are dropped; ranks ascend.
-  std::vector<RankRows> ranks;
-  for (RankRows& r : all) {
-    for (auto it = ranks.begin(); it != ranks.end(); ++it) {
-      if (it->rank == r.rank) {
-        result.warnings.push_back("rank " + std::to_string(r.rank) + ": " + r.file +
-                                  " replaces " + it->file + " (same rank, HTA keeps the later)");
-        ranks.erase(it);
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (auto it = kept.begin(); it != kept.end(); ++it) {
+      if (files[*it].rank == files[i].rank) {
+        plan.warnings.push_back("rank " + std::to_string(files[i].rank) + ": " + files[i].file +
+                                " replaces " + files[*it].file +
+                                " (same rank, HTA keeps the later)");
+        kept.erase(it);
         break;
       }
     }
-    ranks.push_back(std::move(r));
+    kept.push_back(i);
   }
-  std::erase_if(ranks, [](const RankRows& r) { return r.size() == 0; });
-  std::sort(ranks.begin(), ranks.end(),
-            [](const RankRows& a, const RankRows& b) { return a.rank < b.rank; });
-  for (const RankRows& r : ranks) {
-    if (!r.bad_step_name.empty()) {
-      ThrowInputError(r.file, "", "HTA cannot load this set: step name \"" + r.bad_step_name +
-                                      "\" does not match ProfilerStep#<N>");
+  std::erase_if(kept, [&](size_t i) { return files[i].rows == 0; });
+  std::sort(kept.begin(), kept.end(),
+            [&](size_t a, size_t b) { return files[a].rank < files[b].rank; });
+  for (size_t i : kept) {
+    if (!files[i].bad_step_name.empty()) {
+      ThrowInputError(files[i].file, "", "HTA cannot load this set: step name \"" +
+                                             files[i].bad_step_name +
+                                             "\" does not match ProfilerStep#<N>");
     }
   }
   // §4 alignment.
-  int64_t t0 = std::numeric_limits<int64_t>::max();
-  for (const RankRows& r : ranks) {
-    for (int64_t t : r.ts) t0 = std::min(t0, t);
-  }
-  for (RankRows& r : ranks) {
-    for (int64_t& t : r.ts) t -= t0;
-  }
+  plan.t0 = std::numeric_limits<int64_t>::max();
+  for (size_t i : kept) plan.t0 = std::min(plan.t0, files[i].min_ts);
   // §5.1.
   std::set<std::string> steps;
-  for (const RankRows& r : ranks) steps.insert(r.step_strings.begin(), r.step_strings.end());
-  const bool filter = steps.size() >= 2;
+  for (size_t i : kept) steps.insert(files[i].steps.begin(), files[i].steps.end());
+  plan.step_filter = steps.size() >= 2;
+  plan.kept = std::move(kept);
+  return plan;
+}
 
-  std::vector<RankFrame> frames(ranks.size());
-  for (size_t k = 0; k < ranks.size(); ++k) {
-    RankFrame& f = frames[k];
-    f.rows = &ranks[k];
-    f.partner = Partners(ranks[k]);
-    if (filter) {
-      f.frame = StepFilter(ranks[k]);
-    } else {
-      f.frame.resize(ranks[k].size());
-      for (uint32_t i = 0; i < f.frame.size(); ++i) f.frame[i] = i;
-    }
+HtaRank ComputeRank(RankRows rows, const SetPlan& plan) {
+  for (int64_t& t : rows.ts) t -= plan.t0;
+  RankFrame f;
+  f.rows = &rows;
+  f.partner = Partners(rows);
+  if (plan.step_filter) {
+    f.frame = StepFilter(rows);
+  } else {
+    f.frame.resize(rows.size());
+    for (uint32_t i = 0; i < f.frame.size(); ++i) f.frame[i] = i;
   }
+  HtaRank out;
+  out.rank = rows.rank;
+  out.file = rows.file;
+  std::string why;
+  out.temporal = ComputeTemporal(f, &why);
+  if (!out.temporal) {
+    out.temporal_error = "rank " + std::to_string(out.rank) +
+                         ": temporal breakdown fails in HTA for the whole set: " + why;
+  }
+  out.comm_comp_overlap_pct = ComputeOverlap(f);
+  out.idle_by_stream = ComputeIdle(f);
+  if (!out.idle_by_stream) {
+    out.idle_error = "rank " + std::to_string(out.rank) +
+                     ": idle breakdown fails in HTA for the whole set: no kernel row";
+  }
+  out.launch = ComputeLaunch(f);
+  return out;
+}
 
-  result.ranks.resize(ranks.size());
+void FinishSet(HtaResult* result) {
   bool temporal_ok = true, idle_ok = true;
-  for (size_t k = 0; k < ranks.size(); ++k) {
-    HtaRank& out = result.ranks[k];
-    out.rank = ranks[k].rank;
-    out.file = ranks[k].file;
-    std::string why;
-    out.temporal = ComputeTemporal(frames[k], &why);
-    if (!out.temporal) {
-      temporal_ok = false;
-      result.errors.push_back("rank " + std::to_string(out.rank) +
-                              ": temporal breakdown fails in HTA for the whole set: " + why);
-    }
-    out.comm_comp_overlap_pct = ComputeOverlap(frames[k]);
-    out.idle_by_stream = ComputeIdle(frames[k]);
-    if (!out.idle_by_stream) {
-      idle_ok = false;
-      result.errors.push_back("rank " + std::to_string(out.rank) +
-                              ": idle breakdown fails in HTA for the whole set: no kernel row");
-    }
-    out.launch = ComputeLaunch(frames[k]);
+  for (const HtaRank& r : result->ranks) {
+    if (!r.temporal_error.empty()) result->errors.push_back(r.temporal_error), temporal_ok = false;
+    if (!r.idle_error.empty()) result->errors.push_back(r.idle_error), idle_ok = false;
   }
   // HTA fails these calls for every rank when one rank fails.
-  for (HtaRank& out : result.ranks) {
+  for (HtaRank& out : result->ranks) {
     if (!temporal_ok) out.temporal.reset();
     if (!idle_ok) out.idle_by_stream.reset();
   }
+}
+
+HtaResult ComputeHtaOnRows(std::vector<RankRows> all) {
+  std::vector<FileFacts> facts;
+  for (const RankRows& r : all) facts.push_back(FactsOf(r));
+  const SetPlan plan = PlanSet(facts);
+  HtaResult result;
+  result.warnings = plan.warnings;
+  for (size_t i : plan.kept) result.ranks.push_back(ComputeRank(std::move(all[i]), plan));
+  FinishSet(&result);
   return result;
 }
 

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,8 @@ struct HtaRank {
   double comm_comp_overlap_pct = 0;           // NaN = HTA's NaN (null)
   std::optional<std::map<int64_t, IdleStream>> idle_by_stream;
   LaunchStats launch;
+  // Why a call failed on this rank (HTA then fails it for the whole set).
+  std::string temporal_error, idle_error;
 };
 
 struct HtaResult {
@@ -51,6 +55,34 @@ class ImportedRows;
 HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* imported);
 
 // The same on rows already read (tests build rows by hand). Aligns them.
+// It is PlanSet, then ComputeRank on each kept file, then FinishSet: the
+// steps a multi-process analyze (analyzer/distributed.cc) runs apart.
 HtaResult ComputeHtaOnRows(std::vector<RankRows> ranks);
+
+// What HTA's set-level decisions need of one file.
+struct FileFacts {
+  int64_t rank = 0;
+  std::string file;
+  size_t rows = 0;
+  std::string bad_step_name;
+  std::set<std::string> steps;
+  int64_t min_ts = std::numeric_limits<int64_t>::max();
+};
+FileFacts FactsOf(const RankRows& rows);
+// The set-level decisions (§1.3-1.4, §4, §5.1) from every file's facts, in
+// ListTraceFiles order.
+struct SetPlan {
+  std::vector<size_t> kept;  // indices into the facts, ascending rank
+  bool step_filter = false;
+  int64_t t0 = 0;
+  std::vector<std::string> warnings;
+};
+// Throws InputError when HTA cannot load the set.
+SetPlan PlanSet(const std::vector<FileFacts>& files);
+// One kept file's figures (its temporal/idle errors set when a call fails).
+HtaRank ComputeRank(RankRows rows, const SetPlan& plan);
+// `result->ranks` ascending: errors in rank order, and a call that failed on
+// one rank cleared on all (HTA fails it for the whole set).
+void FinishSet(HtaResult* result);
 
 }  // namespace moetrace::hta

@@ -155,11 +155,31 @@ class AscendSource : public TraceSource {
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return ranks_.size(); }
   Rank ReadRank(size_t index) const override;
+  uint64_t RankBytes(size_t index) const override;
+  std::string RankPath(size_t index) const override {
+    const RankInput& in = ranks_.at(index);
+    return (in.kernel_details.empty() ? in.output_dir : in.kernel_details).string();
+  }
 
  private:
   Metadata metadata_;
   std::vector<RankInput> ranks_;
 };
+
+uint64_t AscendSource::RankBytes(size_t index) const {
+  const RankInput& in = ranks_.at(index);
+  std::error_code ec;
+  if (!in.kernel_details.empty()) {
+    const uintmax_t n = fs::file_size(in.kernel_details, ec);
+    return ec ? 0 : n;
+  }
+  if (in.output_dir.empty()) return 0;
+  uint64_t total = 0;  // the output folder's files (one level: what ReadRank reads)
+  for (const auto& e : fs::directory_iterator(in.output_dir, ec)) {
+    if (e.is_regular_file(ec)) total += e.file_size(ec);
+  }
+  return total;
+}
 
 Rank AscendSource::ReadRank(size_t index) const {
   const RankInput& in = ranks_.at(index);

@@ -84,6 +84,12 @@ class KinetoSource : public TraceSource {
     const RankFile& f = files_.at(index);
     return f.rule == "distributedInfo" ? f.rank : kNone;
   }
+  uint64_t RankBytes(size_t index) const override {
+    std::error_code ec;
+    const uintmax_t n = fs::file_size(files_.at(index).path, ec);
+    return ec ? 0 : n;
+  }
+  std::string RankPath(size_t index) const override { return files_.at(index).path; }
   Rank ReadRank(size_t index) const override {
     const RankFile& f = files_.at(index);
     if (options_.whole_files) {

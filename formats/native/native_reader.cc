@@ -157,6 +157,14 @@ class NativeSource : public TraceSource {
     return rank;
   }
   void ReadRankInto(size_t index, Rank* out) const override;
+  // From the footer index: the rank's header and blocks as stored.
+  uint64_t RankBytes(size_t index) const override {
+    const native::RankIndex& ri = footer_.ranks(static_cast<int>(index));
+    uint64_t n = ri.header_size();
+    for (const native::BlockIndex& b : ri.blocks()) n += b.size();
+    return n;
+  }
+  std::string RankPath(size_t) const override { return name_; }
 
  private:
   // Per-call state of ReadRank (so that concurrent calls share nothing).

@@ -1,0 +1,200 @@
+// Multi-process analyze without mpirun: a process's part, serialized and
+// merged, gives the document one process makes, byte for byte, however the
+// ranks are split; and AnalyzeDistributed over threads standing in for
+// processes (HTA's rounds included) equals AnalyzeFiles.
+#include "analyzer/distributed.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "analyzer/analyze_files.h"
+#include "analyzer/partial_io.h"
+#include "analyzer/stable_json.h"
+#include "formats/errors.h"
+#include "formats/trace_io.h"
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+namespace moetrace {
+namespace {
+
+namespace fs = std::filesystem;
+
+Trace TinyMoe() {
+  tracegen::RunConfig config = tracegen::BuildConfig(
+      {"tiny-moe", "", {"steps=2", "parallel.dp=16", "parallel.world_size=32",
+                        "parallel.global_batch_size=64"}, 0});
+  MemorySink sink;
+  tracegen::Generate(config, {}, sink);
+  return std::move(sink.trace());
+}
+
+// The document from `parts` processes: rank i to process owner(i).
+std::string Merged(const TraceSource& src, int parts, const std::function<int(size_t)>& owner) {
+  AnalyzeOptions opt;
+  opt.threads = 2;
+  PartialAnalysis all;
+  for (int p = 0; p < parts; ++p) {
+    std::vector<size_t> mine;
+    for (size_t i = 0; i < src.rank_count(); ++i) {
+      if (owner(i) == p) mine.push_back(i);
+    }
+    MergePartial(SerializePartial(AnalyzeRanks(src, mine, opt)), &all);
+  }
+  return ToStableJson(FinishAnalysis(src.metadata(), std::move(all)));
+}
+
+TEST(SerializeMerge, AnySplitOfTinyMoeGivesTheSameDocument) {
+  MemorySource src(TinyMoe());
+  const std::string one = ToStableJson(Analyze(src));
+  ASSERT_NE(one.find("\"collective_waits\": ["), std::string::npos);
+  const size_t n = src.rank_count();
+  for (int parts : {2, 3}) {
+    EXPECT_EQ(one, Merged(src, parts, [&](size_t i) { return int(i % parts); })) << parts;
+    EXPECT_EQ(one, Merged(src, parts, [&](size_t i) { return int(i * parts / n); })) << parts;
+    // Process 0 gets nothing.
+    EXPECT_EQ(one, Merged(src, parts, [&](size_t i) { return 1 + int(i % (parts - 1)); }));
+  }
+  // Merged in the other order.
+  EXPECT_EQ(one, Merged(src, 3, [&](size_t i) { return 2 - int(i * 3 / n); }));
+}
+
+TEST(SerializeMerge, AssignRanksBalancesBytes) {
+  const std::vector<int> owner = AssignRanks({10, 1, 1, 1, 9, 0}, 2);
+  uint64_t load[2] = {0, 0};
+  const uint64_t bytes[] = {10, 1, 1, 1, 9, 0};
+  for (size_t i = 0; i < owner.size(); ++i) load[owner[i]] += bytes[i];
+  EXPECT_EQ(load[0] + load[1], 22u);
+  EXPECT_LE(std::max(load[0], load[1]), 12u);
+  EXPECT_EQ(AssignRanks({5, 5, 5}, 3), (std::vector<int>{0, 1, 2}));
+}
+
+// Threads standing in for processes.
+class ThreadWorld {
+ public:
+  explicit ThreadWorld(int n) : n_(n), sync_(n), slots_(n), ints_(n) {}
+  class Comm : public Communicator {
+   public:
+    Comm(ThreadWorld* w, int rank) : w_(w), rank_(rank) {}
+    int rank() const override { return rank_; }
+    int size() const override { return w_->n_; }
+    std::vector<std::string> Gather(const std::string& bytes) override {
+      w_->slots_[rank_] = bytes;
+      w_->sync_.arrive_and_wait();
+      std::vector<std::string> out;
+      if (rank_ == 0) out = w_->slots_;
+      w_->sync_.arrive_and_wait();
+      return out;
+    }
+    void Broadcast(std::string* bytes) override {
+      if (rank_ == 0) w_->slots_[0] = *bytes;
+      w_->sync_.arrive_and_wait();
+      if (rank_ != 0) *bytes = w_->slots_[0];
+      w_->sync_.arrive_and_wait();
+    }
+    int AllReduceMax(int v) override {
+      w_->ints_[rank_] = v;
+      w_->sync_.arrive_and_wait();
+      int m = *std::max_element(w_->ints_.begin(), w_->ints_.end());
+      w_->sync_.arrive_and_wait();
+      return m;
+    }
+
+   private:
+    ThreadWorld* w_;
+    int rank_;
+  };
+
+  // Process 0's document, or its error ("" for the others' PeerFailed).
+  std::string Run(const std::vector<std::string>& inputs, bool skip = false) {
+    std::vector<std::string> out(n_);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < n_; ++r) {
+      threads.emplace_back([&, r] {
+        Comm comm(this, r);
+        AnalyzeOptions opt;
+        opt.threads = 1;
+        opt.skip_bad_ranks = skip;
+        try {
+          analysis::Analysis a = AnalyzeDistributed(inputs, opt, comm);
+          if (r == 0) out[r] = ToStableJson(a);
+        } catch (const InputError& e) {
+          out[r] = std::string("error: ") + e.what();
+        } catch (const PeerFailed&) {
+          out[r] = "peer failed";
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 1; r < n_; ++r) {
+      if (out[0].rfind("error: ", 0) == 0) {
+        EXPECT_EQ(out[r], "peer failed");
+      }
+    }
+    return out[0];
+  }
+
+ private:
+  int n_;
+  std::barrier<> sync_;
+  std::vector<std::string> slots_;
+  std::vector<int> ints_;
+};
+
+std::string OneProcess(const std::vector<std::string>& inputs, bool skip = false) {
+  AnalyzeOptions opt;
+  opt.threads = 1;
+  opt.skip_bad_ranks = skip;
+  return ToStableJson(AnalyzeFiles(inputs, opt).analysis);
+}
+
+std::string Traces() {
+  const char* env = std::getenv("MOETRACE_REAL_TRACES");
+  std::string dir = env ? env : MOETRACE_TRACES_DIR;
+  return fs::exists(dir) ? dir : "";
+}
+
+TEST(Distributed, RealKinetoSetsEqualOneProcess) {
+  const std::string dir = Traces();
+  if (dir.empty()) GTEST_SKIP() << "no real traces";
+  int sets = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/kineto")) {
+    if (!e.is_directory()) continue;
+    const std::string set = e.path().string();
+    const std::string one = OneProcess({set});
+    for (int p : {2, 3}) {
+      EXPECT_EQ(one, ThreadWorld(p).Run({set})) << set << " over " << p;
+    }
+    ++sets;
+  }
+  EXPECT_GT(sets, 0);
+}
+
+TEST(Distributed, CorruptRankFailsEveryProcessWithItsName) {
+  const std::string dir = Traces();
+  if (dir.empty()) GTEST_SKIP() << "no real traces";
+  const fs::path tmp = fs::path(::testing::TempDir()) / "distributed_corrupt";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  for (const auto& e : fs::directory_iterator(dir + "/kineto/a2a-2rank")) {
+    fs::copy(e.path(), tmp / e.path().filename());
+  }
+  const fs::path bad = tmp / "rank9.json";
+  { std::ofstream(bad) << "{\"traceEvents\": [ {\"ph\": \"X\", oops"; }
+  const std::string err = ThreadWorld(3).Run({tmp.string()});
+  EXPECT_EQ(err.rfind("error: ", 0), 0u) << err;
+  EXPECT_NE(err.find("rank9.json"), std::string::npos) << err;
+  // Skipped: named, and the same document as one process.
+  const std::string one = OneProcess({tmp.string()}, true);
+  EXPECT_NE(one.find("\"skipped_ranks\": [\n    {"), std::string::npos) << one;
+  EXPECT_EQ(one, ThreadWorld(3).Run({tmp.string()}, true));
+}
+
+}  // namespace
+}  // namespace moetrace

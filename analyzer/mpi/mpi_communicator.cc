@@ -1,0 +1,100 @@
+// The MPI Communicator (MPI_COMM_WORLD). Compiled only with MOETRACE_MPI.
+#ifdef MOETRACE_HAVE_MPI
+// The C API only: no C++ bindings (deprecated; they need libmpi_cxx).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "analyzer/mpi/communicator.h"
+
+namespace moetrace {
+namespace {
+
+void Check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
+}
+
+int Count(size_t n) {
+  // MPI counts are int: a part is compact per-rank summaries, far below this.
+  if (n > static_cast<size_t>(INT_MAX)) throw std::runtime_error("MPI: message over 2 GiB");
+  return static_cast<int>(n);
+}
+
+class Mpi : public Communicator {
+ public:
+  Mpi() {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) Check(MPI_Init(nullptr, nullptr), "MPI_Init");
+    // Errors come back as codes (thrown above), not as an abort of the job.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  ~Mpi() override {
+    // What crossed the network from this process (bench/README.md).
+    if (std::getenv("MOETRACE_MPI_STATS")) {
+      std::fprintf(stderr, "moetrace: process %d of %d: sent %llu bytes, received %llu bytes\n",
+                   rank_, size_, sent_, received_);
+    }
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  std::vector<std::string> Gather(const std::string& bytes) override {
+    int n = Count(bytes.size());
+    std::vector<int> counts(rank_ == 0 ? size_ : 0), displs(counts.size());
+    Check(MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+    std::string all;
+    if (rank_ == 0) {
+      size_t total = 0;
+      for (int p = 0; p < size_; ++p) displs[p] = Count(total), total += counts[p];
+      all.resize(total);
+    }
+    Check(MPI_Gatherv(bytes.data(), n, MPI_BYTE, all.data(), counts.data(), displs.data(),
+                      MPI_BYTE, 0, MPI_COMM_WORLD),
+          "MPI_Gatherv");
+    sent_ += sizeof n + bytes.size();
+    if (rank_ == 0) received_ += all.size() + sizeof n * static_cast<size_t>(size_);
+    std::vector<std::string> out;
+    for (int p = 0; p < static_cast<int>(counts.size()); ++p) {
+      out.push_back(all.substr(static_cast<size_t>(displs[p]), static_cast<size_t>(counts[p])));
+    }
+    return out;
+  }
+
+  void Broadcast(std::string* bytes) override {
+    int n = rank_ == 0 ? Count(bytes->size()) : 0;
+    Check(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    bytes->resize(static_cast<size_t>(n));
+    Check(MPI_Bcast(bytes->data(), n, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    (rank_ == 0 ? sent_ : received_) += sizeof n + bytes->size();
+  }
+
+  int AllReduceMax(int value) override {
+    int out = value;
+    Check(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    sent_ += sizeof value;
+    received_ += sizeof out;
+    return out;
+  }
+
+ private:
+  int rank_ = 0, size_ = 1;
+  unsigned long long sent_ = 0, received_ = 0;  // payload, as if sent point to point
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> MpiWorld() { return std::make_unique<Mpi>(); }
+
+}  // namespace moetrace
+#endif  // MOETRACE_HAVE_MPI

@@ -1,0 +1,24 @@
+// One process's share of an analysis as bytes (analyzer/proto/partial.proto),
+// for process 0 to merge (analyzer/distributed.h).
+#pragma once
+
+#include <string>
+
+#include "analyzer/analyze.h"
+#include "analyzer/hta/hta.h"
+
+namespace moetrace {
+
+namespace partial {
+class HtaRank;
+}
+
+std::string SerializePartial(const PartialAnalysis& part);
+// Adds the ranks, skipped ranks and cluster state in `bytes` to `*into`.
+// Throws std::runtime_error on bytes that do not parse.
+void MergePartial(const std::string& bytes, PartialAnalysis* into);
+
+void EncodeHtaRank(const hta::HtaRank& r, partial::HtaRank* out);
+hta::HtaRank DecodeHtaRank(const partial::HtaRank& r);
+
+}  // namespace moetrace
