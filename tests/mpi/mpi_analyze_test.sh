@@ -32,6 +32,9 @@ case $case in
       --set parallel.world_size=64 --set parallel.global_batch_size=128 -o "$work/t.mtrace" >/dev/null
     same_as_one_process "$work/t.mtrace"
     grep -q '"rank_count": 64' "$work/mpi.json"
+    # A selection of ranks and steps gives the same cut on every process.
+    same_as_one_process "$work/t.mtrace" --ranks 3-40,63 --steps 1
+    grep -q '"rank_count": 39' "$work/mpi.json"
     ;;
   kineto)
     need_traces kineto/a2a-2rank
