@@ -118,7 +118,9 @@ class Advisor {
     for (Proposal& p : candidates_) {
       if (options.replay && !p.replay.empty()) {
         try {
-          replay::ReplayResult r = replay::Replay(trace_, p.replay, &a_);
+          replay::ReplayOptions ro;
+          ro.roles = options.roles;
+          replay::ReplayResult r = replay::Replay(trace_, p.replay, &a_, ro);
           p.predicted = true;
           p.step_before_ns = r.step_before_ns;
           p.step_after_ns = r.step_after_ns;
