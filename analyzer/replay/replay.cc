@@ -46,13 +46,13 @@ int64_t PeakOf(const analysis::RankAnalysis& r) {
 // Role-reduced: each rank's step (and peak) moves by its representative's
 // change; the median and the peak are then taken over every rank, as for a
 // whole replay.
-void ExtrapolateRoles(const RoleMap& roles, ReplayResult* res) {
+void ExtrapolateRoles(const RoleMap& roles, const analysis::Analysis& whole, ReplayResult* res) {
   std::unordered_map<int32_t, const analysis::RankAnalysis*> before, after;
-  for (const auto& r : res->before.ranks()) before.emplace(r.rank(), &r);
+  for (const auto& r : whole.ranks()) before.emplace(r.rank(), &r);
   for (const auto& r : res->after.ranks()) after.emplace(r.rank(), &r);
   std::vector<int64_t> steps;
   int64_t peak = -1;
-  for (const auto& r : res->before.ranks()) {
+  for (const auto& r : whole.ranks()) {
     const int32_t rep = roles.RepresentativeOf(r.rank());
     auto b = before.find(rep);
     auto a = after.find(rep);
@@ -149,7 +149,10 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
     const std::string key = s.substr(0, s.find('='));
     (IsGraphOnlyKnob(key) ? graph_knobs : config_sets).push_back(std::move(s));
   }
-  res.before = before ? *before : AnalyzeTrace(trace);
+  // Role-reduced: the cluster ratios before are the representatives' too, so
+  // that before and after compare the same ranks; step times and peaks come
+  // from every rank (`before`).
+  res.before = before && !options.roles ? *before : AnalyzeTrace(trace);
 
   const bool tracegen = !trace.metadata.config_json.empty();
   if (!config_sets.empty() && options.method == ReplayMethod::kRegenerate && !tracegen) {
@@ -208,10 +211,11 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
   }
   res.after = AnalyzeTrace(res.predicted);
 
-  res.step_before_ns = MedianStepNs(res.before);
-  res.peak_before_bytes = PeakMemoryBytes(res.before);
+  const analysis::Analysis& whole = before ? *before : res.before;
+  res.step_before_ns = MedianStepNs(whole);
+  res.peak_before_bytes = PeakMemoryBytes(whole);
   if (options.roles) {
-    ExtrapolateRoles(*options.roles, &res);
+    ExtrapolateRoles(*options.roles, whole, &res);
     return res;
   }
   std::unordered_map<int32_t, int64_t> after_by_rank;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,10 @@ TEST(Roles, ReducedReplayEqualsWholeReplay) {
       EXPECT_LE(RelErr(b.reduced.peak_after_bytes, b.whole.peak_after_bytes), 1e-3) << what;
     }
     EXPECT_EQ(b.reduced.reduction, "2 representatives of 16 ranks") << what;
+    std::printf("  %-40s whole %lld ns, reduced %lld ns, error %.6f%%, gain %.6f vs %.6f\n",
+                what.c_str(), (long long)b.whole.step_after_ns, (long long)b.reduced.step_after_ns,
+                100 * RelErr(b.reduced.step_after_ns, b.whole.step_after_ns), b.whole.Gain(),
+                b.reduced.Gain());
   }
 }
 
@@ -145,6 +150,8 @@ TEST(Roles, ReducedAdviseEqualsWholeAdvise) {
         EXPECT_LE(RelErr(pr[i].step_after_ns, pw[i].step_after_ns), 1e-3)
             << recorded << " " << pw[i].knob;
         EXPECT_NEAR(pr[i].gain, pw[i].gain, 1e-3) << recorded << " " << pw[i].knob;
+        std::printf("  %s %-28s gain whole %.6f reduced %.6f\n", recorded ? "graph" : "regen",
+                    pw[i].knob.c_str(), pw[i].gain, pr[i].gain);
       }
     }
   }
@@ -157,7 +164,8 @@ TEST(Roles, ReducedReplayWithUnequalMembersStaysClose) {
   for (const std::string& s : {"speed.grouped_matmul=2", "host.dispatch_factor=2"}) {
     const Both b = ReplayBoth(t, {s}, ReplayMethod::kAuto);
     const double err = RelErr(b.reduced.step_after_ns, b.whole.step_after_ns);
-    RecordProperty(s, std::to_string(err));
+    std::printf("  EP 8 %-28s whole %lld ns, reduced %lld ns, error %.4f%%\n", s.c_str(),
+                (long long)b.whole.step_after_ns, (long long)b.reduced.step_after_ns, 100 * err);
     EXPECT_LE(err, 0.02) << s << ": " << b.reduced.step_after_ns << " vs " << b.whole.step_after_ns;
   }
 }
