@@ -6,18 +6,21 @@
 #include <vector>
 
 #include "analyzer/advise/advise.h"
-#include "analyzer/analyze.h"
+#include "analyzer/replay/replay_input.h"
 #include "cli/commands.h"
 #include "formats/atomic_file.h"
 
 namespace moetrace::cli {
 
-Trace ReadInputs(const std::vector<std::string>& inputs);  // cli/replay.cc
+// cli/replay.cc
+replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
+                                     const std::string& reduce);
+void AddReduceOption(CLI::App* sub, std::string* reduce);
 
 void AddAdviseCommand(CLI::App& app) {
   struct Args {
     std::vector<std::string> inputs;
-    std::string json;
+    std::string json, reduce = "auto";
     bool no_replay = false;
   };
   auto args = std::make_shared<Args>();
@@ -26,16 +29,13 @@ void AddAdviseCommand(CLI::App& app) {
   sub->add_option("inputs", args->inputs, "trace(s): .mtrace, Kineto JSON, Ascend output")->required();
   sub->add_option("--json", args->json, "write {\"proposals\": [...]}, best predicted gain first");
   sub->add_flag("--no-replay", args->no_replay, "skip the replays (no predicted effects)");
+  AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
-    Trace trace = ReadInputs(args->inputs);
-    analysis::Analysis a;
-    {
-      MemorySource source(trace);
-      a = Analyze(source);
-    }
+    const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce);
     advise::AdviseOptions options;
     options.replay = !args->no_replay;
-    std::vector<advise::Proposal> proposals = advise::Advise(trace, a, options);
+    if (in.roles) options.roles = &*in.roles;
+    std::vector<advise::Proposal> proposals = advise::Advise(in.trace, in.before, options);
     fmt::print("{}", advise::FormatProposals(proposals));
     if (!args->json.empty()) WriteFileAtomically(args->json, advise::ProposalsJson(proposals));
     return 0;

@@ -7,28 +7,36 @@
 #include <vector>
 
 #include "analyzer/replay/replay.h"
+#include "analyzer/replay/replay_input.h"
 #include "cli/commands.h"
 #include "formats/atomic_file.h"
 #include "formats/open_trace.h"
 
 namespace moetrace::cli {
 
-// Reads every input into one in-memory trace (ranks in input order; the
-// metadata of the first). Replay and advise need all ranks together.
-Trace ReadInputs(const std::vector<std::string>& inputs) {
-  Trace all;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    std::unique_ptr<TraceSource> src = OpenTrace(inputs[k]);
-    if (k == 0) all.metadata = src->metadata();
-    for (size_t i = 0; i < src->rank_count(); ++i) all.ranks.push_back(src->ReadRank(i));
-  }
-  return all;
+// Opens every input as one source (ranks in input order; the metadata of the
+// first), then reads what the replay needs (replay_input.h): the analysis of
+// every rank, streamed, and the whole trace or one representative per role.
+replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
+                                     const std::string& reduce) {
+  std::vector<std::unique_ptr<TraceSource>> parts;
+  for (const std::string& in : inputs) parts.push_back(OpenTrace(in));
+  ConcatSource source(std::move(parts));
+  replay::Reduce r = replay::Reduce::kAuto;
+  replay::ParseReduce(reduce, &r);
+  return replay::LoadReplayInput(source, r);
+}
+
+void AddReduceOption(CLI::App* sub, std::string* reduce) {
+  sub->add_option("--reduce", *reduce,
+                  "auto (one representative per role above 10M events), roles, whole")
+      ->check(CLI::IsMember({"auto", "roles", "whole"}));
 }
 
 void AddReplayCommand(CLI::App& app) {
   struct Args {
     std::vector<std::string> inputs, sets;
-    std::string out, json, method = "auto";
+    std::string out, json, method = "auto", reduce = "auto";
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(
@@ -43,11 +51,13 @@ void AddReplayCommand(CLI::App& app) {
                   "auto (regenerate tracegen traces), graph (transform the recorded events, never "
                   "regenerate), regenerate")
       ->check(CLI::IsMember({"auto", "graph", "regenerate"}));
+  AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
-    Trace trace = ReadInputs(args->inputs);
+    const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce);
     replay::ReplayOptions options;
     replay::ParseReplayMethod(args->method, &options.method);
-    replay::ReplayResult r = replay::Replay(trace, args->sets, nullptr, options);
+    if (in.roles) options.roles = &*in.roles;
+    replay::ReplayResult r = replay::Replay(in.trace, args->sets, &in.before, options);
     fmt::print("{}", replay::FormatReplay(r));
     if (!args->json.empty()) WriteFileAtomically(args->json, replay::ReplayJson(r));
     if (!args->out.empty()) {

@@ -13,7 +13,9 @@
 #include "analyzer/proto/analysis.pb.h"
 #include "formats/trace.h"
 
-namespace moetrace::advise {
+namespace moetrace {
+namespace replay { struct RoleMap; }
+namespace advise {
 
 struct Evidence {
   std::string metric;  // JSON path of METRICS.md, e.g. cluster.ratios.host_bound
@@ -39,6 +41,10 @@ struct Proposal {
 
 struct AdviseOptions {
   bool replay = true;  // predict each proposal's effect (one replay each)
+  // Role-reduced (analyzer/replay/roles.h): `trace` holds one representative
+  // per role and `analysis` is the whole trace's; the rules that read events
+  // (top sync, dispatch threads, routing records) see the representatives.
+  const replay::RoleMap* roles = nullptr;
 };
 
 // `analysis` is Analyze() of `trace`. Proposals ordered by predicted gain, best first
@@ -49,4 +55,5 @@ std::vector<Proposal> Advise(const Trace& trace, const analysis::Analysis& analy
 std::string ProposalsJson(const std::vector<Proposal>& proposals);  // {"proposals": [...]}
 std::string FormatProposals(const std::vector<Proposal>& proposals);
 
-}  // namespace moetrace::advise
+}  // namespace advise
+}  // namespace moetrace

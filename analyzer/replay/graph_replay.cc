@@ -62,6 +62,11 @@ class Replayer {
     stats_.nodes = n;
   }
 
+  int32_t RoleOf(int32_t rank) const {
+    const auto& v = mods_.role_of;
+    return rank >= 0 && size_t(rank) < v.size() ? v[size_t(rank)] : -1;
+  }
+
   bool IsRemovedSync(std::string_view name) const {
     for (const std::string& s : mods_.remove_syncs) {
       if (s == "all" || name.find(s) != std::string_view::npos) return true;
@@ -124,6 +129,16 @@ class Replayer {
           std::string key(rank.strings.Get(rec.group));
           key += '#';
           key += std::to_string(rec.sequence);
+          if (c == Category::kP2P && !mods_.role_of.empty()) {
+            // Role-reduced: the peer is another role's representative, the pair
+            // named by (sender role, receiver role, sequence).
+            const int32_t self = RoleOf(rank.rank), peer = RoleOf(rec.peer);
+            if (self >= 0 && peer >= 0) {
+              const bool send = rec.kind == CollectiveKind::kSend;
+              key = "role:" + std::to_string(send ? self : peer) + '>' +
+                    std::to_string(send ? peer : self) + '#' + std::to_string(rec.sequence);
+            }
+          }
           if (c == Category::kCollective && rec.group_size >= 2) {
             auto [it, fresh] = rdv_index.emplace(key, int32_t(rdvs_.size()));
             if (fresh) rdvs_.emplace_back();
@@ -141,7 +156,9 @@ class Replayer {
     // A rendezvous needs every member, on distinct ranks.
     for (size_t k = 0; k < rdvs_.size(); ++k) {
       auto& m = rdvs_[k].members;
-      bool ok = int32_t(m.size()) == group_size_[k];
+      // Role-reduced: the members present stand for their roles.
+      bool ok = mods_.role_of.empty() ? int32_t(m.size()) == group_size_[k]
+                                      : m.size() >= 2 && int32_t(m.size()) <= group_size_[k];
       for (size_t a = 0; ok && a < m.size(); ++a) {
         for (size_t b = a + 1; b < m.size(); ++b) ok &= rank_of_[m[a]] != rank_of_[m[b]];
       }

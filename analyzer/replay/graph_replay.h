@@ -66,6 +66,12 @@ struct GraphModifications {
   EventEdits edits;
   // Per rank index; empty (or inactive) = the recorded order.
   std::vector<RankOrder> order;
+  // [rank id] -> role (roles.h) when the trace holds one representative per
+  // role: a collective's present members (>= 2) are its rendezvous, the
+  // absent ones assumed to shift as their role's representative does; a
+  // pipeline receive matches the send of its peer's representative (same
+  // sequence, roles as the recorded pair). Empty = the whole trace.
+  std::vector<int32_t> role_of;
   bool IsIdentity() const;
 };
 

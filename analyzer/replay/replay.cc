@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "analyzer/analyze.h"
+#include "analyzer/replay/roles.h"
 #include "analyzer/replay/transforms/graph_knobs.h"
 #include "analyzer/stable_json.h"
 #include "formats/errors.h"
@@ -36,6 +37,38 @@ std::string JsonQuote(std::string_view s) {
 analysis::Analysis AnalyzeTrace(const Trace& trace) {
   MemorySource source(trace);
   return Analyze(source);
+}
+
+int64_t PeakOf(const analysis::RankAnalysis& r) {
+  return r.memory().has_peak_allocated_bytes() ? r.memory().peak_allocated_bytes() : -1;
+}
+
+// Role-reduced: each rank's step (and peak) moves by its representative's
+// change; the median and the peak are then taken over every rank, as for a
+// whole replay.
+void ExtrapolateRoles(const RoleMap& roles, const analysis::Analysis& whole, ReplayResult* res) {
+  std::unordered_map<int32_t, const analysis::RankAnalysis*> before, after;
+  for (const auto& r : whole.ranks()) before.emplace(r.rank(), &r);
+  for (const auto& r : res->after.ranks()) after.emplace(r.rank(), &r);
+  std::vector<int64_t> steps;
+  int64_t peak = -1;
+  for (const auto& r : whole.ranks()) {
+    const int32_t rep = roles.RepresentativeOf(r.rank());
+    auto b = before.find(rep);
+    auto a = after.find(rep);
+    if (b == before.end() || a == after.end()) continue;
+    const int64_t step = MeanStepNs(r) + MeanStepNs(*a->second) - MeanStepNs(*b->second);
+    res->ranks.push_back({r.rank(), MeanStepNs(r), step});
+    if (r.breakdown().span_ns() > 0) steps.push_back(step);
+    if (PeakOf(r) >= 0 && PeakOf(*a->second) >= 0 && PeakOf(*b->second) >= 0) {
+      peak = std::max(peak, PeakOf(r) + PeakOf(*a->second) - PeakOf(*b->second));
+    }
+  }
+  std::sort(steps.begin(), steps.end());
+  res->step_after_ns = steps.empty() ? 0 : steps[(steps.size() - 1) / 2];
+  res->peak_after_bytes = peak;
+  res->reduction = fmt::format("{} representatives of {} ranks", roles.representative.size(),
+                               roles.ranks);
 }
 
 }  // namespace
@@ -116,7 +149,10 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
     const std::string key = s.substr(0, s.find('='));
     (IsGraphOnlyKnob(key) ? graph_knobs : config_sets).push_back(std::move(s));
   }
-  res.before = before ? *before : AnalyzeTrace(trace);
+  // Role-reduced: the cluster ratios before are the representatives' too, so
+  // that before and after compare the same ranks; step times and peaks come
+  // from every rank (`before`).
+  res.before = before && !options.roles ? *before : AnalyzeTrace(trace);
 
   const bool tracegen = !trace.metadata.config_json.empty();
   if (!config_sets.empty() && options.method == ReplayMethod::kRegenerate && !tracegen) {
@@ -139,6 +175,19 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
     tracegen::ResolveHardware(&config);
     tracegen::Validate(config);
     std::vector<int32_t> ranks;
+    if (options.roles) {
+      // Roles are pipeline stages of the recorded layout: a new one re-forms them.
+      const tracegen::RunConfig old =
+          tracegen::ParseConfigJson(trace.metadata.config_json, "metadata.config_json");
+      const auto& p = config.parallel();
+      const auto& q = old.parallel();
+      if (p.world_size() != q.world_size() || p.dp() != q.dp() || p.tp() != q.tp() ||
+          p.pp() != q.pp()) {
+        ThrowInputError("--set", config_sets[0],
+                        "a new world layout re-forms the roles the reduced replay keeps: replay "
+                        "the whole trace (--reduce whole)");
+      }
+    }
     if (int(trace.ranks.size()) != config.parallel().world_size()) {
       for (const Rank& r : trace.ranks) {
         if (r.rank < config.parallel().world_size()) ranks.push_back(r.rank);
@@ -153,6 +202,7 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
     res.regenerated = true;
   }
   if (!graph_knobs.empty()) res.transforms = ApplyGraphKnobs(*base, graph_knobs, &mods);
+  if (options.roles) mods.role_of = options.roles->role_of;
   if (!mods.IsIdentity() || !regenerate) {
     res.predicted = ReplayGraph(*base, mods, &res.graph);
     res.graph_replayed = true;
@@ -161,6 +211,13 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
   }
   res.after = AnalyzeTrace(res.predicted);
 
+  const analysis::Analysis& whole = before ? *before : res.before;
+  res.step_before_ns = MedianStepNs(whole);
+  res.peak_before_bytes = PeakMemoryBytes(whole);
+  if (options.roles) {
+    ExtrapolateRoles(*options.roles, whole, &res);
+    return res;
+  }
   std::unordered_map<int32_t, int64_t> after_by_rank;
   for (const auto& r : res.after.ranks()) after_by_rank[r.rank()] = MeanStepNs(r);
   for (const auto& r : res.before.ranks()) {
@@ -168,9 +225,7 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
     if (it == after_by_rank.end()) continue;
     res.ranks.push_back({r.rank(), MeanStepNs(r), it->second});
   }
-  res.step_before_ns = MedianStepNs(res.before);
   res.step_after_ns = MedianStepNs(res.after);
-  res.peak_before_bytes = PeakMemoryBytes(res.before);
   res.peak_after_bytes = PeakMemoryBytes(res.after);
   return res;
 }
@@ -213,6 +268,7 @@ std::string ReplayJson(const ReplayResult& r) {
                        p.before_ns);
   }
   out += r.ranks.empty() ? "],\n" : "\n  ],\n";
+  if (!r.reduction.empty()) out += "  \"reduction\": " + JsonQuote(r.reduction) + ",\n";
   out += fmt::format("  \"regenerated\": {},\n", r.regenerated ? "true" : "false");
   out += "  \"transforms\": [";
   for (size_t i = 0; i < r.transforms.size(); ++i) out += (i ? ", " : "") + JsonQuote(r.transforms[i]);
@@ -245,6 +301,7 @@ std::string FormatReplay(const ReplayResult& r) {
   if (r.graph_replayed && r.graph.forced > 0) {
     out += fmt::format("note: {} nodes forced to break dependency cycles\n", r.graph.forced);
   }
+  if (!r.reduction.empty()) out += "role-reduced: " + r.reduction + " replayed\n";
   for (const auto& t : r.transforms) out += "transform: " + t + "\n";
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   return out;

@@ -38,8 +38,13 @@ enum class ReplayMethod : uint8_t {
   kGraph,       // never regenerate: RunConfig keys as graph transforms
   kRegenerate,  // RunConfig keys need a tracegen trace
 };
+struct RoleMap;  // roles.h
 struct ReplayOptions {
   ReplayMethod method = ReplayMethod::kAuto;
+  // Role-reduced replay (roles.h): `trace` holds only the representatives,
+  // `before` is the whole trace's analysis; every rank's prediction is its
+  // recorded value moved as its representative's. Null = the whole trace.
+  const RoleMap* roles = nullptr;
 };
 // "auto", "graph", "regenerate"; false on anything else.
 bool ParseReplayMethod(std::string_view name, ReplayMethod* out);
@@ -56,6 +61,7 @@ struct ReplayResult {
   int64_t step_before_ns = 0, step_after_ns = 0;  // median over ranks of the mean step
   int64_t peak_before_bytes = -1, peak_after_bytes = -1;  // -1 = unknown
   std::vector<std::string> warnings;
+  std::string reduction;  // "N representatives of M ranks" when role-reduced
   double Gain() const;  // (before - after) / before; > 0 = faster
 };
 

@@ -1,0 +1,174 @@
+#include "analyzer/replay/roles.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "analyzer/advise/advise.h"
+#include "analyzer/replay/replay.h"
+#include "analyzer/replay/replay_input.h"
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+namespace moetrace::replay {
+namespace {
+
+Trace TinyMoe(const std::vector<std::string>& sets) {
+  tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", sets, 0});
+  MemorySink sink;
+  tracegen::Generate(c, {}, sink);
+  return std::move(sink.trace());
+}
+
+analysis::Analysis WithCompute(const std::vector<int64_t>& compute) {
+  analysis::Analysis a;
+  for (size_t r = 0; r < compute.size(); ++r) {
+    auto* ra = a.add_ranks();
+    ra->set_rank(int32_t(r));
+    ra->mutable_breakdown()->set_compute_ns(compute[r]);
+  }
+  return a;
+}
+
+TEST(Roles, GroupsBySignatureAndPicksTheLongestComputing) {
+  // Ranks 0, 1, 3 share A; 2, 4 share B; 5 is alone. Rank 1 and 3 tie at
+  // 30: the lowest id represents.
+  const std::vector<std::pair<int32_t, uint64_t>> sigs = {{3, 0xA}, {0, 0xA}, {1, 0xA},
+                                                          {2, 0xB}, {4, 0xB}, {5, 0xC}};
+  const RoleMap m = GroupRoles(sigs, WithCompute({10, 30, 5, 30, 7, 1}));
+  EXPECT_EQ(m.role_of, (std::vector<int32_t>{0, 0, 1, 0, 1, 2}));
+  EXPECT_EQ(m.representative, (std::vector<int32_t>{1, 4, 5}));
+  EXPECT_EQ(m.ranks, 6);
+  EXPECT_TRUE(m.Reduces());
+  EXPECT_EQ(m.RepresentativeOf(3), 1);
+  EXPECT_EQ(m.RepresentativeOf(6), -1);
+  EXPECT_FALSE(GroupRoles({{0, 1}, {1, 2}}, WithCompute({1, 1})).Reduces());
+}
+
+TEST(Roles, TinyMoeRolesArePipelineStages) {
+  // tiny-moe: PP 2 x DP 8, stage = rank / 8; every rank of a stage runs the
+  // same ops (EP 8 inside the stage).
+  const Trace t = TinyMoe({});
+  MemorySource src(t);
+  RoleSignatureSource signed_src(src);
+  const analysis::Analysis a = Analyze(signed_src);
+  const RoleMap m = GroupRoles(signed_src.Signatures(), a);
+  ASSERT_EQ(m.representative.size(), 2u);
+  for (int32_t r = 0; r < 16; ++r) EXPECT_EQ(m.role_of[size_t(r)], r / 8) << r;
+  EXPECT_EQ(m.ranks, 16);
+  EXPECT_EQ(signed_src.events(), int64_t([&] {
+              size_t n = 0;
+              for (const Rank& r : t.ranks) n += r.EventCount();
+              return n;
+            }()));
+  EXPECT_EQ(ReadRepresentatives(src, m).ranks.size(), 2u);
+}
+
+// Whole and role-reduced replays of the same trace.
+struct Both {
+  ReplayResult whole, reduced;
+};
+Both ReplayBoth(const Trace& t, const std::vector<std::string>& sets, ReplayMethod method) {
+  MemorySource src(t);
+  const ReplayInput w = LoadReplayInput(src, Reduce::kWhole);
+  const ReplayInput r = LoadReplayInput(src, Reduce::kRoles);
+  EXPECT_FALSE(w.roles);
+  EXPECT_TRUE(r.roles);
+  EXPECT_LT(r.trace.ranks.size(), t.ranks.size());
+  ReplayOptions o;
+  o.method = method;
+  Both b;
+  b.whole = Replay(w.trace, sets, &w.before, o);
+  o.roles = &*r.roles;
+  b.reduced = Replay(r.trace, sets, &r.before, o);
+  return b;
+}
+
+double RelErr(double a, double b) { return std::abs(a - b) / b; }
+
+// tiny-moe with EP 1: the DP replicas of a stage run the same ops for the
+// same time (each holds every expert), which is the reduction's assumption.
+const std::vector<std::string> kReplicas = {"parallel.ep=1"};
+
+TEST(Roles, ReducedReplayEqualsWholeReplay) {
+  const Trace t = TinyMoe(kReplicas);
+  const std::vector<std::pair<std::vector<std::string>, ReplayMethod>> cases = {
+      {{"speed.grouped_matmul=2"}, ReplayMethod::kAuto},
+      {{"host.dispatch_factor=2", "speed.flash_attention=1.5"}, ReplayMethod::kAuto},
+      {{"host.task_queue=false"}, ReplayMethod::kAuto},          // regenerated
+      {{"host.task_queue=false"}, ReplayMethod::kGraph},         // graph transform
+      {{"memory.recompute=full"}, ReplayMethod::kGraph},
+      {{"schedule.kind=interleaved", "parallel.vpp=2"}, ReplayMethod::kAuto},
+  };
+  for (const auto& [sets, method] : cases) {
+    const Both b = ReplayBoth(t, sets, method);
+    const std::string what = sets[0] + (method == ReplayMethod::kGraph ? " (graph)" : "");
+    EXPECT_EQ(b.reduced.step_before_ns, b.whole.step_before_ns) << what;
+    EXPECT_LE(RelErr(b.reduced.step_after_ns, b.whole.step_after_ns), 1e-3)
+        << what << ": " << b.reduced.step_after_ns << " vs " << b.whole.step_after_ns;
+    EXPECT_NEAR(b.reduced.Gain(), b.whole.Gain(), 1e-3) << what;
+    ASSERT_EQ(b.reduced.ranks.size(), b.whole.ranks.size()) << what;
+    for (size_t i = 0; i < b.whole.ranks.size(); ++i) {
+      EXPECT_LE(RelErr(b.reduced.ranks[i].after_ns, b.whole.ranks[i].after_ns), 1e-3)
+          << what << " rank " << b.whole.ranks[i].rank;
+    }
+    if (b.whole.peak_after_bytes >= 0) {
+      EXPECT_LE(RelErr(b.reduced.peak_after_bytes, b.whole.peak_after_bytes), 1e-3) << what;
+    }
+    EXPECT_EQ(b.reduced.reduction, "2 representatives of 16 ranks") << what;
+    std::printf("  %-40s whole %lld ns, reduced %lld ns, error %.6f%%, gain %.6f vs %.6f\n",
+                what.c_str(), (long long)b.whole.step_after_ns, (long long)b.reduced.step_after_ns,
+                100 * RelErr(b.reduced.step_after_ns, b.whole.step_after_ns), b.whole.Gain(),
+                b.reduced.Gain());
+  }
+}
+
+TEST(Roles, ReducedAdviseEqualsWholeAdvise) {
+  // Host-bound dispatch planted: task queue, NUMA and micro-batch proposals.
+  const Trace t = TinyMoe({"parallel.ep=1", "host.task_queue=false", "host.numa_affinity=false",
+                           "model.seq_length=256"});
+  for (bool recorded : {false, true}) {
+    Trace tr = t;
+    if (recorded) tr.metadata.config_json.clear();  // graph transforms instead of tracegen
+    MemorySource src(tr);
+    const ReplayInput w = LoadReplayInput(src, Reduce::kWhole);
+    const ReplayInput r = LoadReplayInput(src, Reduce::kRoles);
+    advise::AdviseOptions o;
+    const auto pw = advise::Advise(w.trace, w.before, o);
+    o.roles = &*r.roles;
+    const auto pr = advise::Advise(r.trace, r.before, o);
+    ASSERT_EQ(pr.size(), pw.size()) << recorded;
+    ASSERT_FALSE(pw.empty());
+    for (size_t i = 0; i < pw.size(); ++i) {
+      EXPECT_EQ(pr[i].knob, pw[i].knob) << recorded << " " << i;
+      EXPECT_EQ(pr[i].predicted, pw[i].predicted);
+      EXPECT_EQ(pr[i].step_before_ns, pw[i].step_before_ns);
+      if (pw[i].predicted) {
+        EXPECT_LE(RelErr(pr[i].step_after_ns, pw[i].step_after_ns), 1e-3)
+            << recorded << " " << pw[i].knob;
+        EXPECT_NEAR(pr[i].gain, pw[i].gain, 1e-3) << recorded << " " << pw[i].knob;
+        std::printf("  %s %-28s gain whole %.6f reduced %.6f\n", recorded ? "graph" : "regen",
+                    pw[i].knob.c_str(), pw[i].gain, pr[i].gain);
+      }
+    }
+  }
+}
+
+// With EP 8 the ranks of a stage route different tokens, so they differ in
+// time: the reduction then assumes they shift alike. Bound the error seen.
+TEST(Roles, ReducedReplayWithUnequalMembersStaysClose) {
+  const Trace t = TinyMoe({});
+  for (const std::string& s : {"speed.grouped_matmul=2", "host.dispatch_factor=2"}) {
+    const Both b = ReplayBoth(t, {s}, ReplayMethod::kAuto);
+    const double err = RelErr(b.reduced.step_after_ns, b.whole.step_after_ns);
+    std::printf("  EP 8 %-28s whole %lld ns, reduced %lld ns, error %.4f%%\n", s.c_str(),
+                (long long)b.whole.step_after_ns, (long long)b.reduced.step_after_ns, 100 * err);
+    EXPECT_LE(err, 0.02) << s << ": " << b.reduced.step_after_ns << " vs " << b.whole.step_after_ns;
+  }
+}
+
+}  // namespace
+}  // namespace moetrace::replay
