@@ -161,7 +161,7 @@ TEST(Roles, ReducedAdviseEqualsWholeAdvise) {
 // time: the reduction then assumes they shift alike. Bound the error seen.
 TEST(Roles, ReducedReplayWithUnequalMembersStaysClose) {
   const Trace t = TinyMoe({});
-  for (const std::string& s : {"speed.grouped_matmul=2", "host.dispatch_factor=2"}) {
+  for (const char* s : {"speed.grouped_matmul=2", "host.dispatch_factor=2"}) {
     const Both b = ReplayBoth(t, {s}, ReplayMethod::kAuto);
     const double err = RelErr(b.reduced.step_after_ns, b.whole.step_after_ns);
     std::printf("  EP 8 %-28s whole %lld ns, reduced %lld ns, error %.4f%%\n", s.c_str(),
