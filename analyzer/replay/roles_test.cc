@@ -164,7 +164,7 @@ TEST(Roles, ReducedReplayWithUnequalMembersStaysClose) {
   for (const char* s : {"speed.grouped_matmul=2", "host.dispatch_factor=2"}) {
     const Both b = ReplayBoth(t, {s}, ReplayMethod::kAuto);
     const double err = RelErr(b.reduced.step_after_ns, b.whole.step_after_ns);
-    std::printf("  EP 8 %-28s whole %lld ns, reduced %lld ns, error %.4f%%\n", s.c_str(),
+    std::printf("  EP 8 %-28s whole %lld ns, reduced %lld ns, error %.4f%%\n", s,
                 (long long)b.whole.step_after_ns, (long long)b.reduced.step_after_ns, 100 * err);
     EXPECT_LE(err, 0.02) << s << ": " << b.reduced.step_after_ns << " vs " << b.whole.step_after_ns;
   }
