@@ -61,6 +61,10 @@ bool ParseDouble(string_view s, double* out) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
+// Whether a double converts to int64 without overflow (1e30 does not: the
+// cast would be undefined).
+bool FitsInt64(double d) { return d > -9.2e18 && d < 9.2e18; }
+
 // A number token (or numeric string) truncated toward zero; -1 otherwise.
 int64_t ToIntId(const KinetoRawValue& v) {
   if (v.type == KinetoRawValue::kNumber) {
@@ -71,12 +75,12 @@ int64_t ToIntId(const KinetoRawValue& v) {
       if (r.ec == std::errc()) return x;
     }
     double d;
-    if (!ParseDouble(tok, &d) || !std::isfinite(d)) return -1;
+    if (!ParseDouble(tok, &d) || !FitsInt64(d)) return -1;
     return static_cast<int64_t>(std::trunc(d));
   }
   if (v.type == KinetoRawValue::kString) {
     double d;
-    if (!ParseDouble(v.text, &d) || !std::isfinite(d)) return -1;
+    if (!ParseDouble(v.text, &d) || !FitsInt64(d)) return -1;
     return static_cast<int64_t>(std::trunc(d));
   }
   return -1;
@@ -361,6 +365,7 @@ RankRows RowsBuilder::Finish(int64_t rank) {
       if (ts_raw_[i].kind != Num::kInt && ts_raw_[i].kind != Num::kOther) continue;
       double end = ts_raw_[i].d + dur_raw_[i];
       double t = std::ceil(ts_raw_[i].d);
+      if (!FitsInt64(t) || !std::isfinite(end)) continue;  // a ts of 1e30 has no place either
       ts = static_cast<int64_t>(t);
       dur = std::floor(end) - t;
     }

@@ -159,9 +159,12 @@ void EventReader::ParseObject(od::object& obj, const char* begin) {
         break;
       case 3:
         if (key == "cat") {
-          ev.has_cat = Type(v, key, begin) != od::json_type::null &&
+          const od::json_type t = Type(v, key, begin);
+          ev.has_cat = t != od::json_type::null &&
                        String(v, key, begin, FieldFix::kSkippedField, &ev.cat);
-          if (facts) facts->cat = StringFact(ev.has_cat, ev.cat);
+          // The observer sees the value as written: a number is a category
+          // to HTA, not an absent one.
+          if (facts) facts->cat = t == od::json_type::string ? StringFact(ev.has_cat, ev.cat) : OtherFact(t);
         } else if (key == "pid") {
           ev.pid = Id(v, key, begin, &ev.pid_synthetic, &ev.rejected);
         } else if (key == "tid") {
@@ -174,10 +177,11 @@ void EventReader::ParseObject(od::object& obj, const char* begin) {
         break;
       case 4:
         if (key == "name") {
-          const bool has_name = Type(v, key, begin) != od::json_type::null &&
+          const od::json_type t = Type(v, key, begin);
+          const bool has_name = t != od::json_type::null &&
                                 String(v, key, begin, FieldFix::kSkippedField, &ev.name);
           if (!has_name) ev.name = std::string_view();
-          if (facts) facts->name = StringFact(has_name, ev.name);
+          if (facts) facts->name = t == od::json_type::string ? StringFact(has_name, ev.name) : OtherFact(t);
         } else if (key == "args") {
           if (facts) facts->stream = facts->correlation = KinetoRawValue();
           Args(v, begin, &ev);

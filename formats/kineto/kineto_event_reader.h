@@ -66,6 +66,13 @@ class EventReader {
     return r;
   }
 
+  // A value that is not a string, for the observer: null, or some other type.
+  static KinetoRawValue OtherFact(od::json_type t) {
+    KinetoRawValue r;
+    r.type = t == od::json_type::null ? KinetoRawValue::kNull : KinetoRawValue::kOther;
+    return r;
+  }
+
   // args["stream"] / args["correlation"] as written, for the observer.
   void ObserveArg(std::string_view key, od::value& x);
 
