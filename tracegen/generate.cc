@@ -2,48 +2,121 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
+#include <memory>
+#include <thread>
 
 #include <fmt/core.h>
 
 #include "formats/errors.h"
 #include "tracegen/engine.h"
 #include "tracegen/labels.h"
+#include "tracegen/ordered_run.h"
 
 namespace moetrace::tracegen {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// What a worker makes of one rank; the writer consumes it in rank order.
+struct RankResult {
+  int64_t events = 0;
+  std::vector<LabeledValue> labels;
+  std::string oom;                        // empty: the peak fits in HBM
+  std::unique_ptr<EncodedRank> encoded;   // when the sink has an encoder,
+  Rank rank;                              // else the rank itself
+  double emit = 0, labels_s = 0, encode = 0;
+};
+
+// One pass-2 thread: its emitter, the Rank it refills, its encoder.
+struct Worker {
+  Worker(const Engine& engine, TraceSink& sink) : emitter(engine), encoder(sink.CreateEncoder()) {}
+  RankEmitter emitter;
+  std::unique_ptr<RankEncoder> encoder;
+  Rank rank;  // reused while the sink takes encoded ranks: keeps its columns' capacity
+};
+
+void EmitOne(Worker& w, int32_t r, double capacity, RankResult* out) {
+  auto t0 = Clock::now();
+  w.emitter.Emit(r, &w.rank);
+  auto t1 = Clock::now();
+  out->labels = GroundTruthLabels(w.rank);
+  MemoryPeak peak = FindMemoryPeak(w.rank);
+  auto t2 = Clock::now();
+  if (peak.peak > capacity)
+    out->oom = fmt::format(
+        "rank {}: out of memory: peak {:.2f} GiB > {:.2f} GiB HBM at t={} ns; largest holder: "
+        "{} ({:.2f} GiB)",
+        r, peak.peak / double(1 << 30), capacity / double(1 << 30), peak.at, peak.holder,
+        peak.holder_bytes / double(1 << 30));
+  out->events = int64_t(w.rank.EventCount());
+  if (w.encoder) {
+    out->encoded = w.encoder->Encode(w.rank);
+  } else {
+    out->rank = std::move(w.rank);  // the next rank starts from empty columns
+    w.rank = Rank();
+  }
+  out->emit = Seconds(t0, t1);
+  out->labels_s = Seconds(t1, t2);
+  out->encode = Seconds(t2, Clock::now());
+}
+
+}  // namespace
+
 GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ranks,
-                         TraceSink& sink, const std::function<void(int, int)>& progress) {
+                         TraceSink& sink, const std::function<void(int, int)>& progress,
+                         int threads) {
+  const auto start = Clock::now();
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   Engine engine(config);
-  engine.Simulate();
+  engine.Simulate(threads);
+  GenerateSummary summary;
+  summary.times.simulate = Seconds(start, Clock::now());
   std::vector<int32_t> selected = ranks;
   if (selected.empty())
     for (int r = 0; r < engine.world_size(); ++r) selected.push_back(r);
+  threads = int(std::min<size_t>(size_t(threads), selected.size()));
   Metadata meta = engine.BaseMetadata();
-  GenerateSummary summary;
   const double capacity = config.hardware().hbm_bytes();
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int w = 0; w < std::max(threads, 1); ++w) workers.push_back(std::make_unique<Worker>(engine, sink));
+  // Ranks in flight (being emitted or waiting for the writer) are bounded by
+  // the window: 4 per thread lets a slow rank not stall the others, and is
+  // ~1 MB each with the native sink (encoded), one whole Rank otherwise.
+  const size_t window = 4 * size_t(threads);
+  std::vector<RankResult> slots(window);
   int done = 0;
-  Rank rank;  // reused: keeps its columns' capacity from one rank to the next
-  for (int32_t r : selected) {
-    engine.EmitRank(r, &rank);
-    auto labels = GroundTruthLabels(rank);
-    meta.ground_truth.insert(meta.ground_truth.end(), std::make_move_iterator(labels.begin()),
-                             std::make_move_iterator(labels.end()));
-    MemoryPeak peak = FindMemoryPeak(rank);
-    if (peak.peak > capacity) {
-      std::string msg = fmt::format(
-          "rank {}: out of memory: peak {:.2f} GiB > {:.2f} GiB HBM at t={} ns; largest holder: "
-          "{} ({:.2f} GiB)",
-          r, peak.peak / double(1 << 30), capacity / double(1 << 30), peak.at, peak.holder,
-          peak.holder_bytes / double(1 << 30));
-      meta.attributes.emplace_back(fmt::format("oom.rank{}", r), msg);
-      if (summary.warnings.size() < 8) summary.warnings.push_back(msg);
-    }
-    summary.events += int64_t(rank.EventCount());
-    sink.AddRank(rank);
-    ++summary.ranks;
-    if (progress) progress(++done, int(selected.size()));
-  }
+  RunOrdered(
+      selected.size(), threads, window,
+      [&](int w, size_t i) { EmitOne(*workers[w], selected[i], capacity, &slots[i % window]); },
+      [&](size_t i) {
+        RankResult& res = slots[i % window];
+        meta.ground_truth.insert(meta.ground_truth.end(), std::make_move_iterator(res.labels.begin()),
+                                 std::make_move_iterator(res.labels.end()));
+        if (!res.oom.empty()) {
+          meta.attributes.emplace_back(fmt::format("oom.rank{}", selected[i]), res.oom);
+          if (summary.warnings.size() < 8) summary.warnings.push_back(res.oom);
+        }
+        summary.events += res.events;
+        summary.times.emit += res.emit;
+        summary.times.labels += res.labels_s;
+        summary.times.encode += res.encode;
+        auto t0 = Clock::now();
+        if (res.encoded) sink.AddEncoded(std::move(res.encoded));
+        else sink.AddRank(res.rank);
+        summary.times.write += Seconds(t0, Clock::now());
+        res = RankResult();  // frees the slot's memory before its next rank
+        ++summary.ranks;
+        if (progress) progress(++done, int(selected.size()));
+      });
+  auto t0 = Clock::now();
   sink.Finish(meta);
+  summary.times.write += Seconds(t0, Clock::now());
+  summary.times.total = Seconds(start, Clock::now());
   return summary;
 }
 
