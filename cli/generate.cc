@@ -54,9 +54,11 @@ void AddGenerateCommand(CLI::App& app) {
     if (args->timings) {
       const auto& t = s.times;
       fmt::print(stderr,
-                 "generate: {} ranks, {} events, {:.2f} s wall: pass 1 {:.2f} s; summed over threads: "
-                 "pass 2 {:.2f} s, labels {:.2f} s, encode {:.2f} s; writer {:.2f} s\n",
-                 s.ranks, s.events, t.total, t.simulate, t.emit, t.labels, t.encode, t.write);
+                 "generate: {} ranks, {} events, {:.2f} s wall, {:.2f} s CPU; pass 1 {:.2f} s wall, "
+                 "{:.2f} s CPU; CPU summed over threads: pass 2 {:.2f} s, labels {:.2f} s, "
+                 "encode {:.2f} s, writer {:.2f} s\n",
+                 s.ranks, s.events, t.total, t.total_cpu, t.simulate, t.simulate_cpu, t.emit,
+                 t.labels, t.encode, t.write);
     }
     return 0;
   });

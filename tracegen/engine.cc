@@ -178,9 +178,7 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) const {
         const bool shared = CrossesStages(op);
         std::unique_lock<std::mutex> lock(r.shared->mu, std::defer_lock);
         if (shared) lock.lock();
-        CrossEntry& w = r.waiting_on != nullptr ? *r.waiting_on
-                                                : (*(shared ? r.shared->map : r.cross))[op.xkey];
-        r.waiting_on = nullptr;
+        CrossEntry& w = shared ? (*r.shared->map)[op.xkey] : r.cross->At(op);
         if (r.state[i] == 1) {
           w.expected = op.group_size;
           ++w.arrived;
@@ -190,7 +188,6 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) const {
           if (shared && w.arrived == w.expected) r.shared->Changed();
         }
         e = w;
-        if (e.arrived < e.expected) r.waiting_on = &w;  // blocked: r.op stays
       }
       if (e.arrived < e.expected) return progressed;
       finish = std::max(ready, e.max_arrival + e.dur);

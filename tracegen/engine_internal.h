@@ -135,6 +135,14 @@ inline uint64_t GroupUid(int kind, int stage, int index) {
 }
 
 using CrossMap = std::unordered_map<uint64_t, CrossEntry>;
+// A stage's collectives: per group uid, the entries by sequence number.
+// Members look up the same entries in sequence, so this stays in cache where
+// one hash node per collective (millions) would miss on every lookup.
+struct StageCross {
+  std::unordered_map<uint64_t, std::vector<CrossEntry>> groups;
+  CrossEntry& At(const Op& op);  // grows
+  const CrossEntry* Find(const Op& op) const;
+};
 using RoutingCache = std::unordered_map<uint64_t, GroupRouting>;
 
 // Pass 1 runs pipeline stages on several threads (engine_pass1.cc). Every
@@ -166,14 +174,10 @@ struct RankSim {
   // cache; pass 2 only reads the map (cross == nullptr) and uses its
   // emitter's cache, keeping a group's routing for its next members, so
   // emitters on different threads share nothing mutable.
-  CrossMap* cross = nullptr;     // the stage's map (pass 1)
+  StageCross* cross = nullptr;   // the stage's collectives (pass 1)
   SharedCross* shared = nullptr;  // the cross-stage one (pass 1)
   RoutingCache* routing = nullptr;
   std::mutex* routing_mu = nullptr;  // pass 2: the cache is shared by emitters
-  // Pass 1: the stage-map entry of the collective this rank is blocked on,
-  // so that re-checking it each round costs no hash lookup (node-based map:
-  // the pointer stays valid).
-  CrossEntry* waiting_on = nullptr;
   bool keep_routing = false;
   int64_t events = 0;  // device events emitted
   int step = 0;
@@ -354,15 +358,15 @@ class EngineImpl {
 
   // Pass 1's results, read by pass 2: collectives per pipeline stage, then
   // p2p transfers and the world all-reduce (see SharedCross).
-  std::vector<CrossMap> stage_cross_;
+  std::vector<StageCross> stage_cross_;
   CrossMap shared_cross_;
   static bool CrossesStages(const Op& op) {
     return op.cat == Category::kP2P || (op.cat == Category::kCollective && (op.group >> 56) == 5);
   }
   const CrossEntry* FindCross(int stage, const Op& op) const {
-    const CrossMap& m = CrossesStages(op) ? shared_cross_ : stage_cross_[stage];
-    auto it = m.find(op.xkey);
-    return it == m.end() ? nullptr : &it->second;
+    if (!CrossesStages(op)) return stage_cross_[stage].Find(op);
+    auto it = shared_cross_.find(op.xkey);
+    return it == shared_cross_.end() ? nullptr : &it->second;
   }
   void SimulateStages(int thread, std::vector<RankSim>& sims, SharedCross& sh,
                       RoutingCache& routing);

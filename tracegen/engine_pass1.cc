@@ -15,6 +15,18 @@
 
 namespace moetrace::tracegen {
 
+CrossEntry& StageCross::At(const Op& op) {
+  std::vector<CrossEntry>& v = groups[op.group];
+  if (v.size() <= size_t(op.seq)) v.resize(size_t(op.seq) + 1);
+  return v[size_t(op.seq)];
+}
+
+const CrossEntry* StageCross::Find(const Op& op) const {
+  auto it = groups.find(op.group);
+  if (it == groups.end() || size_t(op.seq) >= it->second.size()) return nullptr;
+  return &it->second[size_t(op.seq)];
+}
+
 void EngineImpl::SimulateStages(int thread, std::vector<RankSim>& sims, SharedCross& sh,
                                 RoutingCache& routing) {
   const int per_stage = shape.dp * shape.tp;
@@ -70,7 +82,7 @@ void EngineImpl::SimulateStages(int thread, std::vector<RankSim>& sims, SharedCr
 void EngineImpl::Simulate(int threads) {
   if (simulated) return;
   threads = std::clamp(threads, 1, shape.pp);
-  stage_cross_.assign(shape.pp, CrossMap());
+  stage_cross_.assign(shape.pp, StageCross());
   shared_cross_.clear();
   std::vector<RankSim> sims(shape.world);
   SharedCross sh;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <ctime>
 #include <memory>
 #include <thread>
 
@@ -20,6 +21,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+// CPU seconds of the calling thread / of the process: phases measured in
+// CPU time are not inflated when other processes share the cores.
+double ThreadCpu() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+double ProcessCpu() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 // What a worker makes of one rank; the writer consumes it in rank order.
@@ -41,12 +54,12 @@ struct Worker {
 };
 
 void EmitOne(Worker& w, int32_t r, double capacity, RankResult* out) {
-  auto t0 = Clock::now();
+  const double t0 = ThreadCpu();
   w.emitter.Emit(r, &w.rank);
-  auto t1 = Clock::now();
+  const double t1 = ThreadCpu();
   out->labels = GroundTruthLabels(w.rank);
   MemoryPeak peak = FindMemoryPeak(w.rank);
-  auto t2 = Clock::now();
+  const double t2 = ThreadCpu();
   if (peak.peak > capacity)
     out->oom = fmt::format(
         "rank {}: out of memory: peak {:.2f} GiB > {:.2f} GiB HBM at t={} ns; largest holder: "
@@ -60,9 +73,9 @@ void EmitOne(Worker& w, int32_t r, double capacity, RankResult* out) {
     out->rank = std::move(w.rank);  // the next rank starts from empty columns
     w.rank = Rank();
   }
-  out->emit = Seconds(t0, t1);
-  out->labels_s = Seconds(t1, t2);
-  out->encode = Seconds(t2, Clock::now());
+  out->emit = t1 - t0;
+  out->labels_s = t2 - t1;
+  out->encode = ThreadCpu() - t2;
 }
 
 }  // namespace
@@ -71,11 +84,13 @@ GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ra
                          TraceSink& sink, const std::function<void(int, int)>& progress,
                          int threads) {
   const auto start = Clock::now();
+  const double cpu0 = ProcessCpu();
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   Engine engine(config);
   engine.Simulate(threads);
   GenerateSummary summary;
   summary.times.simulate = Seconds(start, Clock::now());
+  summary.times.simulate_cpu = ProcessCpu() - cpu0;
   std::vector<int32_t> selected = ranks;
   if (selected.empty())
     for (int r = 0; r < engine.world_size(); ++r) selected.push_back(r);
@@ -105,18 +120,19 @@ GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ra
         summary.times.emit += res.emit;
         summary.times.labels += res.labels_s;
         summary.times.encode += res.encode;
-        auto t0 = Clock::now();
+        const double t0 = ThreadCpu();
         if (res.encoded) sink.AddEncoded(std::move(res.encoded));
         else sink.AddRank(res.rank);
-        summary.times.write += Seconds(t0, Clock::now());
+        summary.times.write += ThreadCpu() - t0;
         res = RankResult();  // frees the slot's memory before its next rank
         ++summary.ranks;
         if (progress) progress(++done, int(selected.size()));
       });
-  auto t0 = Clock::now();
+  const double t0 = ThreadCpu();
   sink.Finish(meta);
-  summary.times.write += Seconds(t0, Clock::now());
+  summary.times.write += ThreadCpu() - t0;
   summary.times.total = Seconds(start, Clock::now());
+  summary.times.total_cpu = ProcessCpu() - cpu0;
   return summary;
 }
 

@@ -13,14 +13,15 @@
 
 namespace moetrace::tracegen {
 
-// Seconds spent per phase; the per-rank phases are summed over workers.
+// Seconds per phase: wall, or CPU time (not inflated by other processes on
+// the cores), the per-rank phases summed over the threads.
 struct GenerateTimes {
-  double simulate = 0;  // pass 1 (wall)
-  double emit = 0;      // pass 2: EmitRank
-  double labels = 0;    // GroundTruthLabels + FindMemoryPeak
-  double encode = 0;    // the sink's encoder (native: columns + zstd), off the writer
-  double write = 0;     // the writer thread in the sink (AddRank / AddEncoded)
-  double total = 0;     // wall, Simulate to Finish
+  double simulate = 0, simulate_cpu = 0;  // pass 1
+  double emit = 0;    // CPU, pass 2: EmitRank
+  double labels = 0;  // CPU, GroundTruthLabels + FindMemoryPeak
+  double encode = 0;  // CPU, the sink's encoder (native: columns + zstd), off the writer
+  double write = 0;   // CPU, the writer thread in the sink (AddRank / AddEncoded, Finish)
+  double total = 0, total_cpu = 0;  // the whole Generate
 };
 
 struct GenerateSummary {
