@@ -56,9 +56,9 @@ void AddGenerateCommand(CLI::App& app) {
       fmt::print(stderr,
                  "generate: {} ranks, {} events, {:.2f} s wall, {:.2f} s CPU; pass 1 {:.2f} s wall, "
                  "{:.2f} s CPU; CPU summed over threads: pass 2 {:.2f} s, labels {:.2f} s, "
-                 "encode {:.2f} s, writer {:.2f} s\n",
+                 "encode {:.2f} s, writer {:.2f} s ({:.2f} s wall)\n",
                  s.ranks, s.events, t.total, t.total_cpu, t.simulate, t.simulate_cpu, t.emit,
-                 t.labels, t.encode, t.write);
+                 t.labels, t.encode, t.write, t.write_wall);
     }
     return 0;
   });

@@ -154,16 +154,27 @@ struct SharedCross {
   std::condition_variable cv;
   CrossMap* map = nullptr;
   uint64_t gen = 0;  // bumped by every change: a blocked thread waits for it
-  int threads = 1, waiting = 0, finished = 0;
+  int finished = 0;
   bool stop = false;  // a thread failed or every thread is blocked
-  // After a change (under mu): wakes the threads waiting for one.
-  void Changed() {
-    ++gen;
-    if (waiting > 0) {
-      waiting = 0;  // all of them wake: gen moved past what they saw
-      cv.notify_all();
-    }
+  // Per thread: the gen it waits to move past, or kRunning / kDone.
+  static constexpr uint64_t kRunning = ~uint64_t{0}, kDone = kRunning - 1;
+  std::vector<uint64_t> blocked_at;
+  // True when no other thread can change anything: each is done or waits
+  // for a change that has not come.
+  bool OthersStuck(int self) const {
+    for (size_t t = 0; t < blocked_at.size(); ++t)
+      if (int(t) != self && blocked_at[t] != kDone && blocked_at[t] != gen) return false;
+    return true;
   }
+  bool AnyWaiting() const {
+    for (uint64_t b : blocked_at)
+      if (b < kDone) return true;
+    return false;
+  }
+  // After a change (under mu). Waiting threads are woken at the end of the
+  // changer's round, not per change: one round of theirs then takes in a
+  // whole round's sends instead of one.
+  void Changed() { ++gen; }
 };
 
 // One rank's simulation state.

@@ -31,7 +31,8 @@ void EngineImpl::SimulateStages(int thread, std::vector<RankSim>& sims, SharedCr
                                 RoutingCache& routing) {
   const int per_stage = shape.dp * shape.tp;
   std::vector<int> mine;
-  for (int st = thread; st < shape.pp; st += sh.threads)
+  const int threads = int(sh.blocked_at.size());
+  for (int st = thread; st < shape.pp; st += threads)
     for (int i = st * per_stage; i < (st + 1) * per_stage; ++i) mine.push_back(i);
   for (int i : mine) {
     sims[i].rank = i;
@@ -59,24 +60,26 @@ void EngineImpl::SimulateStages(int thread, std::vector<RankSim>& sims, SharedCr
         --remaining;
       }
     }
-    if (any || remaining == 0) continue;
     std::unique_lock<std::mutex> lock(sh.mu);
+    if (any || remaining == 0) {
+      if (sh.gen != seen && sh.AnyWaiting()) sh.cv.notify_all();  // this round may unblock them
+      continue;
+    }
     if (sh.gen != seen || sh.stop) continue;  // another thread moved meanwhile
-    if (sh.waiting + 1 + sh.finished == sh.threads) {
+    if (sh.OthersStuck(thread)) {
       sh.stop = true;  // nobody can move: every thread is blocked or done
       sh.cv.notify_all();
       throw std::logic_error("tracegen: simulation deadlock (schedule bug)");
     }
-    ++sh.waiting;
-    sh.cv.wait(lock, [&] { return sh.gen != seen || sh.stop; });
+    sh.blocked_at[thread] = seen;
+    const int finished = sh.finished;
+    sh.cv.wait(lock, [&] { return sh.gen != seen || sh.stop || sh.finished != finished; });
+    sh.blocked_at[thread] = SharedCross::kRunning;
   }
   std::lock_guard<std::mutex> lock(sh.mu);
+  sh.blocked_at[thread] = SharedCross::kDone;
   ++sh.finished;
-  if (sh.waiting > 0 && sh.waiting + sh.finished == sh.threads) {
-    sh.stop = true;  // those left wait for a change that cannot come
-    sh.cv.notify_all();
-    throw std::logic_error("tracegen: simulation deadlock (schedule bug)");
-  }
+  sh.cv.notify_all();  // those waiting look again, and find a deadlock if nothing moved
 }
 
 void EngineImpl::Simulate(int threads) {
@@ -87,7 +90,7 @@ void EngineImpl::Simulate(int threads) {
   std::vector<RankSim> sims(shape.world);
   SharedCross sh;
   sh.map = &shared_cross_;
-  sh.threads = threads;
+  sh.blocked_at.assign(threads, SharedCross::kRunning);
   std::vector<RoutingCache> routing(threads);  // EP groups stay within a stage
   std::vector<std::exception_ptr> errors(threads);
   auto run = [&](int t) {

@@ -21,6 +21,7 @@ struct GenerateTimes {
   double labels = 0;  // CPU, GroundTruthLabels + FindMemoryPeak
   double encode = 0;  // CPU, the sink's encoder (native: columns + zstd), off the writer
   double write = 0;   // CPU, the writer thread in the sink (AddRank / AddEncoded, Finish)
+  double write_wall = 0;  // wall, the same (AddRank / AddEncoded): includes waiting for the disk
   double total = 0, total_cpu = 0;  // the whole Generate
 };
 

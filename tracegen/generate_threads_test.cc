@@ -56,6 +56,18 @@ TEST(GenerateThreads, SeveralEpGroupsSameBytesForAnyThreadCount) {
   for (int threads : {2, 3}) EXPECT_TRUE(NativeBytes(c, subset, threads) == sub1) << threads;
 }
 
+// Pass 1 over four pipeline stages on 1-3 threads (DualPipe's cross-stage
+// traffic, the host reading token counts): the same trace.
+TEST(GenerateThreads, DualPipeFourStagesSameBytesForAnyThreadCount) {
+  RunConfig c = BuildConfig({"tiny-moe", "",
+                             {"parallel.pp=4", "parallel.dp=16", "parallel.world_size=64",
+                              "model.num_layers=8", "parallel.global_batch_size=128",
+                              "schedule.kind=dualpipe", "host.sync_before_a2a=true", "steps=1"},
+                             0});
+  std::string one = NativeBytes(c, {}, 1);
+  for (int threads : {2, 3}) EXPECT_TRUE(NativeBytes(c, {}, threads) == one) << threads;
+}
+
 TEST(GenerateThreads, RankSubsetEqualsTheSameRanksOfAFullRun) {
   RunConfig c = MidConfig();
   MemorySink full;
