@@ -23,14 +23,15 @@ void BM_GenerateTinyMoe(benchmark::State& state) {
   int64_t events = 0;
   for (auto _ : state) {
     CountingSink sink;
-    moetrace::tracegen::Generate(config, {}, sink);
+    moetrace::tracegen::Generate(config, {}, sink, {}, 1);  // per core
     events += sink.events;
   }
   state.SetItemsProcessed(events);
 }
 BENCHMARK(BM_GenerateTinyMoe)->Arg(2)->Arg(8)->Unit(benchmark::kMillisecond);
 
-// A mid-size run: 128 ranks (PP 4 x DP 32, EP 8), 16 micro-batches.
+// A mid-size run: 128 ranks (PP 4 x DP 32, EP 8), 16 micro-batches, on
+// range(0) threads (1: events per CPU second; more: wall time).
 void BM_GenerateMidMoe(benchmark::State& state) {
   auto config = BuildConfig({"tiny-moe", "",
                              {"parallel.pp=4", "parallel.dp=32", "parallel.world_size=128",
@@ -39,12 +40,13 @@ void BM_GenerateMidMoe(benchmark::State& state) {
   int64_t events = 0;
   for (auto _ : state) {
     CountingSink sink;
-    moetrace::tracegen::Generate(config, {}, sink);
+    moetrace::tracegen::Generate(config, {}, sink, {}, int(state.range(0)));
     events += sink.events;
   }
   state.SetItemsProcessed(events);
 }
-BENCHMARK(BM_GenerateMidMoe)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GenerateMidMoe)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GenerateMidMoe)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

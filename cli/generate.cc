@@ -1,13 +1,13 @@
 // moetrace generate: run the tracegen model and write the trace.
-#include <unistd.h>
-
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "formats/open_trace.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
@@ -19,6 +19,8 @@ void AddGenerateCommand(CLI::App& app) {
     std::string preset, config, ranks, out;
     std::vector<std::string> sets;
     int steps = 0;
+    int threads = 0;
+    bool timings = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand("generate", "Simulate MoE training on Ascend+Kunpeng and write its trace");
@@ -27,6 +29,10 @@ void AddGenerateCommand(CLI::App& app) {
   sub->add_option("--set", args->sets, "override a config key: dotted.key=value (repeatable)");
   sub->add_option("--steps", args->steps, "training steps to simulate")->check(CLI::Range(1, 10000));
   sub->add_option("--ranks", args->ranks, "ranks to write: list or ranges, e.g. 0-7,64 (default all)");
+  sub->add_option("--threads", args->threads,
+                  "threads emitting ranks (default: one per core); the output is the same for any count")
+      ->check(CLI::Range(1, 1024));
+  sub->add_flag("--timings", args->timings, "print the time spent per phase to stderr");
   sub->add_option("-o,--output", args->out, "output trace (.mtrace, .pftrace, .json)")->required();
   Register(sub, [args]() {
     if (args->preset.empty() == args->config.empty())
@@ -37,12 +43,23 @@ void AddGenerateCommand(CLI::App& app) {
     if (!args->ranks.empty())
       ranks = tracegen::ParseRankSpec(args->ranks, config.parallel().world_size());
     auto sink = CreateSink(args->out);
-    const bool tty = isatty(fileno(stderr));
-    auto progress = [tty](int done, int total) {
-      if (tty) fmt::print(stderr, "\rgenerating: rank {}/{}{}", done, total, done == total ? "\n" : "");
-    };
-    tracegen::GenerateSummary s = tracegen::Generate(config, ranks, *sink, progress);
+    const size_t total = ranks.empty() ? size_t(config.parallel().world_size()) : ranks.size();
+    tracegen::GenerateSummary s;
+    {
+      Progress bar("generating", total);  // called in rank order, on this thread
+      s = tracegen::Generate(config, ranks, *sink, [&bar](int done, int) { bar.Update(size_t(done)); },
+                             args->threads);
+    }
     for (const auto& w : s.warnings) fmt::print(stderr, "moetrace: warning: {}\n", w);
+    if (args->timings) {
+      const auto& t = s.times;
+      fmt::print(stderr,
+                 "generate: {} ranks, {} events, {:.2f} s wall, {:.2f} s CPU; pass 1 {:.2f} s wall, "
+                 "{:.2f} s CPU; CPU summed over threads: pass 2 {:.2f} s, labels {:.2f} s, "
+                 "encode {:.2f} s, writer {:.2f} s ({:.2f} s wall)\n",
+                 s.ranks, s.events, t.total, t.total_cpu, t.simulate, t.simulate_cpu, t.emit,
+                 t.labels, t.encode, t.write, t.write_wall);
+    }
     return 0;
   });
 }

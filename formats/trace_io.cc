@@ -1,6 +1,12 @@
 #include "formats/trace_io.h"
 
+#include <stdexcept>
+
 namespace moetrace {
+
+void TraceSink::AddEncoded(std::unique_ptr<EncodedRank>) {
+  throw std::logic_error("TraceSink::AddEncoded on a sink that has no encoder");
+}
 
 ConcatSource::ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts)
     : parts_(std::move(parts)) {

@@ -38,6 +38,21 @@ class TraceSource {
   virtual std::string RankPath(size_t index) const { return ""; }
 };
 
+// A rank already turned into a sink's output by one of its RankEncoders.
+class EncodedRank {
+ public:
+  virtual ~EncodedRank() = default;
+};
+
+// Does a sink's per-rank work (encoding, compression) away from the sink, so
+// that a producer can encode ranks on several threads while one thread
+// appends them in order. One encoder per thread.
+class RankEncoder {
+ public:
+  virtual ~RankEncoder() = default;
+  virtual std::unique_ptr<EncodedRank> Encode(const Rank& rank) = 0;
+};
+
 class TraceSink {
  public:
   virtual ~TraceSink() = default;
@@ -45,6 +60,13 @@ class TraceSink {
   // writes what it needs before returning: callers reuse `rank` (tracegen
   // emits every rank into one Rank).
   virtual void AddRank(const Rank& rank) = 0;
+  // An encoder whose output AddEncoded takes, for sinks that can encode off
+  // their thread (the native writer); nullptr for the others (use AddRank).
+  // The sink must outlive its encoders.
+  virtual std::unique_ptr<RankEncoder> CreateEncoder() { return nullptr; }
+  // Appends a rank encoded by one of this sink's encoders: the same output
+  // as AddRank of that rank.
+  virtual void AddEncoded(std::unique_ptr<EncodedRank> rank);
   // Writes the metadata (known only at the end for a generator) and commits
   // the output. Without Finish() nothing is left on disk.
   virtual void Finish(const Metadata& metadata) = 0;

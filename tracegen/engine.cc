@@ -1,7 +1,8 @@
 // The tracegen engine's driver and public API (engine.h): building the
 // engine from a RunConfig, the discrete-event loop that issues each rank's
 // ops block by block (NextBlock, Advance), pass 1 over all ranks together
-// (Simulate), pass 2 one rank at a time (EmitRank), and the trace metadata.
+// (Simulate), pass 2 one rank at a time (EmitRank, on any number of
+// threads through RankEmitter), and the trace metadata.
 // How ops are built and emitted lives in the other engine_*.cc files (see
 // engine_internal.h).
 #include "tracegen/engine.h"
@@ -63,7 +64,7 @@ EngineImpl::EngineImpl(const RunConfig& c) : cfg(c), shape(c), hw(c.hardware()) 
 // ---------------------------------------------------------------------------
 // Running
 
-bool EngineImpl::NextBlock(RankSim& r) {
+bool EngineImpl::NextBlock(RankSim& r) const {
   Block& b = r.block;
   while (true) {
     b.Clear();
@@ -127,7 +128,7 @@ bool EngineImpl::NextBlock(RankSim& r) {
   }
 }
 
-bool EngineImpl::Advance(RankSim& r, bool pass2) {
+bool EngineImpl::Advance(RankSim& r, bool pass2) const {
   bool progressed = false;
   const bool tq = task_queue_;
   const TimeNs py_cost = py_cost_, dq_cost = dq_cost_;
@@ -168,23 +169,46 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
     if (op.wait_prefetch >= 0) ready = std::max(ready, r.prefetch_end[uint64_t(op.wait_prefetch)]);
     TimeNs finish;
     if (op.cat == Category::kCollective) {
-      CrossEntry& e = cross_[op.xkey];
-      if (!pass2 && r.state[i] == 1) {
-        e.expected = op.group_size;
-        ++e.arrived;
-        e.max_arrival = std::max(e.max_arrival, ready);
-        e.dur = op.dur;
-        r.state[i] = 2;
+      CrossEntry e;
+      if (pass2) {
+        const CrossEntry* p = FindCross(r.stage, op);  // read only: pass 2 runs on many threads
+        if (p == nullptr) return progressed;
+        e = *p;
+      } else {
+        const bool shared = CrossesStages(op);
+        std::unique_lock<std::mutex> lock(r.shared->mu, std::defer_lock);
+        if (shared) lock.lock();
+        CrossEntry& w = shared ? (*r.shared->map)[op.xkey] : r.cross->At(op);
+        if (r.state[i] == 1) {
+          w.expected = op.group_size;
+          ++w.arrived;
+          w.max_arrival = std::max(w.max_arrival, ready);
+          w.dur = op.dur;  // the same for every member
+          r.state[i] = 2;
+          if (shared && w.arrived == w.expected) r.shared->Changed();
+        }
+        e = w;
       }
       if (e.arrived < e.expected) return progressed;
       finish = std::max(ready, e.max_arrival + e.dur);
     } else if (op.stream == kSSend) {
       finish = ready + op.dur;
-      if (!pass2) cross_[op.xkey].done = finish;
+      if (!pass2) {
+        std::lock_guard<std::mutex> lock(r.shared->mu);
+        (*r.shared->map)[op.xkey].done = finish;
+        r.shared->Changed();
+      }
     } else if (op.stream == kSRecv) {
-      auto it = cross_.find(op.xkey);
-      if (it == cross_.end() || it->second.done == kNever) return progressed;
-      finish = std::max(ready, it->second.done);
+      TimeNs done = kNever;
+      if (pass2) {
+        if (const CrossEntry* p = FindCross(r.stage, op)) done = p->done;
+      } else {
+        std::lock_guard<std::mutex> lock(r.shared->mu);
+        auto it = r.shared->map->find(op.xkey);
+        if (it != r.shared->map->end()) done = it->second.done;
+      }
+      if (done == kNever) return progressed;
+      finish = std::max(ready, done);
     } else {
       finish = ready + op.dur;
     }
@@ -199,55 +223,39 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) {
   return progressed;
 }
 
-void EngineImpl::Simulate() {
-  if (simulated) return;
-  std::vector<RankSim> sims(shape.world);
-  for (int i = 0; i < shape.world; ++i) {
-    sims[i].rank = i;
-    sims[i].stage = shape.Stage(i);
-  }
-  int remaining = shape.world;
-  std::vector<char> done(shape.world, 0);
-  while (remaining > 0) {
-    bool any = false;
-    for (int i = 0; i < shape.world; ++i) {
-      if (done[i]) continue;
-      any |= Advance(sims[i], false);
-      if (sims[i].phase == 4) {
-        done[i] = 1;
-        --remaining;
-        sims[i].block = Block();
-        sims[i].acts.clear();
-      }
-    }
-    if (!any && remaining > 0) throw std::logic_error("tracegen: simulation deadlock (schedule bug)");
-  }
-  simulated = true;
-}
-
-void EngineImpl::EmitRank(int rank, Rank* out_rank) {
-  Simulate();
+void EngineImpl::EmitRank(int rank, Rank* out_rank, EmitScratch& s) const {
+  if (!simulated) throw std::logic_error("tracegen: EmitRank before Simulate");
   Rank& out = *out_rank;
   RankSim sim;
   sim.rank = rank;
   sim.stage = shape.Stage(rank);
   sim.out = &out;
   // Pass 2 keeps the routing of one EP group while its members are emitted
-  // one after another (ranks of a group are contiguous), instead of
-  // re-sampling every member's tokens for each emitted rank.
+  // (ranks of a group are contiguous), instead of re-sampling every
+  // member's tokens for each emitted rank; emitters in the same group share it.
   const uint64_t group = shape.EpGroupId(rank);
-  if (!pass2_cache_ || group != pass2_group_) routing_cache_.clear();
-  pass2_cache_ = true;
-  pass2_group_ = group;
-  InitRankOutput(sim);
+  if (!s.has_group || group != s.group) {
+    s.routing.reset();  // the last emitter to leave a group frees its routing
+    std::lock_guard<std::mutex> lock(groups_mu_);
+    std::weak_ptr<GroupRoutingStore>& w = groups_[group];
+    s.routing = w.lock();
+    if (!s.routing) w = s.routing = std::make_shared<GroupRoutingStore>();
+  }
+  s.has_group = true;
+  s.group = group;
+  sim.routing = &s.routing->cache;
+  sim.routing_mu = &s.routing->mu;
+  sim.keep_routing = true;
+  InitRankOutput(sim, s);
   Advance(sim, true);
   if (sim.phase != 4) throw std::logic_error("tracegen: pass 2 blocked (missing cross-rank result)");
   FinishRankOutput(sim);
-  last_track_events_.resize(out.tracks.size());
-  last_track_comms_.resize(out.tracks.size());
+  s.events += sim.events;
+  s.track_events.resize(out.tracks.size());
+  s.track_comms.resize(out.tracks.size());
   for (size_t t = 0; t < out.tracks.size(); ++t) {
-    last_track_events_[t] = out.tracks[t].events.size();
-    last_track_comms_[t] = out.tracks[t].comms.size();
+    s.track_events[t] = out.tracks[t].events.size();
+    s.track_comms[t] = out.tracks[t].comms.size();
   }
   // The dequeue thread exists only with the task queue.
   if (!cfg.host().task_queue() && out.tracks[1].events.empty()) out.tracks[1].name = out.strings.Intern("dequeue (unused)");
@@ -284,15 +292,25 @@ Metadata EngineImpl::BaseMetadata() const {
 
 Engine::Engine(const RunConfig& config) : impl_(std::make_unique<EngineImpl>(config)) {}
 Engine::~Engine() = default;
-void Engine::Simulate() { impl_->Simulate(); }
+void Engine::Simulate(int threads) { impl_->Simulate(threads); }
 Rank Engine::EmitRank(int r) {
   Rank out;
-  impl_->EmitRank(r, &out);
+  EmitRank(r, &out);
   return out;
 }
-void Engine::EmitRank(int r, Rank* out) { impl_->EmitRank(r, out); }
+void Engine::EmitRank(int r, Rank* out) {
+  Simulate();
+  if (!emitter_) emitter_ = std::make_unique<RankEmitter>(*this);
+  emitter_->Emit(r, out);
+}
 Metadata Engine::BaseMetadata() const { return impl_->BaseMetadata(); }
 int Engine::world_size() const { return impl_->shape.world; }
-int64_t Engine::events_emitted() const { return impl_->events; }
+int64_t Engine::events_emitted() const { return emitter_ ? emitter_->events() : 0; }
+
+RankEmitter::RankEmitter(const Engine& engine)
+    : engine_(*engine.impl_), scratch_(std::make_unique<EmitScratch>()) {}
+RankEmitter::~RankEmitter() = default;
+void RankEmitter::Emit(int r, Rank* out) { engine_.EmitRank(r, out, *scratch_); }
+int64_t RankEmitter::events() const { return scratch_->events; }
 
 }  // namespace moetrace::tracegen

@@ -1,7 +1,8 @@
 // The discrete-event model of one training run. Pass 1 simulates every
 // rank together (collectives need the arrival of all their members) keeping
 // only what crosses ranks; pass 2 re-runs one rank at a time against those
-// results and emits its events, so ranks stream to the sink one by one.
+// results and emits its events, so ranks stream to the sink one by one;
+// pass 2 runs on any number of threads, one RankEmitter each.
 #pragma once
 
 #include <cstdint>
@@ -15,14 +16,17 @@
 namespace moetrace::tracegen {
 
 class EngineImpl;
+struct EmitScratch;
+class RankEmitter;
 
 class Engine {
  public:
   explicit Engine(const RunConfig& config);  // config must be validated
   ~Engine();
-  // Pass 1: simulate all ranks (idempotent).
-  void Simulate();
-  // Pass 2: the events of rank `r` (after Simulate()).
+  // Pass 1: simulate all ranks (idempotent), on up to `threads` threads
+  // (pipeline stages are spread over them; same results for any count).
+  void Simulate(int threads = 1);
+  // Pass 2: the events of rank `r` (runs Simulate() first if needed).
   Rank EmitRank(int r);
   // Same, into *out (overwritten): reusing one Rank across calls keeps the
   // capacity of its event columns instead of reallocating them per rank.
@@ -30,11 +34,33 @@ class Engine {
   // Trace-wide metadata (no ground truth; see labels.h).
   Metadata BaseMetadata() const;
   int world_size() const;
-  // Total events emitted so far by EmitRank.
+  // Total events emitted so far by EmitRank (not by other RankEmitters).
   int64_t events_emitted() const;
 
  private:
+  friend class RankEmitter;
   std::unique_ptr<EngineImpl> impl_;
+  std::unique_ptr<RankEmitter> emitter_;  // EmitRank's
+};
+
+// Pass 2 on one thread. An emitter keeps what it reuses from one rank to the
+// next (its EP group's routing, the last rank's track sizes); after
+// Engine::Simulate(), emitters of one engine may run concurrently, one per
+// thread, and emit the same bytes as Engine::EmitRank.
+class RankEmitter {
+ public:
+  explicit RankEmitter(const Engine& engine);
+  ~RankEmitter();
+  RankEmitter(const RankEmitter&) = delete;
+  RankEmitter& operator=(const RankEmitter&) = delete;
+  // Rank `r` into *out (overwritten, its columns' capacity reused); throws
+  // std::logic_error before Simulate().
+  void Emit(int r, Rank* out);
+  int64_t events() const;  // emitted by this emitter so far
+
+ private:
+  const EngineImpl& engine_;
+  std::unique_ptr<EmitScratch> scratch_;
 };
 
 }  // namespace moetrace::tracegen

@@ -11,7 +11,7 @@
 
 namespace moetrace::tracegen {
 
-void EngineImpl::InitRankOutput(RankSim& r) {
+void EngineImpl::InitRankOutput(RankSim& r, const EmitScratch& s) const {
   Rank& k = *r.out;
   std::vector<Track> recycled = std::move(k.tracks);
   k = Rank();
@@ -53,9 +53,9 @@ void EngineImpl::InitRankOutput(RankSim& r) {
     to.sample_ts = std::move(from.sample_ts);
     to.sample_value = std::move(from.sample_value);
   }
-  for (size_t t = 0; t < k.tracks.size() && t < last_track_events_.size(); ++t) {
-    k.tracks[t].events.Reserve(last_track_events_[t]);
-    k.tracks[t].comms.reserve(last_track_comms_[t]);
+  for (size_t t = 0; t < k.tracks.size() && t < s.track_events.size(); ++t) {
+    k.tracks[t].events.Reserve(s.track_events[t]);
+    k.tracks[t].comms.reserve(s.track_comms[t]);
   }
   r.op_names = op_names_;
   // Operator names are interned on first use (most ranks use a fraction).
@@ -74,7 +74,7 @@ void EngineImpl::InitRankOutput(RankSim& r) {
 }
 
 void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, TimeNs dq0,
-                          TimeNs dq1, TimeNs s0, TimeNs s1) {
+                          TimeNs dq1, TimeNs s0, TimeNs s1) const {
   Track& py = r.out->tracks[0];
   Event e;
   e.step = r.step;
@@ -116,7 +116,7 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
   }
 }
 
-void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs finish) {
+void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs finish) const {
   Track& tr = r.out->tracks[2 + op.stream];
   Event e;
   e.ts = start;
@@ -167,7 +167,7 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
     tr.comms.push_back(std::move(c));
   }
   tr.events.Append(e);
-  ++events;
+  ++r.events;
   if (op.routing >= 0) {
     const A2AInfo& a = r.block.a2a[op.routing];
     RoutingRecord rr;
@@ -186,7 +186,7 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
   }
 }
 
-void EngineImpl::FinishRankOutput(RankSim& r) {
+void EngineImpl::FinishRankOutput(RankSim& r) const {
   std::sort(r.mem_events.begin(), r.mem_events.end());
   Rank& k = *r.out;
   // tracks: 8 = allocated, 9.. = weights, gradients, optimizer, activations, recompute

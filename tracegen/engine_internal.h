@@ -9,8 +9,11 @@
 #pragma once
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -131,9 +134,63 @@ inline uint64_t GroupUid(int kind, int stage, int index) {
   return (uint64_t(kind) << 56) | (uint64_t(stage) << 36) | uint64_t(index);
 }
 
+using CrossMap = std::unordered_map<uint64_t, CrossEntry>;
+// A stage's collectives: per group uid, the entries by sequence number.
+// Members look up the same entries in sequence, so this stays in cache where
+// one hash node per collective (millions) would miss on every lookup.
+struct StageCross {
+  std::unordered_map<uint64_t, std::vector<CrossEntry>> groups;
+  CrossEntry& At(const Op& op);  // grows
+  const CrossEntry* Find(const Op& op) const;
+};
+using RoutingCache = std::unordered_map<uint64_t, GroupRouting>;
+
+// Pass 1 runs pipeline stages on several threads (engine_pass1.cc). Every
+// collective but the world all-reduce stays within a stage, so its entry
+// lives in the stage's map, touched by one thread; p2p transfers and the
+// world all-reduce cross stages and live here, under `mu`.
+struct SharedCross {
+  std::mutex mu;
+  std::condition_variable cv;
+  CrossMap* map = nullptr;
+  uint64_t gen = 0;  // bumped by every change: a blocked thread waits for it
+  int finished = 0;
+  bool stop = false;  // a thread failed or every thread is blocked
+  // Per thread: the gen it waits to move past, or kRunning / kDone.
+  static constexpr uint64_t kRunning = ~uint64_t{0}, kDone = kRunning - 1;
+  std::vector<uint64_t> blocked_at;
+  // True when no other thread can change anything: each is done or waits
+  // for a change that has not come.
+  bool OthersStuck(int self) const {
+    for (size_t t = 0; t < blocked_at.size(); ++t)
+      if (int(t) != self && blocked_at[t] != kDone && blocked_at[t] != gen) return false;
+    return true;
+  }
+  bool AnyWaiting() const {
+    for (uint64_t b : blocked_at)
+      if (b < kDone) return true;
+    return false;
+  }
+  // After a change (under mu). Waiting threads are woken at the end of the
+  // changer's round, not per change: one round of theirs then takes in a
+  // whole round's sends instead of one.
+  void Changed() { ++gen; }
+};
+
 // One rank's simulation state.
 struct RankSim {
   int rank = 0, stage = 0;
+  // What the run writes outside the rank: pass 1 records arrivals and send
+  // ends in the engine's map (`cross`) and shares the engine's routing
+  // cache; pass 2 only reads the map (cross == nullptr) and uses its
+  // emitter's cache, keeping a group's routing for its next members, so
+  // emitters on different threads share nothing mutable.
+  StageCross* cross = nullptr;   // the stage's collectives (pass 1)
+  SharedCross* shared = nullptr;  // the cross-stage one (pass 1)
+  RoutingCache* routing = nullptr;
+  std::mutex* routing_mu = nullptr;  // pass 2: the cache is shared by emitters
+  bool keep_routing = false;
+  int64_t events = 0;  // device events emitted
   int step = 0;
   int phase = 0;  // 0 prologue, 1 items, 2 optimizer, 3 step end, 4 done
   size_t item = 0;
@@ -210,11 +267,31 @@ struct RankSim {
   }
 };
 
+// The routing of one EP group in pass 2, sampled once for all its members
+// and shared by the emitters emitting them (its members are contiguous, so
+// concurrent emitters mostly work in the same group).
+struct GroupRoutingStore {
+  std::mutex mu;
+  RoutingCache cache;
+};
+
+// One emitter's pass-2 state (RankEmitter in engine.h), reused from one
+// rank to the next.
+struct EmitScratch {
+  std::shared_ptr<GroupRoutingStore> routing;  // of EP group `group`
+  uint64_t group = 0;
+  bool has_group = false;
+  std::vector<size_t> track_events, track_comms;  // of the last emitted rank
+  int64_t events = 0;
+};
+
 class EngineImpl {
  public:
   explicit EngineImpl(const RunConfig& c);
-  void Simulate();
-  void EmitRank(int r, Rank* out);
+  // Pass 1 on up to `threads` threads (by pipeline stage).
+  void Simulate(int threads = 1);
+  // Pass 2; after Simulate(), callable concurrently with distinct scratches.
+  void EmitRank(int r, Rank* out, EmitScratch& s) const;
   Metadata BaseMetadata() const;
 
   RunConfig cfg;
@@ -223,32 +300,31 @@ class EngineImpl {
   std::vector<std::vector<PipeItem>> schedules;  // per pp stage
   RoutingModel routing;
   bool simulated = false;
-  int64_t events = 0;
 
  private:
   friend struct RankSim;
   // --- building ---
-  void BuildPrologue(RankSim& r, Block& b);
-  void BuildItem(RankSim& r, const PipeItem& it, Block& b);
-  void BuildTask(RankSim& r, const PipeTask& t, Block& b);
-  void BuildOptimizer(RankSim& r, Block& b);
-  void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b);
-  void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph);
-  void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb);
-  int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true);
+  void BuildPrologue(RankSim& r, Block& b) const;
+  void BuildItem(RankSim& r, const PipeItem& it, Block& b) const;
+  void BuildTask(RankSim& r, const PipeTask& t, Block& b) const;
+  void BuildOptimizer(RankSim& r, Block& b) const;
+  void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) const;
+  void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) const;
+  void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) const;
+  int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true) const;
   // Chains the op just appended to b.ops (as Add does).
-  int32_t Chain(Block& b, int32_t& chain, bool depend = true);
+  int32_t Chain(Block& b, int32_t& chain, bool depend = true) const;
   Op Compute(OpName n, OpClass cls, double flops, double bytes, Phase ph, int mb, int layer,
              bool grad, double tokens_per_expert = 0) const;
   Op Collective(RankSim& r, OpName n, CollectiveKind k, CommClass cc, uint64_t group,
                 const std::vector<int32_t>& members, double bytes, Phase ph, int mb, int layer,
                 bool grad) const;
-  void Finalize(RankSim& r, Block& b);
-  GroupRouting& Routing(RankSim& r, int mb, int layer);
-  const std::vector<double>& Popularity(int layer, int step);
-  std::vector<int32_t> Placement(int layer, int step);
+  void Finalize(RankSim& r, Block& b) const;
+  GroupRouting& Routing(RankSim& r, int mb, int layer) const;
+  const std::vector<double>& Popularity(int layer, int step) const;
+  std::vector<int32_t> Placement(int layer, int step) const;
   void ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>& members,
-                          const std::vector<double>& pop, int64_t tokens);
+                          const std::vector<double>& pop, int64_t tokens) const;
   struct ActBytes {
     double kept = 0, full = 0;
     double extra = 0;       // rebuilt by recompute during the backward (transient)
@@ -260,13 +336,13 @@ class EngineImpl {
   double HostFactor() const { return cfg.host().numa_affinity() ? 1.0 : hw.cross_numa_factor(); }
 
   // --- running ---
-  bool Advance(RankSim& r, bool pass2);
-  bool NextBlock(RankSim& r);
-  void Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs end);
+  bool Advance(RankSim& r, bool pass2) const;
+  bool NextBlock(RankSim& r) const;
+  void Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs end) const;
   void EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, TimeNs dq0, TimeNs dq1,
-                TimeNs sync0, TimeNs sync1);
-  void InitRankOutput(RankSim& r);
-  void FinishRankOutput(RankSim& r);
+                TimeNs sync0, TimeNs sync1) const;
+  void InitRankOutput(RankSim& r, const EmitScratch& s) const;
+  void FinishRankOutput(RankSim& r) const;
 
   // The host-to-device copy that brings back a swapped-out activation.
   Op SwapIn(int mb, int layer, int64_t bytes) const {
@@ -291,16 +367,30 @@ class EngineImpl {
     return static_cast<TimeNs>(std::ceil(bytes / bw * 1e9));
   }
 
-  std::unordered_map<uint64_t, CrossEntry> cross_;
-  std::unordered_map<uint64_t, GroupRouting> routing_cache_;
-  bool pass2_cache_ = false;
-  uint64_t pass2_group_ = 0;
-  std::vector<size_t> last_track_events_;  // per track, of the last emitted rank
-  std::vector<size_t> last_track_comms_;
+  // Pass 1's results, read by pass 2: collectives per pipeline stage, then
+  // p2p transfers and the world all-reduce (see SharedCross).
+  std::vector<StageCross> stage_cross_;
+  CrossMap shared_cross_;
+  static bool CrossesStages(const Op& op) {
+    return op.cat == Category::kP2P || (op.cat == Category::kCollective && (op.group >> 56) == 5);
+  }
+  const CrossEntry* FindCross(int stage, const Op& op) const {
+    if (!CrossesStages(op)) return stage_cross_[stage].Find(op);
+    auto it = shared_cross_.find(op.xkey);
+    return it == shared_cross_.end() ? nullptr : &it->second;
+  }
+  void SimulateStages(int thread, std::vector<RankSim>& sims, SharedCross& sh,
+                      RoutingCache& routing);
   bool task_queue_ = false;
   TimeNs py_cost_ = 0, dq_cost_ = 0;
   std::string op_names_[3][kOpNameCount][2];  // see RankSim::OpNameId
-  std::unordered_map<uint64_t, std::vector<double>> popularity_;
+  // A cache filled on demand by pass 1 and by concurrent pass-2 emitters
+  // (node-based: references stay valid as it grows).
+  mutable std::mutex popularity_mu_;
+  // Pass 2's group routings, alive while an emitter works in the group.
+  mutable std::mutex groups_mu_;
+  mutable std::unordered_map<uint64_t, std::weak_ptr<GroupRoutingStore>> groups_;
+  mutable std::unordered_map<uint64_t, std::vector<double>> popularity_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
   // per-rank constant memory
   double dense_params_ = 0, expert_params_ = 0;

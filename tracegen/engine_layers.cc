@@ -13,7 +13,7 @@
 
 namespace moetrace::tracegen {
 
-void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) {
+void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) const {
   const double N = shape.TokensPerMicroBatch(), Ns = shape.TokensSeqSplit(), t = shape.tp;
   const double h = shape.hidden, H = shape.heads;
   const bool bw = false;
@@ -84,8 +84,8 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
       }
     }
     TimeNs a2a_dur = g.a2a_dur;
-    if (ph != Phase::kRecompute && --g.uses_left == 0 && !pass2_cache_)
-      routing_cache_.erase(Key(shape.EpGroupId(r.rank), r.step, mb, layer));
+    if (ph != Phase::kRecompute && !r.keep_routing && --g.uses_left == 0)
+      r.routing->erase(Key(shape.EpGroupId(r.rank), r.step, mb, layer));
     b.a2a.push_back(std::move(info));
     int32_t a2a_idx = static_cast<int32_t>(b.a2a.size() - 1);
     uint64_t ep_gid = shape.EpGroupId(r.rank);
@@ -202,7 +202,7 @@ bool IsShared(uint16_t n) {
 }
 }  // namespace
 
-void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) {
+void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) const {
   const std::string& rc = cfg.memory().recompute();
   RankSim::Act rec = r.acts[RankSim::ActKey(mb, layer)];
   int32_t first_bwd = static_cast<int32_t>(b.ops.size());

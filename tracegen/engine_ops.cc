@@ -155,12 +155,12 @@ Op EngineImpl::Collective(RankSim& r, OpName n, CollectiveKind k, CommClass cc, 
   return op;
 }
 
-int32_t EngineImpl::Add(Block& b, int32_t& chain, const Op& op, bool depend) {
+int32_t EngineImpl::Add(Block& b, int32_t& chain, const Op& op, bool depend) const {
   b.ops.push_back(op);  // one copy: Op is ~150 bytes and ops are built by the million
   return Chain(b, chain, depend);
 }
 
-int32_t EngineImpl::Chain(Block& b, int32_t& chain, bool depend) {
+int32_t EngineImpl::Chain(Block& b, int32_t& chain, bool depend) const {
   Op& op = b.ops.back();
   if (depend && op.dep < 0) op.dep = chain;
   chain = static_cast<int32_t>(b.ops.size() - 1);

@@ -11,14 +11,15 @@
 
 namespace moetrace::tracegen {
 
-const std::vector<double>& EngineImpl::Popularity(int layer, int step) {
+const std::vector<double>& EngineImpl::Popularity(int layer, int step) const {
   uint64_t key = (uint64_t(layer) << 32) | uint32_t(step);
+  std::lock_guard<std::mutex> lock(popularity_mu_);  // rare: once per group routing
   auto it = popularity_.find(key);
   if (it != popularity_.end()) return it->second;
   return popularity_[key] = routing.Popularity(layer, step);
 }
 
-std::vector<int32_t> EngineImpl::Placement(int layer, int step) {
+std::vector<int32_t> EngineImpl::Placement(int layer, int step) const {
   const int g = shape.expert_group;
   if (!cfg.routing().edpb() || step == 0) return ContiguousPlacement(shape.experts, g);
   // EDPB predicts loads from the last migration point's observed popularity.
@@ -29,7 +30,7 @@ std::vector<int32_t> EngineImpl::Placement(int layer, int step) {
 }
 
 void EngineImpl::ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>& members,
-                                    const std::vector<double>& pop, int64_t tokens) {
+                                    const std::vector<double>& pop, int64_t tokens) const {
   const int n = g.members, E = shape.experts, k = shape.top_k;
   const double tok_bytes = 2.0 * shape.hidden;
   if (n <= 1) {
@@ -99,12 +100,15 @@ void EngineImpl::ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>&
                                   (ranks_per_node - 1) * alpha_intra + intra_worst);
 }
 
-GroupRouting& EngineImpl::Routing(RankSim& r, int mb, int layer) {
+GroupRouting& EngineImpl::Routing(RankSim& r, int mb, int layer) const {
   uint64_t gid = shape.EpGroupId(r.rank);
   uint64_t key = Key(gid, r.step, mb, layer);
-  auto it = routing_cache_.find(key);
-  if (it != routing_cache_.end()) return it->second;
-  GroupRouting& g = routing_cache_[key];
+  std::unique_lock<std::mutex> lock;
+  if (r.routing_mu != nullptr) lock = std::unique_lock<std::mutex>(*r.routing_mu);
+  RoutingCache& cache = *r.routing;  // node-based: the entry stays put after unlocking
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  GroupRouting& g = cache[key];
   std::vector<int32_t> members = shape.EpGroup(r.rank);
   g.members = static_cast<int>(members.size());
   g.uses_left = 2 * g.members;

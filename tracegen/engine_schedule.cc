@@ -13,7 +13,7 @@
 
 namespace moetrace::tracegen {
 
-void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) {
+void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
   int32_t chain = -1;
   const int ms = t.model_stage;
   const int first = shape.stage_first_layer[ms], count = shape.stage_layers[ms];
@@ -76,7 +76,7 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) {
   }
 }
 
-void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
+void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   if (!it.fused) {
     BuildTask(r, it.a, b);
     return;
@@ -121,7 +121,7 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) {
 // Swap-ins for the backward task(s) of the next item are issued during this
 // item, so the host-link copies overlap compute instead of delaying the
 // backward.
-void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) {
+void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) const {
   // The prefetch is triggered from the device side (an event recorded when
   // this item's compute begins, as the swap hooks do), not when the host
   // builds the item: the host runs far ahead and would otherwise bring every
@@ -151,7 +151,7 @@ void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) {
   }
 }
 
-void EngineImpl::BuildPrologue(RankSim& r, Block& b) {
+void EngineImpl::BuildPrologue(RankSim& r, Block& b) const {
   const auto& rc = cfg.routing();
   if (!rc.edpb() || r.step == 0 || r.step % std::max(1, rc.edpb_interval()) != 0) return;
   // EDPB migration: experts whose predicted-load placement changed move
@@ -191,7 +191,7 @@ void EngineImpl::BuildPrologue(RankSim& r, Block& b) {
   Add(b, chain, o);
 }
 
-void EngineImpl::BuildOptimizer(RankSim& r, Block& b) {
+void EngineImpl::BuildOptimizer(RankSim& r, Block& b) const {
   double dense = 0, expert = 0;
   ComputeParams(r.stage, &dense, &expert);
   const int st = r.stage, dpi = shape.DpIndex(r.rank), tpi = shape.TpIndex(r.rank);
@@ -237,7 +237,7 @@ void EngineImpl::BuildOptimizer(RankSim& r, Block& b) {
   }
 }
 
-void EngineImpl::Finalize(RankSim& r, Block& b) {
+void EngineImpl::Finalize(RankSim& r, Block& b) const {
   for (Op& o : b.ops) {
     if (o.cat != Category::kCollective) continue;
     o.seq = r.NextSeq(o.group);

@@ -13,16 +13,34 @@
 
 namespace moetrace::tracegen {
 
+// Seconds per phase: wall, or CPU time (not inflated by other processes on
+// the cores), the per-rank phases summed over the threads.
+struct GenerateTimes {
+  double simulate = 0, simulate_cpu = 0;  // pass 1
+  double emit = 0;    // CPU, pass 2: EmitRank
+  double labels = 0;  // CPU, GroundTruthLabels + FindMemoryPeak
+  double encode = 0;  // CPU, the sink's encoder (native: columns + zstd), off the writer
+  double write = 0;   // CPU, the writer thread in the sink (AddRank / AddEncoded, Finish)
+  double write_wall = 0;  // wall, the same (AddRank / AddEncoded): includes waiting for the disk
+  double total = 0, total_cpu = 0;  // the whole Generate
+};
+
 struct GenerateSummary {
   int ranks = 0;
   int64_t events = 0;
   std::vector<std::string> warnings;  // e.g. out of memory, with peak and holder
+  GenerateTimes times;
 };
 
-// `ranks` empty = every rank. `progress(done, total)` is called after each rank.
+// `ranks` empty = every rank. Pass 2 runs on `threads` threads (0: one per
+// core); the sink receives the ranks in the order of `ranks` and the output
+// is the same for any thread count. `progress(done, total)` is called on the
+// calling thread after each rank reaches the sink, done = 1, 2, ...
+// An exception from the engine, the labels or the sink propagates (the
+// first in rank order) after every thread has stopped.
 GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ranks,
                          TraceSink& sink,
-                         const std::function<void(int, int)>& progress = {});
+                         const std::function<void(int, int)>& progress = {}, int threads = 0);
 
 // "0-7,64" -> {0..7, 64}; sorted, unique; InputError naming --ranks when a
 // rank is out of [0, world) or the spec is malformed.

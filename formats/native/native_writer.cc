@@ -84,37 +84,50 @@ class ByteBuffer {
   size_t size_ = 0, capacity_ = 0;
 };
 
-class NativeSink : public TraceSink {
+// A rank turned into its records (rank header, then per track its event,
+// comm and sample blocks), with its index entry; offsets are relative to
+// the first byte of `bytes` until the sink appends it to the file.
+struct NativeEncodedRank : EncodedRank {
+  ByteBuffer bytes;
+  native::RankIndex index;
+};
+
+// Everything the writer does to a rank except writing it to the file, so
+// that several threads can encode (and compress) ranks, each with its own
+// encoder, while the sink appends them in order. Also encodes the footer.
+class NativeEncoder : public RankEncoder {
  public:
-  NativeSink(const std::string& path, NativeWriteOptions opts)
-      : file_(path), opts_(opts), cctx_(ZSTD_createCCtx()) {
+  explicit NativeEncoder(const NativeWriteOptions& opts) : opts_(opts), cctx_(ZSTD_createCCtx()) {
     if (cctx_ == nullptr) throw std::bad_alloc();
-    opts_.max_block_rows = std::clamp<uint32_t>(opts_.max_block_rows, 1, native::kMaxBlockRows);
     ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, opts_.zstd_level);
     ZSTD_CCtx_setParameter(cctx_, ZSTD_c_contentSizeFlag, 1);
     ZSTD_CCtx_setParameter(cctx_, ZSTD_c_checksumFlag, 0);
-    uint8_t header[native::kFileHeaderSize] = {};
-    std::memcpy(header, native::kMagic, sizeof native::kMagic);
-    native::PutU32(header + 8, native::kVersion);
-    file_.Write(header, sizeof header);
     scratch_.resize(opts_.max_block_rows);
   }
-  ~NativeSink() override { ZSTD_freeCCtx(cctx_); }
+  ~NativeEncoder() override { ZSTD_freeCCtx(cctx_); }
+  NativeEncoder(const NativeEncoder&) = delete;
+  NativeEncoder& operator=(const NativeEncoder&) = delete;
 
-  void AddRank(const Rank& rank) override {
-    Require(!finished_, "AddRank after Finish");
-    Require(!failed_, "AddRank after a failed AddRank");
-    // A rank that fails half-written would leave the index inconsistent:
-    // the sink then refuses to finish, and AtomicFile leaves nothing.
-    failed_ = true;
-    WriteRank(rank);
-    failed_ = false;
+  std::unique_ptr<EncodedRank> Encode(const Rank& rank) override {
+    auto enc = std::make_unique<NativeEncodedRank>();
+    // Ranks of a trace have similar sizes: start at the last one's.
+    enc->bytes.Room(last_size_);
+    out_ = &enc->bytes;
+    WriteRank(rank, &enc->index);
+    last_size_ = enc->bytes.size();
+    return enc;
   }
-  void Finish(const Metadata& metadata) override;
+  // One record holding `msg` into *out; returns its offset in *out and size.
+  std::pair<uint64_t, uint32_t> EncodeRecord(native::RecordKind kind,
+                                             const google::protobuf::MessageLite& msg,
+                                             ByteBuffer* out) {
+    out_ = out;
+    return WriteRecord(kind, msg);
+  }
 
  private:
-  void WriteRank(const Rank& rank);
-  // Writes one record holding `msg`; returns its offset and total size.
+  void WriteRank(const Rank& rank, native::RankIndex* index);
+  // Appends one record holding `msg` to *out_; returns its offset and total size.
   std::pair<uint64_t, uint32_t> WriteRecord(native::RecordKind kind,
                                             const google::protobuf::MessageLite& msg);
   std::pair<uint64_t, uint32_t> WriteRecordBytes(native::RecordKind kind, const char* raw,
@@ -208,13 +221,11 @@ class NativeSink : public TraceSink {
   void AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count, int64_t min_ts,
                       int64_t max_ts, native::RankIndex* index);
 
-  AtomicFile file_;
   NativeWriteOptions opts_;
   ZSTD_CCtx* cctx_;
   native::ColumnEncoder encoder_;
-  bool finished_ = false;
-  bool failed_ = false;
-  native::Footer footer_;
+  ByteBuffer* out_ = nullptr;  // where records go
+  size_t last_size_ = 0;
   // The Block message being built (see BeginBlock), kept between blocks.
   static constexpr size_t kBlockPrefix = 8;  // kind: 2 bytes, count: up to 6
   ByteBuffer block_bytes_;
@@ -223,10 +234,58 @@ class NativeSink : public TraceSink {
   ByteBuffer comm_cols_;  // the columns of a comm block (int64), Room() only
   ByteBuffer values_[3];            // its flattened vectors (int64)
   std::string serialized_;
-  ByteBuffer compressed_;  // kept empty: Room() only
 };
 
-std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
+class NativeSink : public TraceSink {
+ public:
+  NativeSink(const std::string& path, NativeWriteOptions opts) : file_(path), opts_(opts) {
+    opts_.max_block_rows = std::clamp<uint32_t>(opts_.max_block_rows, 1, native::kMaxBlockRows);
+    own_ = std::make_unique<NativeEncoder>(opts_);
+    uint8_t header[native::kFileHeaderSize] = {};
+    std::memcpy(header, native::kMagic, sizeof native::kMagic);
+    native::PutU32(header + 8, native::kVersion);
+    file_.Write(header, sizeof header);
+  }
+
+  void AddRank(const Rank& rank) override {
+    Require(!finished_, "AddRank after Finish");
+    Require(!failed_, "AddRank after a failed AddRank");
+    failed_ = true;  // an invalid rank fails the sink, as a failed write does
+    auto enc = own_->Encode(rank);
+    failed_ = false;
+    AddEncoded(std::move(enc));
+  }
+  std::unique_ptr<RankEncoder> CreateEncoder() override {
+    return std::make_unique<NativeEncoder>(opts_);
+  }
+  void AddEncoded(std::unique_ptr<EncodedRank> rank) override {
+    Require(!finished_, "AddRank after Finish");
+    Require(!failed_, "AddRank after a failed AddRank");
+    auto* enc = dynamic_cast<NativeEncodedRank*>(rank.get());
+    Require(enc != nullptr, "AddEncoded: a rank encoded by another kind of sink");
+    // A rank that fails half-written would leave the index inconsistent:
+    // the sink then refuses to finish, and AtomicFile leaves nothing.
+    failed_ = true;
+    const uint64_t base = file_.offset();
+    native::RankIndex& index = enc->index;
+    index.set_header_offset(index.header_offset() + base);
+    for (native::BlockIndex& b : *index.mutable_blocks()) b.set_offset(b.offset() + base);
+    file_.Write(enc->bytes.data(), enc->bytes.size());
+    footer_.add_ranks()->Swap(&index);
+    failed_ = false;
+  }
+  void Finish(const Metadata& metadata) override;
+
+ private:
+  AtomicFile file_;
+  NativeWriteOptions opts_;
+  std::unique_ptr<NativeEncoder> own_;  // for AddRank and the footer
+  bool finished_ = false;
+  bool failed_ = false;
+  native::Footer footer_;
+};
+
+std::pair<uint64_t, uint32_t> NativeEncoder::WriteRecord(native::RecordKind kind,
                                                       const google::protobuf::MessageLite& msg) {
   serialized_.clear();
   if (!msg.SerializeToString(&serialized_)) {
@@ -235,30 +294,30 @@ std::pair<uint64_t, uint32_t> NativeSink::WriteRecord(native::RecordKind kind,
   return WriteRecordBytes(kind, serialized_.data(), serialized_.size());
 }
 
-std::pair<uint64_t, uint32_t> NativeSink::WriteRecordBytes(native::RecordKind kind,
+std::pair<uint64_t, uint32_t> NativeEncoder::WriteRecordBytes(native::RecordKind kind,
                                                            const char* raw, size_t raw_size) {
   Require(raw_size <= native::kMaxRecordRawSize, "a record exceeds 1 GiB");
   // (A ByteBuffer: growing a std::string would zero the room each time a
   // large record follows a small one.)
+  // Compressed straight behind its header's room in *out_.
   const size_t bound = ZSTD_compressBound(raw_size);
-  uint8_t* out = compressed_.Room(bound);
+  const uint64_t offset = out_->size();
+  uint8_t* header = out_->Room(native::kRecordHeaderSize + bound);
+  uint8_t* out = header + native::kRecordHeaderSize;
   size_t n = ZSTD_compress2(cctx_, out, bound, raw, raw_size);
   if (ZSTD_isError(n)) {
     throw std::runtime_error(std::string("native writer: zstd: ") + ZSTD_getErrorName(n));
   }
-  uint8_t header[native::kRecordHeaderSize] = {};
+  std::memset(header, 0, native::kRecordHeaderSize);
   native::PutU32(header, static_cast<uint32_t>(n));
   native::PutU32(header + 4, static_cast<uint32_t>(raw_size));
-  native::PutU32(header + 8,
-                 native::Crc32(out, n));
+  native::PutU32(header + 8, native::Crc32(out, n));
   header[12] = kind;
-  uint64_t offset = file_.offset();
-  file_.Write(header, sizeof header);
-  file_.Write(out, n);
+  out_->Commit(native::kRecordHeaderSize + n);
   return {offset, static_cast<uint32_t>(native::kRecordHeaderSize + n)};
 }
 
-void NativeSink::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
+void NativeEncoder::AddColumn(uint32_t field, const int64_t* v, size_t n, std::optional<int64_t> dflt,
                            const int64_t* dur, const native::PlainStats* plain) {
   native::ColumnView col;
   size_t deferred;
@@ -273,7 +332,7 @@ uint8_t* PutField(uint8_t* out, uint32_t number, uint64_t value) {
 }
 }  // namespace
 
-void NativeSink::PutColumn(uint32_t field, const native::ColumnView& c, size_t deferred) {
+void NativeEncoder::PutColumn(uint32_t field, const native::ColumnView& c, size_t deferred) {
   // Column: field 1, encoding 2, constant 3 (sint64), data 4 (bytes),
   // width 5, first 6 (sint64); a field at its default is not written.
   uint8_t head[64], tail[32];
@@ -308,7 +367,7 @@ void NativeSink::PutColumn(uint32_t field, const native::ColumnView& c, size_t d
   block_bytes_.Append(tail, static_cast<size_t>(t - tail));
 }
 
-void NativeSink::AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count,
+void NativeEncoder::AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t count,
                                 int64_t min_ts, int64_t max_ts, native::RankIndex* index) {
   // Block: kind 1, count 2 (into the room in front of the columns), the
   // columns (3), values_are_integers 4.
@@ -336,7 +395,7 @@ void NativeSink::AddBlockRecord(uint32_t track, native::BlockKind kind, uint32_t
   b->set_max_ts(max_ts);
 }
 
-void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t track,
+void NativeEncoder::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t track,
                                   native::RankIndex* index) {
   const EventTable& e = t.events;
   const size_t total = e.size();
@@ -382,7 +441,7 @@ void NativeSink::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t tra
   }
 }
 
-void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track,
+void NativeEncoder::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t track,
                                  native::RankIndex* index) {
   const size_t total = t.comms.size();
   const int64_t strings = static_cast<int64_t>(rank.strings.size());
@@ -455,7 +514,7 @@ void NativeSink::WriteCommBlocks(const Rank& rank, const Track& t, uint32_t trac
   }
 }
 
-void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankIndex* index) {
+void NativeEncoder::WriteSampleBlocks(const Track& t, uint32_t track, native::RankIndex* index) {
   const size_t total = t.sample_ts.size();
   Require(t.sample_value.size() == total, "sample_ts and sample_value of unequal length");
   for (size_t start = 0; start < total; start += opts_.max_block_rows) {
@@ -483,7 +542,7 @@ void NativeSink::WriteSampleBlocks(const Track& t, uint32_t track, native::RankI
   }
 }
 
-void NativeSink::WriteRank(const Rank& rank) {
+void NativeEncoder::WriteRank(const Rank& rank, native::RankIndex* index) {
   Require(rank.tracks.size() <= native::kMaxTracksPerRank, "more than 2^20 tracks in a rank");
   native::RankHeader h;
   h.set_rank(rank.rank);
@@ -519,7 +578,6 @@ void NativeSink::WriteRank(const Rank& rank) {
     s->set_key(k);
     s->set_value(v);
   }
-  native::RankIndex* index = footer_.add_ranks();
   index->set_rank(rank.rank);
   auto [offset, size] = WriteRecord(native::kRecordRankHeader, h);
   index->set_header_offset(offset);
@@ -538,7 +596,10 @@ void NativeSink::Finish(const Metadata& metadata) {
   Require(!failed_, "Finish after a failed AddRank");
   finished_ = true;
   native::MetadataToProto(metadata, footer_.mutable_metadata());
-  auto [offset, size] = WriteRecord(native::kRecordFooter, footer_);
+  ByteBuffer record;
+  auto [at, size] = own_->EncodeRecord(native::kRecordFooter, footer_, &record);
+  const uint64_t offset = file_.offset() + at;
+  file_.Write(record.data(), record.size());
   uint8_t trailer[native::kTrailerSize];
   native::PutU64(trailer, offset);
   native::PutU32(trailer + 8, size);
