@@ -13,6 +13,7 @@
 #include "formats/decimal.h"
 #include "formats/ascend/trace_view.h"
 #include "formats/errors.h"
+#include "formats/sorted_dir.h"
 
 namespace moetrace {
 namespace {
@@ -80,17 +81,6 @@ bool IsClusterDir(const fs::path& d) {
 
 // msprof-analyze writes its folder into the profiling root it analysed.
 constexpr const char* kClusterChild = "cluster_analysis_output";
-
-std::vector<fs::path> SortedChildren(const fs::path& d) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    out.push_back(it->path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // Finds "rank_id" (or "rank") in a small JSON file, at any depth <= 4.
 bool FindRankId(simdjson::dom::element e, int depth, int64_t* rank) {

@@ -14,6 +14,7 @@
 #include "formats/ascend/ascend_csv.h"
 #include "formats/decimal.h"
 #include "formats/errors.h"
+#include "formats/json_error.h"
 
 namespace moetrace {
 namespace {
@@ -56,13 +57,7 @@ void ParseJson(const std::string& text_in, const std::string& file,
     started = true;
     walk(doc.get_value());
   } catch (const simdjson::simdjson_error& e) {
-    std::string pos = "byte 0";
-    const char* loc = nullptr;
-    if (started && doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
-        loc <= text.data() + text.size()) {
-      pos = "byte " + std::to_string(loc - text.data());
-    }
-    ThrowInputError(file, pos, std::string("malformed JSON: ") + simdjson::error_message(e.error()));
+    ThrowMalformedJson(file, doc, text, started, e.error());
   }
 }
 

@@ -10,6 +10,7 @@
 #include "formats/ascend/ascend_csv.h"
 #include "formats/decimal.h"
 #include "formats/errors.h"
+#include "formats/json_error.h"
 
 namespace moetrace {
 namespace {
@@ -361,13 +362,7 @@ CommunicationFigures ReadCommunicationJson(std::string_view json, const std::str
     if (doc.type() != json_type::object) ThrowInputError(file, "byte 0", "expected a JSON object");
     walker.Object(doc.get_object(), 0);
   } catch (const simdjson::simdjson_error& e) {
-    std::string pos = "byte 0";
-    const char* loc = nullptr;
-    if (started && doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
-        loc <= text.data() + text.size()) {
-      pos = "byte " + std::to_string(loc - text.data());
-    }
-    ThrowInputError(file, pos, std::string("malformed JSON: ") + simdjson::error_message(e.error()));
+    ThrowMalformedJson(file, doc, text, started, e.error());
   }
   return walker.Finish();
 }

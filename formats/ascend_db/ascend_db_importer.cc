@@ -14,6 +14,7 @@
 #include "formats/ascend_db/db_overlap.h"
 #include "formats/ascend_db/db_tasks.h"
 #include "formats/errors.h"
+#include "formats/sorted_dir.h"
 
 namespace moetrace {
 namespace {
@@ -32,17 +33,6 @@ bool IsFile(const fs::path& p) {
 bool IsDir(const fs::path& p) {
   std::error_code ec;
   return fs::is_directory(p, ec);
-}
-
-std::vector<fs::path> SortedChildren(const fs::path& d) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator();
-       it.increment(ec)) {
-    out.push_back(it->path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 bool IsProfilerDbName(const std::string& name) {
