@@ -159,6 +159,13 @@ class Advisor {
         // A performance proposal that the replay says does not help is dropped;
         // memory fixes stay (they trade time for memory).
         if (p.gain <= 0 && p.rule != "memory_pressure") continue;
+        // Nor is one whose predicted peak no longer fits in the device's
+        // memory (e.g. "stop recomputing" on 718B: 930 GiB of 64): it would
+        // not run.
+        if (const int64_t capacity = Capacity();
+            capacity > 0 && p.peak_after_bytes > capacity && p.peak_after_bytes > p.peak_before_bytes) {
+          continue;
+        }
         // A memory fix must save memory (5% of the peak at least).
         if (p.rule == "memory_pressure" &&
             !(p.peak_after_bytes >= 0 && p.peak_after_bytes < 0.95 * double(p.peak_before_bytes))) {
@@ -344,12 +351,18 @@ class Advisor {
                              : "greedy migration on the measured loads:\n" + PlanText(plans);
   }
 
-  void MemoryRules() {
-    const auto& c = a_.cluster();
+  // The device memory of the ranks (0 when the trace does not say).
+  int64_t Capacity() const {
     int64_t capacity = 0;
     for (const auto& r : a_.ranks()) {
       if (r.memory().has_capacity_bytes()) capacity = std::max(capacity, r.memory().capacity_bytes());
     }
+    return capacity;
+  }
+
+  void MemoryRules() {
+    const auto& c = a_.cluster();
+    const int64_t capacity = Capacity();
     const int64_t peak = c.memory().peak_bytes();
     if (capacity <= 0 || peak <= 0) return;
     const double headroom = double(capacity - peak) / double(capacity);
