@@ -17,4 +17,14 @@ std::vector<std::filesystem::path> SortedChildren(const std::filesystem::path& d
   return out;
 }
 
+bool IsFile(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+bool IsDir(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec);
+}
+
 }  // namespace moetrace

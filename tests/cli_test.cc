@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "formats/native/native_reader.h"
 #include "formats/native/native_writer.h"
 #include "formats/sample_trace.h"
 #include "formats/trace_io.h"
@@ -84,6 +85,28 @@ TEST(Cli, ConvertToEveryFormat) {
   CommandResult r = RunMoetrace("info --json " + dir + "/out.json");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"format\": \"kineto\""), std::string::npos) << r.output;
+}
+
+// --ranks keeps exactly those ranks, whole; a selection of nothing, or a
+// bad window, exits 2 and writes nothing.
+TEST(Cli, ConvertSelectsRanks) {
+  std::string dir = TempDir("convert_sel");
+  std::string path = WriteSample(dir, 4);
+  CommandResult r = RunMoetrace("convert " + path + " --ranks 1-2 --threads 2 -o " + dir + "/sel.mtrace");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  Trace all = ReadAll(*OpenNative(path));
+  Trace sel = ReadAll(*OpenNative(dir + "/sel.mtrace"));
+  ASSERT_EQ(sel.ranks.size(), 2u);
+  EXPECT_EQ(sel.ranks[0], all.ranks[1]);
+  EXPECT_EQ(sel.ranks[1], all.ranks[2]);
+  r = RunMoetrace("convert " + path + " --ranks 9 -o " + dir + "/none.mtrace");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--ranks: no rank of the input has a selected id (its ids are 0..3)"),
+            std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/none.mtrace"));
+  r = RunMoetrace("convert " + path + " --window 5ms:1ms -o " + dir + "/w.mtrace");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_FALSE(fs::exists(dir + "/w.mtrace"));
 }
 
 TEST(Cli, UnknownOutputTypeExitsTwoAndWritesNothing) {

@@ -22,14 +22,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kOutputDir = "ASCEND_PROFILER_OUTPUT";
 
-bool IsFile(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-bool IsDir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
 
 std::string ReadHead(const fs::path& p, size_t n) {
   std::ifstream in(p, std::ios::binary);

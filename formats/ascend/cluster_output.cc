@@ -15,6 +15,7 @@
 #include "formats/decimal.h"
 #include "formats/errors.h"
 #include "formats/json_error.h"
+#include "formats/sorted_dir.h"
 
 namespace moetrace {
 namespace {
@@ -27,11 +28,6 @@ constexpr const char* kCommunication = "cluster_communication.json";
 constexpr const char* kMatrix = "cluster_communication_matrix.json";
 constexpr const char* kGroups = "communication_group.json";
 constexpr int kMaxDepth = 16;
-
-bool IsFile(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
 
 bool IsClusterOutput(const fs::path& d) {
   return IsFile(d / kStepTrace) || IsFile(d / kCommunication) || IsFile(d / kMatrix);

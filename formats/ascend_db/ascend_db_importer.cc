@@ -26,14 +26,6 @@ constexpr const char* kOutputDir = "ASCEND_PROFILER_OUTPUT";
 constexpr const char* kMarkerTables[] = {"TASK", "PYTORCH_API", "CANN_API", "COMPUTE_TASK_INFO",
                                          "COMMUNICATION_OP", "MSTX_EVENTS", "NPU_OP_MEM"};
 
-bool IsFile(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-bool IsDir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
 
 bool IsProfilerDbName(const std::string& name) {
   bool db = name.size() > 3 && name.compare(name.size() - 3, 3, ".db") == 0;
