@@ -1,11 +1,16 @@
 // moetrace convert INPUT... -o OUT   (OUT type from its extension)
+// moetrace convert INPUT... -o DIR/  (one Kineto JSON file per rank)
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "formats/chrome/chrome_json_writer.h"
+#include "formats/errors.h"
 #include "formats/open_trace.h"
 #include "formats/ordered_ranks.h"
 #include "formats/trace_selection.h"
@@ -20,6 +25,43 @@ struct ConvertOptions {
   int threads = 0;
 };
 
+// -o DIR/ (or an existing directory): what Kineto, HTA and Perfetto expect of
+// a multi-rank run, a file per rank named by its id. Each file appears whole
+// (written under a temporary name and renamed); the directory is created.
+bool IsRankDirectory(const std::string& output) {
+  return output.ends_with('/') || std::filesystem::is_directory(output);
+}
+
+// The labelled figures of each rank, so that a rank's file carries its own
+// (figures with rank < 0 describe the whole run and go to every file).
+struct LabelsByRank {
+  explicit LabelsByRank(const Metadata& metadata) : base(metadata) {
+    base.ground_truth.clear();
+    base.reference.clear();
+    for (const LabeledValue& l : metadata.ground_truth) ground_truth[l.rank].push_back(l);
+    for (const LabeledValue& l : metadata.reference) reference[l.rank].push_back(l);
+  }
+  Metadata For(int32_t rank) const {
+    Metadata m = base;
+    for (int32_t r : {int32_t(-1), rank}) {
+      if (auto it = ground_truth.find(r); it != ground_truth.end())
+        m.ground_truth.insert(m.ground_truth.end(), it->second.begin(), it->second.end());
+      if (auto it = reference.find(r); it != reference.end())
+        m.reference.insert(m.reference.end(), it->second.begin(), it->second.end());
+    }
+    return m;
+  }
+  Metadata base;
+  std::map<int32_t, std::vector<LabeledValue>> ground_truth, reference;
+};
+
+void WriteRankFile(const std::string& dir, const Rank& rank, const LabelsByRank& labels) {
+  std::unique_ptr<TraceSink> sink = CreateChromeJsonSink(
+      (std::filesystem::path(dir) / fmt::format("rank-{}.json", rank.rank)).string());
+  sink->AddRank(rank);
+  sink->Finish(labels.For(rank.rank));
+}
+
 int RunConvert(const ConvertOptions& o) {
   TraceSelection selection;
   if (!o.ranks.empty()) selection.ranks = ParseIdList(o.ranks, "--ranks");
@@ -27,22 +69,35 @@ int RunConvert(const ConvertOptions& o) {
   if (!o.window.empty()) ParseWindow(o.window, &selection);
   const size_t threads =
       o.threads > 0 ? size_t(o.threads) : std::max(1u, std::thread::hardware_concurrency());
-  std::unique_ptr<TraceSink> sink = CreateSink(o.output);
+  const bool per_rank = IsRankDirectory(o.output);
+  std::unique_ptr<TraceSink> sink;
+  if (per_rank) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output, ec);
+    if (ec) ThrowInputError(o.output, "", "cannot create the directory: " + ec.message());
+  } else {
+    sink = CreateSink(o.output);
+  }
   Metadata merged;
   size_t ranks = 0;
   for (size_t k = 0; k < o.inputs.size(); ++k) {
     std::unique_ptr<TraceSource> source = SelectFrom(OpenTrace(o.inputs[k]), selection);
     if (k == 0) merged = source->metadata();
+    const LabelsByRank labels(source->metadata());
     Progress progress("converting " + o.inputs[k], source->rank_count());
     // Ranks are read (and cut) on worker threads while this one writes them
     // in order.
     ForEachRankInOrder(*source, threads, 2 * threads, [&](size_t i, const Rank& rank) {
-      sink->AddRank(rank);
+      if (per_rank) {
+        WriteRankFile(o.output, rank, labels);
+      } else {
+        sink->AddRank(rank);
+      }
       progress.Update(i + 1);
     });
     ranks += source->rank_count();
   }
-  sink->Finish(merged);
+  if (sink) sink->Finish(merged);
   fmt::print(stderr, "wrote {} ({} ranks)\n", o.output, ranks);
   return 0;
 }
@@ -52,9 +107,12 @@ int RunConvert(const ConvertOptions& o) {
 void AddConvertCommand(CLI::App& app) {
   auto o = std::make_shared<ConvertOptions>();
   CLI::App* sub = app.add_subcommand(
-      "convert", "Convert traces: .mtrace (native), .pftrace (Perfetto), .json (Chrome JSON)");
+      "convert",
+      "Convert traces: .mtrace (native), .pftrace (Perfetto), .json (Chrome JSON), DIR/ (a Kineto "
+      "JSON file per rank)");
   sub->add_option("inputs", o->inputs, "Input traces (merged rank by rank)")->required();
-  sub->add_option("-o,--output", o->output, "Output file; its type follows the extension")
+  sub->add_option("-o,--output", o->output, "Output file; its type follows the extension (.mtrace, .pftrace, .json), or a "
+                  "directory (ending in /) to get one Kineto JSON file per rank, rank-<id>.json")
       ->required();
   sub->add_option("--ranks", o->ranks, "Only these rank ids, e.g. 0-7,64");
   sub->add_option("--steps", o->steps, "Only the events of these steps, e.g. 2-3");

@@ -109,6 +109,26 @@ TEST(Cli, ConvertSelectsRanks) {
   EXPECT_FALSE(fs::exists(dir + "/w.mtrace"));
 }
 
+// -o DIR/ writes a Kineto file per rank that reads back as the same ranks,
+// each carrying its own rank id (for moetrace and for HTA's rank regex).
+TEST(Cli, ConvertToAFilePerRank) {
+  std::string dir = TempDir("convert_dir");
+  std::string path = WriteSample(dir, 3);
+  CommandResult r = RunMoetrace("convert " + path + " --ranks 1-2 -o " + dir + "/per-rank/");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote " + dir + "/per-rank/ (2 ranks)"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/per-rank/rank-0.json"));
+  EXPECT_EQ(ReadFile(dir + "/per-rank/rank-2.json").rfind("{\"distributedInfo\":{\"rank\": 2, ", 0),
+            0u);
+  r = RunMoetrace("info --json " + dir + "/per-rank");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"format\": \"kineto\""), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"ranks\": 2"), std::string::npos) << r.output;
+  r = RunMoetrace("analyze " + dir + "/per-rank --json " + dir + "/a.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("replaces"), std::string::npos) << r.output;
+}
+
 TEST(Cli, UnknownOutputTypeExitsTwoAndWritesNothing) {
   std::string dir = TempDir("badout");
   std::string path = WriteSample(dir);

@@ -23,7 +23,7 @@ constexpr int64_t kFirstSyntheticTid = 1'000'000'000;
 // distributedInfo of a one-rank file: Kineto readers look for it before the
 // events, but the rank count is only known at the end. Whitespace is valid
 // JSON, so an unfilled slot costs nothing but these bytes.
-constexpr size_t kHeaderSlot = 64;
+constexpr size_t kHeaderSlot = 80;
 
 // Kineto's "cat" for an event; args.category keeps ours.
 std::string_view KinetoCategory(const Track& track, Category c, uint16_t flags) {
@@ -404,12 +404,14 @@ void ChromeJsonSink::Finish(const Metadata& metadata) {
   // Kineto files name their rank in distributedInfo; only meaningful for a
   // one-rank file.
   if (ranks_written_ == 1) {
-    std::string info = "\"distributedInfo\":{\"rank\":";
+    // `"rank": N` with the space: HTA finds a file's rank with the regular
+    // expression "rank":\s+(\d+) and takes rank 0 without it.
+    std::string info = "\"distributedInfo\":{\"rank\": ";
     AppendInt(last_rank_id_, &info);
-    info += ",\"world_size\":";
+    info += ", \"world_size\": ";
     AppendInt(metadata.layout.world_size > 0 ? metadata.layout.world_size : 1, &info);
     info += "},";
-    WriteHeaderSlot(info);  // at most 11 + 11 + 34 bytes: always fits
+    WriteHeaderSlot(info);  // at most 11 + 11 + 38 bytes: always fits
   }
   file_.Commit();
 }

@@ -240,7 +240,7 @@ TEST(ChromeJsonWriter, TimestampsAreExactMicroseconds) {
   element doc = parser.parse(text);
   EXPECT_EQ(int64_t(doc["distributedInfo"]["rank"]), 7);
   // Before the events, where Kineto readers look for it.
-  EXPECT_EQ(text.rfind("{\"distributedInfo\":{\"rank\":7,\"world_size\":1},", 0), 0u) << text;
+  EXPECT_EQ(text.rfind("{\"distributedInfo\":{\"rank\": 7, \"world_size\": 1},", 0), 0u) << text;
 }
 
 TEST(ChromeJsonWriter, EscapesHostileNames) {
