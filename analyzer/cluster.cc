@@ -112,7 +112,12 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
     if (at[k] == at[k + 1]) continue;
     Shard& shard = shards_[k];
     std::lock_guard<std::mutex> lock(shard.mu);
+    constexpr uint32_t kAhead = 8;
+    for (uint32_t j = at[k]; j < at[k + 1] && j < at[k] + kAhead; ++j) {
+      shard.table.Prefetch(hashes[order[j]]);
+    }
     for (uint32_t j = at[k]; j < at[k + 1]; ++j) {
+      if (j + kAhead < at[k + 1]) shard.table.Prefetch(hashes[order[j + kAhead]]);
       const uint32_t i = order[j];
       const Arrival& a = m.arrivals[i];
       Collective one;

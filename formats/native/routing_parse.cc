@@ -1,5 +1,7 @@
 #include "formats/native/routing_parse.h"
 
+#include <cstring>
+
 #include "formats/native/varint.h"
 
 namespace moetrace::native {
@@ -37,15 +39,28 @@ template <typename T>
 bool AppendPacked(const uint8_t* p, const uint8_t* end, std::vector<T>* out) {
   if (p == end) return true;
   if (end[-1] >= 0x80) return false;
-  size_t count = 0;
-  for (const uint8_t* q = p; q < end; ++q) count += *q < 0x80;
+  // Values = bytes - continuation bytes, 8 bytes at a time.
+  size_t continued = 0;
+  const uint8_t* q = p;
+  for (; end - q >= 8; q += 8) {
+    uint64_t w;
+    std::memcpy(&w, q, 8);
+    // The top bits, moved down to one per byte, summed by the multiply
+    // (no popcnt instruction is assumed).
+    continued += static_cast<size_t>((((w & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull) >> 56);
+  }
+  for (; q < end; ++q) continued += *q >> 7;
+  const size_t count = static_cast<size_t>(end - p) - continued;
   const size_t at = out->size();
   out->resize(at + count);
   T* dst = out->data() + at;
   while (p < end) {
     uint64_t u;
     if (*p < 0x80) {
-      u = *p++;  // most token counts are small: one byte
+      u = *p++;  // token counts are small: one or two bytes
+    } else if (end - p >= 2 && p[1] < 0x80) {
+      u = (p[0] & 0x7fu) | (static_cast<uint64_t>(p[1]) << 7);
+      p += 2;
     } else {
       p = GetVarint(p, end, &u);
       if (p == nullptr) return false;
