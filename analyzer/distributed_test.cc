@@ -65,6 +65,18 @@ TEST(SerializeMerge, AnySplitOfTinyMoeGivesTheSameDocument) {
   EXPECT_EQ(one, Merged(src, 3, [&](size_t i) { return 2 - int(i * 3 / n); }));
 }
 
+// Workers add ranks to the sharded collective tables without a common lock:
+// the document must not depend on how many do.
+TEST(SerializeMerge, OneOrFourThreadsGiveTheSameDocument) {
+  MemorySource src(TinyMoe());
+  AnalyzeOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  const std::string doc = ToStableJson(Analyze(src, one));
+  ASSERT_NE(doc.find("\"collective_waits\": ["), std::string::npos);
+  EXPECT_EQ(doc, ToStableJson(Analyze(src, four)));
+}
+
 TEST(SerializeMerge, AssignRanksBalancesBytes) {
   const std::vector<int> owner = AssignRanks({10, 1, 1, 1, 9, 0}, 2);
   uint64_t load[2] = {0, 0};
