@@ -88,7 +88,8 @@ int Run(const Args& a, Communicator& comm) {
   tracegen::GenerateSummary s;
   OnEveryProcess(comm, [&] {
     if (shards && ranks.empty()) {  // more processes than ranks: no shard (nor a stale one)
-      std::filesystem::remove(out);
+      std::error_code ec;
+      std::filesystem::remove(out, ec);
       return;
     }
     auto sink = CreateSink(out);

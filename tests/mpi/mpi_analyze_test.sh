@@ -127,6 +127,20 @@ case $case in
     "${mpi[@]}" "$bin" analyze "$work/dir" --json "$work/mpi.json" >/dev/null
     cmp "$work/one.json" "$work/mpi.json"
     echo "identical: $(wc -c <"$work/one.json") bytes"
+    # Alone, -o an existing directory: one shard, the same analysis.
+    mkdir -p "$work/alone"
+    tiny64 "$work/alone"
+    [ "$(ls "$work/alone")" = shard-00000.mtrace ]
+    "$bin" analyze "$work/alone" --json "$work/alone.json" >/dev/null
+    cmp "$work/one.json" "$work/alone.json"
+    # Another run's .mtrace in the directory is refused, naming it.
+    cp "$work/one.mtrace" "$work/dir/old.mtrace"
+    set +e
+    "${mpi[@]}" "$bin" generate --preset tiny-moe -o "$work/dir" 2>"$work/err.txt"
+    rc=$?
+    set -e
+    [ "$rc" = 2 ] && [ "$(grep -c "moetrace: error: .*old.mtrace: a .mtrace file of another run" "$work/err.txt")" = 1 ] ||
+      { cat "$work/err.txt"; echo "exit $rc, expected 2 and one message"; exit 1; }
     # A file name under mpirun is refused (every process would write it).
     set +e
     "${mpi[@]}" "$bin" generate --preset tiny-moe -o "$work/x.mtrace" 2>"$work/err.txt"
