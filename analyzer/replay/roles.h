@@ -43,6 +43,8 @@ class RoleSignatureSource : public TraceSource {
   Rank ReadRank(size_t index) const override;
   void ReadRankInto(size_t index, Rank* out) const override;
   int32_t RankId(size_t index) const override { return inner_.RankId(index); }
+  uint64_t RankBytes(size_t index) const override { return inner_.RankBytes(index); }
+  std::string RankPath(size_t index) const override { return inner_.RankPath(index); }
   // (rank id, signature) of the ranks read so far, in index order.
   std::vector<std::pair<int32_t, uint64_t>> Signatures() const;
   int64_t events() const;  // events of the ranks read
