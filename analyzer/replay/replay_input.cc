@@ -17,9 +17,11 @@ ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce,
   in.before = Analyze(signed_source, options);
   const bool big = signed_source.events() > kWholeEvents;
   if (reduce == Reduce::kRoles || (reduce == Reduce::kAuto && big)) {
-    RoleMap roles = GroupRoles(signed_source.Signatures(), in.before);
+    const auto coupling = signed_source.Coupling();
+    RoleMap roles = GroupRoles(signed_source.Signatures(), in.before, &coupling);
     if (roles.Reduces()) {
       in.trace = ReadRepresentatives(source, roles);
+      roles.envelope = ApplyEnvelopes(signed_source, roles, &in.trace);
       in.roles = std::move(roles);
       return in;
     }
