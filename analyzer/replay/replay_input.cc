@@ -1,8 +1,10 @@
 #include "analyzer/replay/replay_input.h"
 
-#include <cstring>
+#include <algorithm>
+#include <thread>
 
 #include "analyzer/distributed.h"
+#include "formats/ordered_ranks.h"
 
 namespace moetrace::replay {
 
@@ -16,50 +18,23 @@ bool ParseReduce(std::string_view name, Reduce* out) {
 
 namespace {
 
-// What follows the analysis: the representatives when roles reduce the
-// trace (and it is big, for kAuto), else every rank.
-void ReadTrace(const TraceSource& source, Reduce reduce, int64_t events,
-               const std::vector<std::pair<int32_t, uint64_t>>& signatures, ReplayInput* in) {
-  if (reduce == Reduce::kRoles || (reduce == Reduce::kAuto && events > kWholeEvents)) {
-    RoleMap roles = GroupRoles(signatures, in->before);
+// What follows the analysis: the representatives, with their roles'
+// envelopes, when roles reduce the trace (and it is big, for kAuto), else
+// every rank. `signed_source` has seen every rank.
+void ReadTrace(const TraceSource& source, Reduce reduce, const RoleSignatureSource& signed_source,
+               ReplayInput* in) {
+  const bool big = signed_source.events() > kWholeEvents;
+  if (reduce == Reduce::kRoles || (reduce == Reduce::kAuto && big)) {
+    const auto coupling = signed_source.Coupling();
+    RoleMap roles = GroupRoles(signed_source.Signatures(), in->before, &coupling);
     if (roles.Reduces()) {
       in->trace = ReadRepresentatives(source, roles);
+      roles.envelope = ApplyEnvelopes(signed_source, roles, &in->trace);
       in->roles = std::move(roles);
       return;
     }
   }
   in->trace = ReadAll(source);  // every rank its own role, or small enough
-}
-
-// A process's signatures and event count as bytes: the event count, then
-// (rank id, signature) pairs, native byte order (one machine type per job).
-std::string PackSigned(const RoleSignatureSource& s) {
-  const std::vector<std::pair<int32_t, uint64_t>> sigs = s.Signatures();
-  const int64_t events = s.events();
-  std::string out(sizeof events + sigs.size() * (sizeof(int32_t) + sizeof(uint64_t)), '\0');
-  char* p = out.data();
-  std::memcpy(p, &events, sizeof events);
-  p += sizeof events;
-  for (const auto& [rank, sig] : sigs) {
-    std::memcpy(p, &rank, sizeof rank);
-    std::memcpy(p + sizeof rank, &sig, sizeof sig);
-    p += sizeof rank + sizeof sig;
-  }
-  return out;
-}
-
-void UnpackSigned(const std::string& bytes, int64_t* events,
-                  std::vector<std::pair<int32_t, uint64_t>>* sigs) {
-  const char* p = bytes.data();
-  int64_t e = 0;
-  std::memcpy(&e, p, sizeof e);
-  *events += e;
-  for (p += sizeof e; p < bytes.data() + bytes.size(); p += sizeof(int32_t) + sizeof(uint64_t)) {
-    std::pair<int32_t, uint64_t> v;
-    std::memcpy(&v.first, p, sizeof v.first);
-    std::memcpy(&v.second, p + sizeof v.first, sizeof v.second);
-    sigs->push_back(v);
-  }
 }
 
 }  // namespace
@@ -69,7 +44,7 @@ ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce,
   ReplayInput in;
   RoleSignatureSource signed_source(source);
   in.before = Analyze(signed_source, options);
-  ReadTrace(source, reduce, signed_source.events(), signed_source.Signatures(), &in);
+  ReadTrace(source, reduce, signed_source, &in);
   return in;
 }
 
@@ -77,14 +52,19 @@ ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce, Communicat
                             const AnalyzeOptions& options) {
   if (comm.size() == 1) return LoadReplayInput(source, reduce, options);
   ReplayInput in;
-  RoleSignatureSource signed_source(source);
-  in.before = AnalyzeShares(signed_source, options, comm);
-  const std::vector<std::string> parts = comm.Gather(PackSigned(signed_source));
+  in.before = AnalyzeShares(source, options, comm);
+  // The replays run on process 0, which signs every rank again for their
+  // roles and envelopes (the envelopes are per-op durations of every role:
+  // cheaper to read again than to send). Same input as one process.
   OnFirstProcess(comm, [&] {
-    int64_t events = 0;
-    std::vector<std::pair<int32_t, uint64_t>> signatures;
-    for (const std::string& p : parts) UnpackSigned(p, &events, &signatures);
-    ReadTrace(source, reduce, events, signatures, &in);
+    RoleSignatureSource signed_source(source);
+    if (reduce != Reduce::kWhole) {
+      const size_t threads = size_t(std::max(1, options.threads > 0
+                                                    ? options.threads
+                                                    : int(std::thread::hardware_concurrency())));
+      ForEachRankInOrder(signed_source, threads, 2 * threads, [](size_t, const Rank&) {});
+    }
+    ReadTrace(source, reduce, signed_source, &in);
   });
   return in;
 }
