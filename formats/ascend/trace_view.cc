@@ -83,16 +83,38 @@ Cat CatOf(std::string_view c) {
   return Cat::kOther;
 }
 
+// Texts of the file seen so far (names, categories, task types), each kept
+// as the view of its first occurrence. Rows then point at the same few
+// bytes, which stay in the cache; views of each event's own text would
+// each miss the cache when read again after the parse (the file is
+// hundreds of MB), and did: 10% of the import at 1 M events.
+class TextTable {
+ public:
+  uint32_t Id(std::string_view s) {
+    auto [it, inserted] = ids_.try_emplace(s, static_cast<uint32_t>(views_.size()));
+    if (inserted) views_.push_back(s);
+    return it->second;
+  }
+  std::string_view View(uint32_t id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
+
+ private:
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<std::string_view> views_;
+};
+
 struct XRow {
   Cat cat_code = Cat::kOther;
+  uint32_t name_id = 0;  // in the TextTable, as are cat_id and type_id
+  uint32_t cat_id = 0;
+  uint32_t type_id = 0;
   int64_t pid = 0;
   int64_t tid = 0;
   int64_t ts = 0;
   int64_t dur = 0;     // ns, set once the row's track is known
   int64_t dur_ps = 0;  // as parsed
-  std::string_view name;
-  std::string_view cat;
-  std::string_view task_type;
+  std::string_view name;       // the TextTable's view
+  std::string_view task_type;  // the TextTable's view
 };
 
 struct FlowRow {
@@ -476,13 +498,16 @@ namespace {
 void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank) {
   std::vector<XRow> x;
   std::vector<FlowRow> flows;
-  // Real files hold about one complete event per 150-250 bytes.
-  x.reserve(json.size() / 256);
-  flows.reserve(json.size() / 1024);
+  // Real files hold about one complete event per 150-250 bytes, and a flow
+  // end per ~400. Reserved generously: pages never written cost nothing,
+  // where growing the vectors copies them and faults fresh pages in.
+  x.reserve(json.size() / 128);
+  flows.reserve(json.size() / 256);
   std::unordered_map<int64_t, std::string> process_names;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
   Stats stats;
   Stats::Counter read_events("read.events");
+  TextTable texts;
   IdMapper ids;
 
   ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
@@ -572,10 +597,12 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           return;
         }
         r.dur = (r.dur_ps + 500) / 1000;
-        r.name = name;
-        r.cat = cat;
+        r.name_id = texts.Id(name);
+        r.name = texts.View(r.name_id);
+        r.cat_id = texts.Id(cat);
         r.cat_code = CatOf(cat);
-        r.task_type = task_type;
+        r.type_id = texts.Id(task_type);
+        r.task_type = texts.View(r.type_id);
         if (x.size() >= UINT32_MAX) fail("too many events");
         x.push_back(r);
         return;
@@ -617,13 +644,22 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       }
       return Proc::kUnknown;
     };
+    // A device task's category depends on its name and task type only:
+    // classified once per distinct pair.
+    std::unordered_map<uint64_t, Category> category_of;
+    auto classify = [&](const XRow& r) {
+      uint64_t key = uint64_t{r.name_id} << 32 | r.type_id;
+      auto [it, inserted] = category_of.try_emplace(key, Category::kCompute);
+      if (inserted) it->second = ClassifyAscendTask(r.name, r.task_type, "");
+      return it->second;
+    };
     std::vector<Proc> proc(x.size());
     for (size_t i = 0; i < x.size(); ++i) proc[i] = proc_of(x[i]);
     // Device HCCL tasks make the Communication process's ops duplicates.
     bool hardware_has_comm = false;
     for (size_t i = 0; i < x.size(); ++i) {
       if (proc[i] == Proc::kHardware) {
-        Category c = ClassifyAscendTask(x[i].name, x[i].task_type, "");
+        Category c = classify(x[i]);
         if (c == Category::kCollective || c == Category::kP2P) hardware_has_comm = true;
       }
     }
@@ -651,7 +687,8 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
               case Cat::kEnqueue: read_enqueue.Add(stats); break;
               case Cat::kDequeue: read_dequeue.Add(stats); break;
               default:
-                stats.Add("read.python.", r.cat.empty() ? std::string_view("other") : r.cat);
+                std::string_view c = texts.View(r.cat_id);
+                stats.Add("read.python.", c.empty() ? std::string_view("other") : c);
             }
             if (python_pid < 0) python_pid = r.pid;
           } else {
@@ -902,6 +939,10 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     // ---- Emit tracks. ----
     rank->pid = python_pid;
     int64_t cat_counts[kCategoryCount] = {};
+    // The rank's string id of each text, interned at first use: the same
+    // order of Intern calls, so the same ids, as interning every row.
+    constexpr StringId kNoName = UINT32_MAX;
+    std::vector<StringId> rank_names(texts.size(), kNoName);
     for (TrackBuild& tb : tracks) {
       bool has_dequeue = false;
       int comm = 0, copy = 0, compute = 0;
@@ -920,10 +961,12 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         Event e;
         e.ts = row.ts;
         e.dur = row.dur;
-        e.name = rank->strings.Intern(row.name);
+        StringId& name_id = rank_names[row.name_id];
+        if (name_id == kNoName) name_id = rank->strings.Intern(row.name);
+        e.name = name_id;
         uint32_t root = uf.Find(r);
         if (tb.device) {
-          e.category = ClassifyAscendTask(row.name, row.task_type, "");
+          e.category = classify(row);
           if (e.category == Category::kCollective || e.category == Category::kP2P) {
             CommRecord rec = HcclRecord(row.name, row.task_type, &rank->strings);
             e.comm = static_cast<int32_t>(track.comms.size());
