@@ -495,7 +495,69 @@ CollectiveKind HcclKind(std::string_view name) {
 }
 
 namespace {
-void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank) {
+
+// The "Overlap Analysis" figures, summed from its segments as the events
+// are read (ScanOverlapAnalysis's pass, or the import's own).
+class OverlapSums {
+ public:
+  // The segment's index in kNames, or -1.
+  static int Which(std::string_view name) {
+    for (int k = 0; k < 4; ++k) {
+      if (name == kNames[k]) return k;
+    }
+    return -1;
+  }
+  // False when ts / dur are not decimal µs (the caller names the event).
+  bool Add(int64_t pid, int which, std::string_view ts_text, std::string_view dur_text) {
+    int64_t ts = 0, dur = 0;  // ts in ns, dur in ps: the figures are sums of many segments
+    if (!ParseMicrosToNs(ts_text, &ts) || !ParseScaledDecimal(dur_text, 6, &dur) || dur < 0) {
+      return false;
+    }
+    Sum& s = sums_[{pid, which}];
+    s.ns += dur;
+    ++s.count;
+    s.first = std::min(s.first, ts);
+    s.last = std::max(s.last, ts + (dur + 500) / 1000);
+    return true;
+  }
+  std::vector<LabeledValue> Figures(const std::unordered_map<int64_t, std::string>& process_names,
+                                    int32_t rank) const {
+    static constexpr std::string_view kKeys[] = {"computing", "communication",
+                                                 "communication_not_overlapped", "free"};
+    std::vector<LabeledValue> out;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (auto& [key, s] : sums_) {
+      auto it = process_names.find(key.first);
+      if (it == process_names.end() || it->second != "Overlap Analysis") continue;
+      std::string base = "overlap_analysis." + std::string(kKeys[key.second]);
+      out.push_back({rank, kNone, base + "_us", static_cast<double>(s.ns) / 1e6});
+      out.push_back({rank, kNone, base + "_segments", static_cast<double>(s.count)});
+      first = std::min(first, s.first);
+      last = std::max(last, s.last);
+    }
+    if (!out.empty()) {
+      out.push_back({rank, kNone, "overlap_analysis.span_us", static_cast<double>(last - first) / 1e3});
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::string_view kNames[] = {"Computing", "Communication",
+                                                "Communication(Not Overlapped)", "Free"};
+  struct Sum {
+    int64_t ns = 0, count = 0, first = INT64_MAX, last = INT64_MIN;
+  };
+  std::map<std::pair<int64_t, int>, Sum> sums_;  // (pid, name index)
+};
+
+constexpr const char* kBadOverlapTime =
+    "'ts'/'dur' of an Overlap Analysis segment: expected decimal µs";
+
+// `overlap`, when given, receives the Overlap Analysis figures of `rank_id`
+// (what ScanOverlapAnalysis gives), taken in the same pass.
+void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank,
+                           std::vector<LabeledValue>* overlap = nullptr, int32_t rank_id = 0) {
+  OverlapSums overlap_sums;
   std::vector<XRow> x;
   std::vector<FlowRow> flows;
   // Real files hold about one complete event per 150-250 bytes, and a flow
@@ -585,6 +647,13 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         return;
       }
       if (p == 'X') {
+        if (overlap) {
+          // As ScanOverlapAnalysis: a segment's odd time is an error, whatever its process.
+          const int which = OverlapSums::Which(name);
+          if (which >= 0 && !overlap_sums.Add(pid, which, ts_text, dur_text)) {
+            ThrowInputError(file, Position(doc, text, event_index), kBadOverlapTime);
+          }
+        }
         XRow r;
         r.pid = pid;
         r.tid = tid;
@@ -1026,6 +1095,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     }
   });
   stats.FlushInto(rank);
+  if (overlap) *overlap = overlap_sums.Figures(process_names, rank_id);
 }
 }  // namespace
 
@@ -1057,30 +1127,25 @@ CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable*
   return rec;
 }
 
-void ImportTraceView(std::string_view json, const std::string& file, Rank* rank) {
-  ImportTraceViewPadded(simdjson::padded_string(json), file, rank);
+void ImportTraceView(std::string_view json, const std::string& file, Rank* rank,
+                     std::vector<LabeledValue>* overlap, int32_t rank_id) {
+  ImportTraceViewPadded(simdjson::padded_string(json), file, rank, overlap, rank_id);
 }
 
-void ImportTraceViewFile(const std::string& path, Rank* rank) {
+void ImportTraceViewFile(const std::string& path, Rank* rank, std::vector<LabeledValue>* overlap,
+                         int32_t rank_id) {
   simdjson::padded_string text;
   if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
     ThrowInputError(path, "", "cannot read file");
   }
-  ImportTraceViewPadded(text, path, rank);
+  ImportTraceViewPadded(text, path, rank, overlap, rank_id);
 }
 
 namespace {
 
 std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
                                            const std::string& file, int32_t rank) {
-  static constexpr std::string_view kNames[] = {"Computing", "Communication",
-                                                "Communication(Not Overlapped)", "Free"};
-  static constexpr std::string_view kKeys[] = {"computing", "communication",
-                                               "communication_not_overlapped", "free"};
-  struct Sum {
-    int64_t ns = 0, count = 0, first = INT64_MAX, last = INT64_MIN;
-  };
-  std::map<std::pair<int64_t, int>, Sum> sums;  // (pid, name index)
+  OverlapSums sums;
   std::unordered_map<int64_t, std::string> process_names;
   IdMapper ids;
   ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
@@ -1119,38 +1184,14 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
         return;
       }
       if (ph != "X") return;
-      int which = -1;
-      for (int k = 0; k < 4; ++k) {
-        if (name == kNames[k]) which = k;
-      }
+      const int which = OverlapSums::Which(name);
       if (which < 0) return;
-      int64_t ts = 0, dur = 0;  // ts in ns, dur in ps: the figures are sums of many segments
-      if (!ParseMicrosToNs(ts_text, &ts) || !ParseScaledDecimal(dur_text, 6, &dur) || dur < 0) {
-        ThrowInputError(file, Position(doc, text, event_index),
-                        "'ts'/'dur' of an Overlap Analysis segment: expected decimal µs");
+      if (!sums.Add(ids.Map(pid_text), which, ts_text, dur_text)) {
+        ThrowInputError(file, Position(doc, text, event_index), kBadOverlapTime);
       }
-      Sum& s = sums[{ids.Map(pid_text), which}];
-      s.ns += dur;
-      ++s.count;
-      s.first = std::min(s.first, ts);
-      s.last = std::max(s.last, ts + (dur + 500) / 1000);
     });
   });
-  std::vector<LabeledValue> out;
-  int64_t first = INT64_MAX, last = INT64_MIN;
-  for (auto& [key, s] : sums) {
-    auto it = process_names.find(key.first);
-    if (it == process_names.end() || it->second != "Overlap Analysis") continue;
-    std::string base = "overlap_analysis." + std::string(kKeys[key.second]);
-    out.push_back({rank, kNone, base + "_us", static_cast<double>(s.ns) / 1e6});
-    out.push_back({rank, kNone, base + "_segments", static_cast<double>(s.count)});
-    first = std::min(first, s.first);
-    last = std::max(last, s.last);
-  }
-  if (!out.empty()) {
-    out.push_back({rank, kNone, "overlap_analysis.span_us", static_cast<double>(last - first) / 1e3});
-  }
-  return out;
+  return sums.Figures(process_names, rank);
 }
 
 }  // namespace
