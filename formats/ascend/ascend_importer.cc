@@ -358,14 +358,23 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
     const fs::path& d = r.output_dir;
     if (IsFile(d / "trace_view.json")) {
       const std::string tv = (d / "trace_view.json").string();
+      bool scanned = false;
       if (ranks.size() == 1) {
         opened = std::make_unique<Rank>();
         std::vector<LabeledValue> overlap;
-        ImportTraceViewFile(tv, opened.get(), &overlap, r.rank);
-        AppendReference(std::move(overlap), &md);
-      } else {
-        AppendReference(ScanOverlapAnalysisFile(tv, r.rank), &md);
+        try {
+          ImportTraceViewFile(tv, opened.get(), &overlap, r.rank);
+          AppendReference(std::move(overlap), &md);
+          scanned = true;
+        } catch (const InputError&) {
+          // A file only the import rejects (more than 2^32 events; JSON
+          // errors fail both alike) fails its ReadRank as before, so
+          // --skip-bad-ranks can leave it out; the open fails only when
+          // the scan rejects it too.
+          opened.reset();
+        }
       }
+      if (!scanned) AppendReference(ScanOverlapAnalysisFile(tv, r.rank), &md);
     }
     if (IsFile(d / "step_trace_time.csv")) {
       AppendReference(StepTraceReference(CsvTable::Load((d / "step_trace_time.csv").string()), r.rank),
