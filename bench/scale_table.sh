@@ -18,7 +18,7 @@
 #   here, and rank ids come from the folder order.
 # Usage: bench/scale_table.sh [BUILD_DIR]   env: BASE, OUT (default
 #   bench/out/scale), RANKS ("1 64 1024 6144"), KINETO_MAX_RANKS, TASKS (3000),
-#   MPI_PROCS ("1 2 4 8 16"; empty: no MPI runs)
+#   MPI_PROCS ("1 2 4 8 16"; empty: no MPI runs), MPI_INPUT (native-1024)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -118,20 +118,22 @@ done
 
 [ -n "$procs" ] || exit 0
 command -v mpirun >/dev/null || { echo "no mpirun: MPI runs skipped"; exit 0; }
-in=$out/native-1024.mtrace
+in=${MPI_INPUT:-$out/native-1024.mtrace}
 [ -f "$in" ] || exit 0
 echo
-echo "mpirun -n P analyze $in (1,024 ranks); per process: peak RSS MB, bytes sent / received"
+echo "mpirun -n P analyze $in; per process: CPU s, peak RSS MB, bytes sent / received"
 "$bin" analyze "$in" --json "$out/one.json" >/dev/null
 for p in $procs; do
   rm -f "$out"/mpi-time.* "$out/mpi.json"
   start=$(date +%s.%N)
   MOETRACE_MPI_STATS=1 mpirun --allow-run-as-root --oversubscribe -n "$p" \
-    sh -c '/usr/bin/time -f "%M" -o "$0/mpi-time.$OMPI_COMM_WORLD_RANK" "$@"' "$out" \
+    sh -c '/usr/bin/time -f "%U %S %M" -o "$0/mpi-time.$OMPI_COMM_WORLD_RANK" "$@"' "$out" \
     "$bin" analyze "$in" --json "$out/mpi.json" >/dev/null 2>"$out/mpi-stderr.txt"
   end=$(date +%s.%N)
   cmp -s "$out/mpi.json" "$out/one.json" && same="identical to one process" || same="DIFFERS from one process"
-  rss=$(for f in "$out"/mpi-time.*; do echo $(( $(tail -1 "$f") / 1024 )); done | sort -n | tr '\n' ' ')
-  printf "P=%-3s wall %.2f s, JSON %s; peak RSS MB: %s\n" "$p" "$(echo "$end - $start" | bc -l)" "$same" "$rss"
+  per=$(for f in $(ls "$out"/mpi-time.* | sort -t. -k2 -n); do
+    tail -1 "$f" | awk -v p="${f##*.}" '{printf "%s: %.2f s CPU %d MB; ", p, $1 + $2, $3 / 1024}'
+  done)
+  printf "P=%-3s wall %.2f s, JSON %s\n  per process: %s\n" "$p" "$(echo "$end - $start" | bc -l)" "$same" "$per"
   grep -i "bytes" "$out/mpi-stderr.txt" | sort | head -n 20
 done
