@@ -3,12 +3,18 @@
 // space that fit in HBM (by the estimate). Prints a Markdown row per
 // layout as it is simulated, then the share within 10% and Spearman's rank
 // correlation (the table of bench/README.md).
+// search_accuracy --reestimate PRESET TABLE.md: the same table from the
+// simulated steps of an earlier run's rows, estimated again (after an
+// estimator change; the simulations are the expensive part).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <fstream>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <fmt/core.h>
@@ -49,9 +55,72 @@ double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return sxy / std::sqrt(sxx * syy);
 }
 
+// Parses search::Describe's text back into a layout.
+bool ParseLayout(const std::string& text, search::Layout* l) {
+  std::istringstream in(text);
+  std::string w;
+  *l = search::Layout();
+  while (in >> w) {
+    auto num = [&](int* v) { in >> *v; };
+    if (w == "TP") num(&l->tp);
+    else if (w == "PP") num(&l->pp);
+    else if (w == "VPP") num(&l->vpp);
+    else if (w == "EP") num(&l->ep);
+    else if (w == "DP") num(&l->dp);
+    else if (w == "MBS") num(&l->mbs);
+    else if (w == "(x") { l->extend = true; in >> w >> w; }
+    else if (w == "swap") l->swap = true;
+    else if (w.rfind("recompute-", 0) == 0) {
+      for (int i = 0; i < 3; ++i)
+        if (w.substr(10) == search::kRecompute[i]) l->recompute = uint8_t(i);
+    } else {
+      bool known = false;
+      for (int i = 0; i < 4; ++i)
+        if (w == search::kSchedules[i]) l->schedule = uint8_t(i), known = true;
+      for (int i = 0; i < 2; ++i)
+        if (w == search::kA2A[i]) l->a2a = uint8_t(i), known = true;
+      if (!known) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
+int Reestimate(const std::string& preset, const std::string& table) {
+  tracegen::RunConfig base = tracegen::BuildConfig({preset, "", {}, 1});
+  search::Estimator estimator(base);
+  std::ifstream in(table);
+  std::string line;
+  std::vector<double> est, sim;
+  int within = 0;
+  fmt::print("| # | layout | estimated step s | simulated step s | error | est. peak GiB | sim. peak GiB |\n");
+  fmt::print("|---|---|---|---|---|---|---|\n");
+  while (std::getline(in, line)) {
+    // | n | layout | est | sim | err | est peak | sim peak |
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
+    if (cells.size() < 8 || cells[1].find_first_not_of(" 0123456789") != std::string::npos) continue;
+    search::Layout l;
+    if (!ParseLayout(cells[2], &l)) continue;
+    search::Figures e;
+    estimator.Estimate(l, &e);
+    const double s = std::stod(cells[4]);
+    const double err = e.step_s / s - 1;
+    within += std::abs(err) <= 0.10;
+    est.push_back(e.step_s);
+    sim.push_back(s);
+    fmt::print("| {} | {} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} |{}|\n", est.size(), search::Describe(l), e.step_s,
+               s, 100 * err, e.peak_bytes / double(1ull << 30), cells[7]);
+  }
+  fmt::print("\nwithin 10%: {} of {} ({:.0f}%); Spearman rank correlation {:.3f}\n", within, est.size(),
+             100.0 * within / std::max<size_t>(1, est.size()), Spearman(est, sim));
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--reestimate") return Reestimate(argv[2], argv[3]);
   if (argc < 3) {
     std::fprintf(stderr, "usage: search_accuracy PRESET CARDS [N=30] [SEED=1]\n");
     return 2;

@@ -97,8 +97,11 @@ struct Prober {
     return c;
   }
 
-  // Forward, backward and fused F&B of one layer (micro-batches 0 and 1).
-  LayerCost ProbeLayer(int layer) {
+  // Forward, backward and fused F&B of one layer (micro-batches 0 and 1);
+  // with `next` (another layer of the same kind, or -1) the fused pair of
+  // both layers too: what a further layer adds to a fused item once the
+  // segments alternate across layer boundaries.
+  LayerCost ProbeLayer(int layer, int next) {
     LayerCost lc;
     Block& b = r.block;
     int32_t chain = -1;
@@ -109,22 +112,44 @@ struct Prober {
     lc.act_kept = double(act.kept);
     lc.act_swapped = double(act.swapped);
     lc.act_extra = double(act.extra);
-    auto saved = r.acts;
+    lc.swap_ns = act.swapped > 0 ? e.TransferNsHost(double(act.swapped)) : 0;
+    if (next >= 0) {  // its activations, for the two-layer backward below
+      b.Clear();
+      chain = -1;
+      e.LayerForward(r, b, chain, next, 0, Phase::kForward);
+      b.Clear();
+    }
+    const auto saved = r.acts;
     // The swapped tensors count as prefetched (PrefetchSwapIns brings them
-    // back during the previous item).
+    // back during the previous item; the search times the copies).
     b.Clear();
     chain = -1;
     e.LayerBackward(r, b, chain, layer, 0);
     lc.bwd = Run();
     r.acts = saved;
-    b.Clear();
-    chain = -1;
-    e.LayerForward(r, b, chain, layer, 1, Phase::kForward);
-    const size_t na = b.ops.size();
-    chain = -1;
-    e.LayerBackward(r, b, chain, layer, 0);
-    e.FuseChains(b, na, true);
-    lc.fused = Run();
+    auto fused = [&](int layers) {
+      b.Clear();
+      int32_t c = -1;
+      e.LayerForward(r, b, c, layer, 1, Phase::kForward);
+      if (layers == 2) e.LayerForward(r, b, c, next, 1, Phase::kForward);
+      const size_t na = b.ops.size();
+      c = -1;
+      if (layers == 2) e.LayerBackward(r, b, c, next, 0);
+      e.LayerBackward(r, b, c, layer, 0);
+      e.FuseChains(b, na, true);
+      TaskCost t = Run();
+      r.acts = saved;
+      return t;
+    };
+    lc.fused = fused(1);
+    lc.fused_next = lc.fused;
+    if (next >= 0) {
+      const TaskCost two = fused(2);
+      lc.fused_next.ns = two.ns - lc.fused.ns;
+      lc.fused_next.ep_ns = two.ep_ns - lc.fused.ep_ns;
+      lc.fused_next.ep_exposed_ns = two.ep_exposed_ns - lc.fused.ep_exposed_ns;
+      lc.fused_next.ops = two.ops - lc.fused.ops;
+    }
     r.acts.clear();
     return lc;
   }
@@ -147,12 +172,14 @@ CostProbe Prober::All(const EngineImpl& e, const RunConfig& config, const std::v
   Prober p(e, 0);
   if (s.dense_layers > 0) {
     out.has_dense = true;
-    out.dense = p.ProbeLayer(0);
+    out.dense = p.ProbeLayer(0, s.dense_layers >= 2 ? 1 : -1);
   }
   if (s.experts > 0 && s.dense_layers < s.layers) {
     out.has_moe = true;
-    p.SeedRouting(s.dense_layers, popularity);
-    out.moe = p.ProbeLayer(s.dense_layers);
+    const int first = s.dense_layers, next = first + 1 < s.layers ? first + 1 : -1;
+    p.SeedRouting(first, popularity);
+    if (next >= 0) p.SeedRouting(next, popularity);
+    out.moe = p.ProbeLayer(first, next);
   }
   out.embed_fwd = p.ProbeEnds(false, false);
   out.embed_bwd = p.ProbeEnds(false, true);

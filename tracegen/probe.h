@@ -24,6 +24,8 @@ struct LayerCost {
   // This layer's forward of one micro-batch fused with its backward of
   // another, as the adaptive and DualPipe schedules issue F&B pairs.
   TaskCost fused;
+  TaskCost fused_next;     // what each further layer pair adds to a fused item
+  int64_t swap_ns = 0;     // the host-link copy of the swapped part, each way
   double act_kept = 0;     // bytes held per micro-batch from forward to backward
   double act_swapped = 0;  // of them, on the host meanwhile
   double act_extra = 0;    // rebuilt by recompute during the backward

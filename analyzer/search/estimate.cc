@@ -21,6 +21,8 @@ struct Slice {
   int dense = 0, moe = 0;
   double fwd = 0, bwd = 0, fwd_ops = 0, bwd_ops = 0, fwd_ep = 0, bwd_ep = 0;
   double act = 0, swapped = 0, extra = 0;  // bytes per micro-batch
+  double swap_ns = 0;                      // host-link copies of the swapped part, each way
+  int layers() const { return std::max(1, dense + moe); }
 };
 
 Slice MakeSlice(const ModelShape& s, const CostProbe& p, int ms) {
@@ -36,6 +38,7 @@ Slice MakeSlice(const ModelShape& s, const CostProbe& p, int ms) {
     sl.bwd_ep += double(n) * c.bwd.ep_exposed_ns;
     sl.act += n * (c.act_kept - c.act_swapped);
     sl.swapped += n * c.act_swapped;
+    sl.swap_ns += double(n) * c.swap_ns;
     if (n > 0) sl.extra = std::max(sl.extra, c.act_extra);
   };
   add(p.dense, sl.dense);
@@ -51,13 +54,22 @@ Slice MakeSlice(const ModelShape& s, const CostProbe& p, int ms) {
 // What fusing a forward of slice `a` with a backward of slice `b` saves:
 // the probes' fused pair against the two alone, per layer pair.
 double FusedGain(const CostProbe& p, const Slice& a, const Slice& b, double* ep_gain) {
-  auto gain = [](const LayerCost& c) { return double(c.fwd.ns + c.bwd.ns - c.fused.ns); };
-  auto ep = [](const LayerCost& c) {
-    return double(c.fwd.ep_exposed_ns + c.bwd.ep_exposed_ns - c.fused.ep_exposed_ns);
+  // k layer pairs fused: the first pair as probed, each further one what
+  // the two-layer probe added (segments alternate across layers).
+  auto fused = [](const LayerCost& c, int k, auto field) {
+    return k <= 0 ? 0.0 : double(field(c.fused)) + double(k - 1) * double(field(c.fused_next));
+  };
+  auto ns = [](const TaskCost& t) { return t.ns; };
+  auto ep = [](const TaskCost& t) { return t.ep_exposed_ns; };
+  auto gain = [&](const LayerCost& c, int k) {
+    return k * double(c.fwd.ns + c.bwd.ns) - fused(c, k, ns);
+  };
+  auto ep_gain_of = [&](const LayerCost& c, int k) {
+    return k * double(c.fwd.ep_exposed_ns + c.bwd.ep_exposed_ns) - fused(c, k, ep);
   };
   const int moe = std::min(a.moe, b.moe), dense = std::min(a.dense, b.dense);
-  *ep_gain = moe * ep(p.moe) + dense * ep(p.dense);
-  return moe * gain(p.moe) + dense * gain(p.dense);
+  *ep_gain = ep_gain_of(p.moe, moe) + ep_gain_of(p.dense, dense);
+  return gain(p.moe, moe) + gain(p.dense, dense);
 }
 
 }  // namespace
@@ -136,7 +148,7 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
   // before the host has issued its ops (the host runs ahead otherwise).
   const double send = double(p.p2p_send_ns), py = double(p.host_op_ns);
   std::vector<double> fwd_end(size_t(m) * M, -1), bwd_end(size_t(m) * M, -1);
-  std::vector<double> dev(pp, 0), host(pp, 0), busy(pp, 0), ep(pp, 0);
+  std::vector<double> dev(pp, 0), host(pp, 0), busy(pp, 0), ep(pp, 0), copy(pp, 0), in_done(pp, 0);
   std::vector<size_t> next(pp, 0);
   // `with`: the item's other task; a fused item may hold a last slice's
   // forward and backward of one micro-batch (the engine issues them as one
@@ -187,7 +199,29 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
           exposed += (it.b.backward ? b.bwd_ep : b.fwd_ep) - ep_gain;
         }
         host[st] += ops * py;
-        const double end = std::max(start + dur, host[st]);
+        double end = std::max(start + dur, host[st]);
+        // Swap (the copy stream, in issue order): a backward waits for the
+        // swap-ins the previous item prefetched, layer by layer; this
+        // item's swap-outs follow its forward layers, then the prefetch
+        // for the next item's backward starts.
+        for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr}) {
+          if (!t || !t->backward) continue;
+          const Slice& sl = slices[t->model_stage];
+          if (sl.swap_ns > 0) end = std::max(end, in_done[st] + sl.bwd / sl.layers());
+        }
+        for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr}) {
+          if (!t || t->backward) continue;
+          const Slice& sl = slices[t->model_stage];
+          if (sl.swap_ns > 0) copy[st] = std::max(copy[st], start + sl.fwd / sl.layers()) + sl.swap_ns;
+        }
+        if (next[st] + 1 < list.size()) {
+          const PipeItem& nx = list[next[st] + 1];
+          for (const PipeTask* t : {&nx.a, nx.fused ? &nx.b : nullptr}) {
+            if (!t || !t->backward || slices[t->model_stage].swap_ns <= 0) continue;
+            copy[st] = std::max(copy[st], start) + slices[t->model_stage].swap_ns;
+            in_done[st] = copy[st];
+          }
+        }
         if (p.host_sync) host[st] = end;  // it waited for the device at each MoE layer
         dev[st] = end;
         busy[st] += dur;
