@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <utility>
 
 #include "tracegen/engine_internal.h"
@@ -27,16 +28,17 @@ struct Prober {
 
   // Expected counts of `layer` for micro-batches 0..2, the most loaded EP
   // position swapped with this rank's, so the probe sees the straggler.
-  void SeedRouting(int layer, const std::vector<double>& pop) {
+  void SeedRouting(std::initializer_list<int> layers, const std::vector<double>& pop) {
     const ModelShape& s = e.shape;
     std::vector<int32_t> members = s.EpGroup(r.rank);
     GroupRouting g;
     g.members = int(members.size());
     const int E = s.experts;
     const double slots = double(s.TokensMoe()) * s.top_k;
-    g.counts.assign(size_t(g.members) * E, 0);
-    for (int i = 0; i < g.members; ++i)
-      for (int ex = 0; ex < E; ++ex) g.counts[size_t(i) * E + ex] = int32_t(std::llround(slots * pop[ex]));
+    g.counts.resize(size_t(g.members) * E);
+    for (int ex = 0; ex < E; ++ex) g.counts[ex] = int32_t(std::llround(slots * pop[ex]));
+    for (int i = 1; i < g.members; ++i)  // every member alike: the expected counts
+      std::copy(g.counts.begin(), g.counts.begin() + E, g.counts.begin() + size_t(i) * E);
     g.placement = ContiguousPlacement(E, g.members);
     std::vector<double> load(g.members, 0);
     for (int ex = 0; ex < E; ++ex) load[g.placement[ex]] += pop[ex];
@@ -45,7 +47,8 @@ struct Prober {
     for (int32_t& p : g.placement) p = p == hot ? mine : p == mine ? hot : p;
     e.ComputeA2ADuration(g, members, pop, s.TokensMoe());
     g.uses_left = 1 << 30;
-    for (int mb = 0; mb < 3; ++mb) routing[Key(s.EpGroupId(r.rank), 0, mb, layer)] = g;
+    for (int layer : layers)
+      for (int mb = 0; mb < 3; ++mb) routing[Key(s.EpGroupId(r.rank), 0, mb, layer)] = g;
   }
 
   TaskCost Run() {
@@ -163,13 +166,32 @@ struct Prober {
     return Run();
   }
 
-  static CostProbe All(const EngineImpl& e, const RunConfig& config, const std::vector<double>& popularity);
+  static CostProbe All(const EngineImpl& e, const RunConfig& config, const std::vector<double>& popularity,
+                       const CostProbe* layers);
+  CostProbe Layers(const RunConfig& config, const std::vector<double>& popularity);
+  static void Stages(const EngineImpl& e, CostProbe* out);
 };
 
-CostProbe Prober::All(const EngineImpl& e, const RunConfig& config, const std::vector<double>& popularity) {
+CostProbe Prober::All(const EngineImpl& e, const RunConfig& config, const std::vector<double>& popularity,
+                      const CostProbe* layers) {
+  CostProbe out;
+  if (layers) {
+    out = *layers;
+    out.opt_before_ns.clear();
+    out.opt_after_ns.clear();
+    out.static_bytes.clear();
+  } else {
+    Prober p(e, 0);
+    out = p.Layers(config, popularity);
+  }
+  Stages(e, &out);
+  return out;
+}
+
+CostProbe Prober::Layers(const RunConfig& config, const std::vector<double>& popularity) {
   const ModelShape& s = e.shape;
   CostProbe out;
-  Prober p(e, 0);
+  Prober& p = *this;
   if (s.dense_layers > 0) {
     out.has_dense = true;
     out.dense = p.ProbeLayer(0, s.dense_layers >= 2 ? 1 : -1);
@@ -177,8 +199,7 @@ CostProbe Prober::All(const EngineImpl& e, const RunConfig& config, const std::v
   if (s.experts > 0 && s.dense_layers < s.layers) {
     out.has_moe = true;
     const int first = s.dense_layers, next = first + 1 < s.layers ? first + 1 : -1;
-    p.SeedRouting(first, popularity);
-    if (next >= 0) p.SeedRouting(next, popularity);
+    p.SeedRouting({first, next}, popularity);  // next = -1: an unused key
     out.moe = p.ProbeLayer(first, next);
   }
   out.embed_fwd = p.ProbeEnds(false, false);
@@ -188,6 +209,12 @@ CostProbe Prober::All(const EngineImpl& e, const RunConfig& config, const std::v
   out.p2p_send_ns = e.P2PSendNs(s.Node(0) != s.Node(s.RankOf(std::min(1, s.pp - 1), 0, 0)));
   out.host_op_ns = e.py_cost_;
   out.host_sync = config.host().sync_before_a2a();
+  return out;
+}
+
+void Prober::Stages(const EngineImpl& e, CostProbe* out_ptr) {
+  const ModelShape& s = e.shape;
+  CostProbe& out = *out_ptr;
   for (int st = 0; st < s.pp; ++st) {
     Prober q(e, s.RankOf(st, 0, 0));
     Block& b = q.r.block;
@@ -204,12 +231,12 @@ CostProbe Prober::All(const EngineImpl& e, const RunConfig& config, const std::v
     e.StaticMemory(st, &w, &g, &o);
     out.static_bytes.push_back(w + g + o);
   }
-  return out;
 }
 
-CostProbe ProbeCosts(const RunConfig& config, const std::vector<double>& popularity) {
+CostProbe ProbeCosts(const RunConfig& config, const std::vector<double>& popularity,
+                     const CostProbe* layers) {
   const EngineImpl e(config, /*probe_only=*/true);
-  return Prober::All(e, config, popularity);
+  return Prober::All(e, config, popularity, layers);
 }
 
 }  // namespace moetrace::tracegen

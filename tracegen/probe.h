@@ -47,7 +47,11 @@ struct CostProbe {
 // Expected tokens per expert for the probes' MoE layer: `popularity` (per
 // expert, sums to 1) of the layer to stand for all; the EP rank that
 // receives the most under contiguous placement is the one probed (the
-// all-to-alls wait for it). `config` must be validated.
-CostProbe ProbeCosts(const RunConfig& config, const std::vector<double>& popularity);
+// all-to-alls wait for it). `config` must be validated. With `layers` (an
+// earlier probe of a config that differs only in PP stages' contents: VPP,
+// schedule kind), its per-layer, head and host figures are reused and only
+// the per-stage ones (optimizer, static memory) are probed.
+CostProbe ProbeCosts(const RunConfig& config, const std::vector<double>& popularity,
+                     const CostProbe* layers = nullptr);
 
 }  // namespace moetrace::tracegen

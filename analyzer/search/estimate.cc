@@ -133,10 +133,28 @@ std::shared_ptr<const std::vector<std::vector<PipeItem>>> Estimator::Schedules(i
   return slot;
 }
 
+std::shared_ptr<const CostProbe> Estimator::LayerProbe(uint64_t key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = layer_probes_.find(key);
+  return it == layer_probes_.end() ? nullptr : it->second;
+}
+
+void Estimator::KeepLayerProbe(uint64_t key, const CostProbe& p) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  layer_probes_.emplace(key, std::make_shared<const CostProbe>(p));
+}
+
 bool Estimator::Estimate(const Layout& l, Figures* f) const {
   const tracegen::RunConfig c = ApplyLayout(base_, l);
   const ModelShape s(c);
-  const CostProbe p = tracegen::ProbeCosts(c, Popularity(s.expert_group));
+  // Everything the layer probes depend on (PP only through the PP send).
+  const uint64_t key = (uint64_t(l.tp) << 56) ^ (uint64_t(l.pp) << 48) ^ (uint64_t(l.dp) << 28) ^
+                       (uint64_t(l.ep) << 12) ^ (uint64_t(l.mbs) << 6) ^ (uint64_t(l.extend) << 5) ^
+                       (uint64_t(l.swap) << 4) ^ (uint64_t(l.a2a) << 2) ^ uint64_t(l.recompute);
+  const bool cacheable = l.tp < 256 && l.pp < 256 && l.dp < (1 << 20) && l.ep < (1 << 16) && l.mbs < 64;
+  std::shared_ptr<const CostProbe> cached = cacheable ? LayerProbe(key) : nullptr;
+  const CostProbe p = tracegen::ProbeCosts(c, Popularity(s.expert_group), cached.get());
+  if (!cached && cacheable) KeepLayerProbe(key, p);
   const int M = s.model_stages, m = s.micro_batches, pp = s.pp;
   std::vector<Slice> slices;
   slices.reserve(M);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/search/space.h"
@@ -46,7 +47,13 @@ class Estimator {
   std::shared_ptr<const std::vector<std::vector<tracegen::PipeItem>>> Schedules(
       int kind, int pp, int vpp, int micro) const;
 
+  // The per-layer probes, shared by layouts that differ only in VPP and
+  // schedule kind (what they change is per stage: probed each time).
+  std::shared_ptr<const tracegen::CostProbe> LayerProbe(uint64_t key) const;
+  void KeepLayerProbe(uint64_t key, const tracegen::CostProbe& p) const;
+
   tracegen::RunConfig base_;
+  mutable std::unordered_map<uint64_t, std::shared_ptr<const tracegen::CostProbe>> layer_probes_;
   std::vector<std::vector<double>> layer_popularity_;  // per MoE layer, step 0
   mutable std::mutex mu_;
   mutable std::map<int, std::vector<double>> popularity_;
