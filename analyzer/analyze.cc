@@ -52,11 +52,14 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
         read = true;
         RankMetrics m = AnalyzeRank(rank, &scratch);
         FillRank(m, capacity, &ranks[i]);
-        std::lock_guard<std::mutex> lock(mu);
+        // Outside the lock: Add locks only the shards it touches.
         out.cluster.Add(m, rank);
-        analysed[i] = 1;
-        ++done;
-        if (options.progress) options.progress(done, n);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          analysed[i] = 1;
+          ++done;
+          if (options.progress) options.progress(done, n);
+        }
         Recycle(std::move(m), &scratch);
       } catch (const InputError& e) {
         std::lock_guard<std::mutex> lock(mu);

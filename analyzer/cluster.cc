@@ -12,8 +12,10 @@
 namespace moetrace {
 namespace {
 
+constexpr uint64_t kSequenceMask = (1ull << 40) - 1;
+
 uint64_t CollectiveKey(uint32_t group, int64_t sequence) {
-  return (static_cast<uint64_t>(group) << 40) ^ (static_cast<uint64_t>(sequence) & ((1ull << 40) - 1));
+  return (static_cast<uint64_t>(group) << 40) ^ (static_cast<uint64_t>(sequence) & kSequenceMask);
 }
 
 double Mean(const std::vector<double>& v) {
@@ -22,12 +24,15 @@ double Mean(const std::vector<double>& v) {
 
 }  // namespace
 
+ClusterAccumulator::ClusterAccumulator()
+    : shards_(new Shard[kShards]),
+      names_mu_(std::make_unique<std::mutex>()),
+      mu_(std::make_unique<std::mutex>()) {}
+ClusterAccumulator::ClusterAccumulator(ClusterAccumulator&&) noexcept = default;
+ClusterAccumulator& ClusterAccumulator::operator=(ClusterAccumulator&&) noexcept = default;
+ClusterAccumulator::~ClusterAccumulator() = default;
+
 void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
-  total_.Add(m.total);
-  for (int c = 0; c < kCommClassCount; ++c) {
-    cls_[c].total += m.cls[c].total;
-    cls_[c].exposed += m.cls[c].exposed;
-  }
   RankSummary s{};
   s.rank = m.rank;
   s.steps = static_cast<int64_t>(m.steps.size());
@@ -38,47 +43,107 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
   s.free = static_cast<double>(m.total.free) / n;
   s.has_peak = m.memory.peak_allocated || m.memory.peak_reserved;
   s.peak_bytes = std::max(m.memory.peak_allocated.value_or(0), m.memory.peak_reserved.value_or(0));
-  ranks_.push_back(s);
-  max_steps_ = std::max(max_steps_, s.steps);
+  {
+    std::lock_guard<std::mutex> lock(*mu_);
+    total_.Add(m.total);
+    for (int c = 0; c < kCommClassCount; ++c) {
+      cls_[c].total += m.cls[c].total;
+      cls_[c].exposed += m.cls[c].exposed;
+    }
+    ranks_.push_back(s);
+    max_steps_ = std::max(max_steps_, s.steps);
+    for (const RoutingRecord& r : rank.routing) {
+      if (r.ep_size <= 0) {
+        // The tokens this rank's own experts processed: one EP-rank load.
+        std::vector<int64_t>& v = local_[{r.step, r.layer}][rank.rank];
+        if (v.size() < r.tokens_per_expert.size()) v.resize(r.tokens_per_expert.size(), 0);
+        for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) v[e] += r.tokens_per_expert[e];
+        continue;
+      }
+      RoutingAgg& agg = routing_[{r.step, r.layer}];
+      if (agg.tokens.size() < r.tokens_per_expert.size()) agg.tokens.resize(r.tokens_per_expert.size(), 0);
+      for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) agg.tokens[e] += r.tokens_per_expert[e];
+      if (agg.placement.empty()) agg.placement = r.expert_to_ep_rank;
+      if (agg.ep_size == 0) agg.ep_size = r.ep_size;
+    }
+  }
 
   // Matched collectives: a member's wait is last arrival - own arrival. The
   // collective ends together on every member, so that is its duration minus
   // the shortest member duration -- which needs no clock alignment between
   // ranks. The member with the shortest duration arrived last.
-  std::vector<int64_t> local_group(rank.strings.size(), -1);
-  for (const Arrival& a : m.arrivals) {
-    int64_t& g = local_group[a.group];
-    if (g < 0) g = GroupId(rank.strings.Get(a.group));
-    Collective one;
-    one.members = 1;
-    one.group_size = a.group_size;
-    one.sum_dur = one.min_dur = a.dur;
-    one.last_rank = one.name_rank = m.rank;
-    one.layer = a.layer;
-    one.step = a.step;
-    one.a2a = a.kind == CollectiveKind::kAllToAll || a.kind == CollectiveKind::kAllToAllV;
-    if (a.recv_load >= 0) {
-      one.load_sum = one.load_max = a.recv_load;
-      one.load_n = 1;
+  // The rank's string ids to the accumulator's, once per string (not per
+  // arrival): one short hold of the name lock per rank.
+  thread_local std::vector<int64_t> local_group, local_name;
+  thread_local std::vector<char> local_combine;
+  local_group.assign(rank.strings.size(), -1);
+  local_name.assign(rank.strings.size(), -1);
+  local_combine.assign(rank.strings.size(), 0);
+  {
+    std::lock_guard<std::mutex> lock(*names_mu_);
+    for (const Arrival& a : m.arrivals) {
+      if (local_group[a.group] < 0) local_group[a.group] = GroupId(rank.strings.Get(a.group));
+      if (local_name[a.name] < 0) {
+        const uint32_t id = NameId(rank.strings.Get(a.name));
+        local_name[a.name] = id;
+        local_combine[a.name] = name_is_combine_[id];
+      }
     }
-    Fold(one, rank.strings.Get(a.name),
-         &collectives_[CollectiveKey(static_cast<uint32_t>(g), a.sequence)]);
   }
+  // Arrivals by shard (a counting sort), then each shard locked once.
+  thread_local std::vector<uint64_t> keys, hashes;
+  thread_local std::vector<uint32_t> order;
+  const size_t na = m.arrivals.size();
+  keys.resize(na);
+  hashes.resize(na);
+  order.resize(na);
+  uint32_t at[kShards + 1] = {};
+  for (size_t i = 0; i < na; ++i) {
+    const Arrival& a = m.arrivals[i];
+    keys[i] = CollectiveKey(static_cast<uint32_t>(local_group[a.group]), a.sequence);
+    hashes[i] = CollectiveTable::Hash(keys[i]);
+    ++at[ShardOf(hashes[i]) + 1];
+  }
+  for (int k = 0; k < kShards; ++k) at[k + 1] += at[k];
+  uint32_t fill[kShards];
+  std::copy(at, at + kShards, fill);
+  for (size_t i = 0; i < na; ++i) order[fill[ShardOf(hashes[i])]++] = static_cast<uint32_t>(i);
+  for (int k = 0; k < kShards; ++k) {
+    if (at[k] == at[k + 1]) continue;
+    Shard& shard = shards_[k];
+    std::lock_guard<std::mutex> lock(shard.mu);
+    constexpr uint32_t kAhead = 8;
+    for (uint32_t j = at[k]; j < at[k + 1] && j < at[k] + kAhead; ++j) {
+      shard.table.Prefetch(hashes[order[j]]);
+    }
+    for (uint32_t j = at[k]; j < at[k + 1]; ++j) {
+      if (j + kAhead < at[k + 1]) shard.table.Prefetch(hashes[order[j + kAhead]]);
+      const uint32_t i = order[j];
+      const Arrival& a = m.arrivals[i];
+      Collective one;
+      one.members = 1;
+      one.group_size = a.group_size;
+      one.sum_dur = one.min_dur = a.dur;
+      one.last_rank = one.name_rank = m.rank;
+      one.name = static_cast<uint32_t>(local_name[a.name]);
+      one.combine = local_combine[a.name] != 0;
+      one.layer = a.layer;
+      one.step = a.step;
+      one.a2a = a.kind == CollectiveKind::kAllToAll || a.kind == CollectiveKind::kAllToAllV;
+      if (a.recv_load >= 0) {
+        one.load_sum = one.load_max = a.recv_load;
+        one.load_n = 1;
+      }
+      Fold(one, shard.table.Find(keys[i], hashes[i]));
+    }
+  }
+}
 
-  for (const RoutingRecord& r : rank.routing) {
-    if (r.ep_size <= 0) {
-      // The tokens this rank's own experts processed: one EP-rank load.
-      std::vector<int64_t>& v = local_[{r.step, r.layer}][rank.rank];
-      if (v.size() < r.tokens_per_expert.size()) v.resize(r.tokens_per_expert.size(), 0);
-      for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) v[e] += r.tokens_per_expert[e];
-      continue;
-    }
-    RoutingAgg& agg = routing_[{r.step, r.layer}];
-    if (agg.tokens.size() < r.tokens_per_expert.size()) agg.tokens.resize(r.tokens_per_expert.size(), 0);
-    for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) agg.tokens[e] += r.tokens_per_expert[e];
-    if (agg.placement.empty()) agg.placement = r.expert_to_ep_rank;
-    if (agg.ep_size == 0) agg.ep_size = r.ep_size;
-  }
+void ClusterAccumulator::FoldInto(uint64_t key, const Collective& from) {
+  const uint64_t hash = CollectiveTable::Hash(key);
+  Shard& shard = shards_[ShardOf(hash)];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  Fold(from, shard.table.Find(key, hash));
 }
 
 uint32_t ClusterAccumulator::GroupId(std::string_view name) {
@@ -87,18 +152,27 @@ uint32_t ClusterAccumulator::GroupId(std::string_view name) {
   return it->second;
 }
 
-void ClusterAccumulator::Fold(const Collective& f, std::string_view name, Collective* c) {
+uint32_t ClusterAccumulator::NameId(std::string_view name) {
+  auto [it, added] = name_ids_.emplace(std::string(name), static_cast<uint32_t>(names_.size()));
+  if (added) {
+    names_.emplace_back(name);
+    name_is_combine_.push_back(name.find("combine") != std::string_view::npos);
+  }
+  return it->second;
+}
+
+void ClusterAccumulator::Fold(const Collective& f, Collective* c) {
   // Name, layer and step from the lowest member rank (members may name
   // their ops differently, e.g. send / recv): independent of the order in
   // which worker threads add ranks, or processes merge them.
   if (c->members == 0 || f.name_rank < c->name_rank) {
     c->name_rank = f.name_rank;
-    c->name = std::string(name);
+    c->name = f.name;
     c->layer = f.layer;
     c->step = f.step;
     c->group_size = f.group_size;
     c->a2a = f.a2a;
-    c->combine = c->name.find("combine") != std::string::npos;
+    c->combine = f.combine;
   }
   c->members += f.members;
   c->sum_dur += f.sum_dur;
@@ -109,6 +183,20 @@ void ClusterAccumulator::Fold(const Collective& f, std::string_view name, Collec
   c->load_sum += f.load_sum;
   c->load_max = std::max(c->load_max, f.load_max);
   c->load_n += f.load_n;
+}
+
+std::vector<const ClusterAccumulator::Collective*> ClusterAccumulator::SortedCollectives() const {
+  std::vector<const Collective*> all;
+  for (int k = 0; k < kShards; ++k) {
+    shards_[k].table.ForEach([&](const Collective& c) { all.push_back(&c); });
+  }
+  std::sort(all.begin(), all.end(), [this](const Collective* a, const Collective* b) {
+    const std::string& ga = group_names_[a->key >> 40];
+    const std::string& gb = group_names_[b->key >> 40];
+    if (ga != gb) return ga < gb;
+    return (a->key & kSequenceMask) < (b->key & kSequenceMask);
+  });
+  return all;
 }
 
 void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
@@ -138,32 +226,38 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
   struct Wait { uint64_t key; const Collective* c; int64_t total; };
   std::vector<Wait> waits;
   std::map<int32_t, std::pair<int64_t, int64_t>> caused;  // rank -> (ns, collectives)
-  for (const auto& [key, col] : collectives_) {
-    if (col.members < 2) continue;
-    if (col.group_size > 0 && col.members != col.group_size) continue;  // not every member seen
-    int64_t total = col.sum_dur - static_cast<int64_t>(col.members) * col.min_dur;
-    if (total <= 0) continue;
-    waits.push_back({key, &col, total});
-    auto& r = caused[col.last_rank];
-    r.first += total;
-    r.second += 1;
+  for (int k = 0; k < kShards; ++k) {
+    shards_[k].table.ForEach([&](const Collective& col) {
+      if (col.members < 2) return;
+      if (col.group_size > 0 && col.members != col.group_size) return;  // not every member seen
+      int64_t total = col.sum_dur - static_cast<int64_t>(col.members) * col.min_dur;
+      if (total <= 0) return;
+      waits.push_back({col.key, &col, total});
+      auto& r = caused[col.last_rank];
+      r.first += total;
+      r.second += 1;
+    });
   }
   // Ties by group name and sequence (group ids depend on the order ranks
-  // were added, which depends on thread scheduling).
-  std::sort(waits.begin(), waits.end(), [this](const Wait& a, const Wait& b) {
+  // were added, which depends on thread scheduling): a total order, so the
+  // top 20 need no full sort.
+  const size_t top_waits = std::min<size_t>(20, waits.size());
+  std::partial_sort(waits.begin(), waits.begin() + static_cast<std::ptrdiff_t>(top_waits),
+                    waits.end(), [this](const Wait& a, const Wait& b) {
     if (a.total != b.total) return a.total > b.total;
     const std::string& ga = group_names_[a.key >> 40];
     const std::string& gb = group_names_[b.key >> 40];
     if (ga != gb) return ga < gb;
-    return (a.key & ((1ull << 40) - 1)) < (b.key & ((1ull << 40) - 1));
+    return (a.key & kSequenceMask) < (b.key & kSequenceMask);
   });
   for (size_t i = 0; i < waits.size() && i < 20; ++i) {
     const Collective& col = *waits[i].c;
     analysis::CollectiveWait* w = c->add_collective_waits();
     const std::string& group = group_names_[waits[i].key >> 40];
     w->set_group(group);
-    w->set_sequence(static_cast<int64_t>(waits[i].key & ((1ull << 40) - 1)));
-    w->set_name(col.name);
+    w->set_sequence(static_cast<int64_t>(waits[i].key & kSequenceMask));
+    const std::string& name = names_[col.name];
+    w->set_name(name);
     if (col.layer >= 0) w->set_layer(col.layer);
     if (col.step >= 0) w->set_step(col.step);
     w->set_members(col.members);
@@ -171,7 +265,7 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
     int64_t mean_wait = waits[i].total / (col.members - 1);
     w->set_mean_wait_ns(mean_wait);
     w->set_total_wait_ns(waits[i].total);
-    std::string where = col.name;
+    std::string where = name;
     if (col.layer >= 0) where += fmt::format(" of layer {}", col.layer);
     if (col.step >= 0) where += fmt::format(", step {}", col.step);
     w->set_description(fmt::format("every rank of group {} waited {:.3f} ms for rank {} in {}",
@@ -307,7 +401,10 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
     // Only EP-rank loads are known: the expert-level fields stay absent.
     std::map<int32_t, std::vector<double>> layers;
     std::vector<double> all;
-    for (const auto& [key, col] : collectives_) {
+    // In (group, sequence) order: the means of doubles do not depend on
+    // the order in which ranks were added.
+    for (const Collective* p : SortedCollectives()) {
+      const Collective& col = *p;
       if (!col.a2a || col.combine || col.load_n < 2 || col.load_sum <= 0) continue;
       double vio = static_cast<double>(col.load_max) /
                        (static_cast<double>(col.load_sum) / col.load_n) - 1;

@@ -1,15 +1,20 @@
 // Cross-rank accumulation: sums, per-rank summaries for the spread and the
 // slow-rank rule, matched collectives (group, sequence) for wait
-// attribution, expert loads. Ranks are added one at a time (any order).
+// attribution, expert loads. Ranks are added in any order, by any number of
+// threads at once (Add locks what it touches: the collectives are sharded by
+// key, so two workers rarely wait for each other).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/collective_table.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "analyzer/rank_metrics.h"
 #include "formats/trace.h"
@@ -18,7 +23,11 @@ namespace moetrace {
 
 class ClusterAccumulator {
  public:
-  // `rank` is the source of `m` (its strings and routing records).
+  ClusterAccumulator();
+  ClusterAccumulator(ClusterAccumulator&&) noexcept;
+  ClusterAccumulator& operator=(ClusterAccumulator&&) noexcept;
+  ~ClusterAccumulator();
+  // `rank` is the source of `m` (its strings and routing records). Thread-safe.
   void Add(const RankMetrics& m, const Rank& rank);
   // The state so far as bytes (partial.proto ClusterState), and the merge of
   // such bytes into this one: another process's ranks, as if Added here.
@@ -37,25 +46,17 @@ class ClusterAccumulator {
     int64_t peak_bytes;
     bool has_peak;
   };
-  struct Collective;
+  using Collective = CollectiveAgg;
+  // Ids of group and op names (callers hold names_mu_).
   uint32_t GroupId(std::string_view name);
-  // Folds `from` (members of the same group and sequence, whose kept op name
-  // is `name`) into `into`: Add folds one member, Merge another process's.
-  static void Fold(const Collective& from, std::string_view name, Collective* into);
-
-  struct Collective {
-    int32_t members = 0;
-    int32_t group_size = 0;
-    int64_t sum_dur = 0;
-    int64_t min_dur = INT64_MAX;
-    int32_t last_rank = -1;
-    int32_t name_rank = -1;  // the member whose op name / layer / step is kept
-    std::string name;
-    int32_t layer = -1, step = -1;
-    bool a2a = false, combine = false;
-    int64_t load_sum = 0, load_max = 0;
-    int32_t load_n = 0;
-  };
+  uint32_t NameId(std::string_view name);
+  // Folds `from` (members of the same group and sequence) into `into`: Add
+  // folds one member, Merge another process's. `from.name` is a NameId.
+  static void Fold(const Collective& from, Collective* into);
+  // Finds or inserts `key` in its shard and folds `from` in (takes the lock).
+  void FoldInto(uint64_t key, const Collective& from);
+  // Every collective, in (group name, sequence) order.
+  std::vector<const Collective*> SortedCollectives() const;
   struct RoutingKey {
     int32_t step, layer;
     bool operator<(const RoutingKey& o) const {
@@ -68,12 +69,28 @@ class ClusterAccumulator {
     int32_t ep_size = 0;
   };
 
+  // Collectives by key, in shards of their own lock and table.
+  static constexpr int kShards = 64;
+  struct Shard {
+    std::mutex mu;
+    CollectiveTable table;
+  };
+  // Mid bits of the hash: the tables index by its top bits.
+  static int ShardOf(uint64_t hash) { return static_cast<int>((hash >> 24) & (kShards - 1)); }
+  std::unique_ptr<Shard[]> shards_;
+  // Guards group_ids_ .. names_.
+  std::unique_ptr<std::mutex> names_mu_;
+  // Guards total_ .. max_steps_.
+  std::unique_ptr<std::mutex> mu_;
+
   BreakdownNs total_;
   ClassNs cls_[kCommClassCount];
   std::vector<RankSummary> ranks_;
   std::unordered_map<std::string, uint32_t> group_ids_;
   std::vector<std::string> group_names_;
-  std::unordered_map<uint64_t, Collective> collectives_;
+  std::unordered_map<std::string, uint32_t> name_ids_;
+  std::vector<std::string> names_;
+  std::vector<char> name_is_combine_;
   std::map<RoutingKey, RoutingAgg> routing_;
   // Local expert loads (records with ep_size 0: Ascend GroupedMatmul group
   // sizes, or one total per rank), by rank.

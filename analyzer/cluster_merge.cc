@@ -39,7 +39,9 @@ std::string ClusterAccumulator::Serialize() const {
     o->set_peak_bytes(r.peak_bytes);
     o->set_has_peak(r.has_peak);
   }
-  for (const auto& [key, c] : collectives_) {
+  for (const Collective* p : SortedCollectives()) {
+    const Collective& c = *p;
+    const uint64_t key = c.key;
     auto* o = st.add_collectives();
     o->set_group(group_names_[key >> 40]);
     o->set_sequence(static_cast<int64_t>(key & kSequenceMask));
@@ -49,7 +51,7 @@ std::string ClusterAccumulator::Serialize() const {
     o->set_min_dur(c.min_dur);
     o->set_last_rank(c.last_rank);
     o->set_name_rank(c.name_rank);
-    o->set_name(c.name);
+    o->set_name(names_[c.name]);
     o->set_layer(c.layer);
     o->set_step(c.step);
     o->set_a2a(c.a2a);
@@ -110,9 +112,15 @@ void ClusterAccumulator::Merge(const std::string& bytes) {
     from.load_sum = o.load_sum();
     from.load_max = o.load_max();
     from.load_n = o.load_n();
-    const uint64_t key = (static_cast<uint64_t>(GroupId(o.group())) << 40) ^
-                         (static_cast<uint64_t>(o.sequence()) & kSequenceMask);
-    Fold(from, o.name(), &collectives_[key]);
+    uint64_t key;
+    {
+      std::lock_guard<std::mutex> lock(*names_mu_);
+      key = (static_cast<uint64_t>(GroupId(o.group())) << 40) ^
+            (static_cast<uint64_t>(o.sequence()) & kSequenceMask);
+      from.name = NameId(o.name());
+      from.combine = name_is_combine_[from.name] != 0;
+    }
+    FoldInto(key, from);
   }
   // The same rules as Add: tokens summed, the first placement and EP size kept.
   for (const auto& o : st.routing()) {

@@ -156,8 +156,60 @@ void AgreeOnError(Communicator& comm, const std::string& error) {
   throw InputError("a process failed");
 }
 
-analysis::Analysis AnalyzeDistributed(const std::vector<std::string>& inputs,
-                                      const AnalyzeOptions& options, Communicator& comm) {
+void OnEveryProcess(Communicator& comm, const std::function<void()>& f) {
+  if (comm.size() == 1) return f();
+  AgreeOnError(comm, Catch(f));
+}
+
+void OnFirstProcess(Communicator& comm, const std::function<void()>& f) {
+  if (comm.size() == 1) return f();
+  AgreeOnError(comm, comm.rank() == 0 ? Catch(f) : std::string());
+}
+
+analysis::Analysis AnalyzeShares(const TraceSource& source, const AnalyzeOptions& options,
+                                 Communicator& comm, std::vector<int>* owner_out,
+                                 const std::function<void(bool)>& ranks_done) {
+  const size_t n = source.rank_count();
+  std::vector<uint64_t> bytes(n);
+  for (size_t i = 0; i < n; ++i) bytes[i] = source.RankBytes(i);
+  const std::vector<int> owner = AssignRanks(bytes, comm.size());
+  if (owner_out) *owner_out = owner;
+  if (comm.size() == 1) {  // Analyze itself: no part to serialize and merge
+    analysis::Analysis a;
+    try {
+      a = Analyze(source, options);
+    } catch (...) {
+      if (ranks_done) ranks_done(true);
+      throw;
+    }
+    if (ranks_done) ranks_done(false);
+    return a;
+  }
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < n; ++i) {
+    if (owner[i] == comm.rank()) mine.push_back(i);
+  }
+  PartialAnalysis part;
+  std::string error = Catch([&] { part = AnalyzeRanks(source, mine, options); });
+  if (ranks_done) ranks_done(!error.empty());
+  AgreeOnError(comm, error);
+  std::string part_bytes = SerializePartial(part);
+  part = PartialAnalysis();
+  std::vector<std::string> parts = comm.Gather(part_bytes);
+  part_bytes.clear();
+  analysis::Analysis out;
+  if (comm.rank() == 0) {
+    PartialAnalysis all;
+    for (const std::string& p : parts) MergePartial(p, &all);
+    parts.clear();
+    out = FinishAnalysis(source.metadata(), std::move(all));
+  }
+  return out;
+}
+
+AnalyzedFiles AnalyzeDistributed(const std::vector<std::string>& inputs,
+                                 const AnalyzeOptions& options, Communicator& comm) {
+  if (comm.size() == 1) return AnalyzeFiles(inputs, options);
   // Open every input as AnalyzeFiles does (Kineto files read whole, HTA's
   // rows taken from that pass): opening reads metadata and indexes only.
   OpenedInputs opened;
@@ -168,35 +220,17 @@ analysis::Analysis AnalyzeDistributed(const std::vector<std::string>& inputs,
   AgreeOnError(comm, error);
 
   const size_t n = source->rank_count();
-  std::vector<uint64_t> bytes(n);
-  for (size_t i = 0; i < n; ++i) bytes[i] = source->RankBytes(i);
-  const std::vector<int> owner = AssignRanks(bytes, comm.size());
-  std::vector<size_t> mine;
-  for (size_t i = 0; i < n; ++i) {
-    if (owner[i] == comm.rank()) mine.push_back(i);
-  }
-
-  PartialAnalysis part;
-  error = Catch([&] { part = AnalyzeRanks(*source, mine, options); });
-  imported->Close(/*abandon=*/!error.empty());
-  AgreeOnError(comm, error);
-  std::string part_bytes = SerializePartial(part);
-  part = PartialAnalysis();
-  std::vector<std::string> parts = comm.Gather(part_bytes);
-  part_bytes.clear();
-
-  analysis::Analysis out;
-  if (comm.rank() == 0) {
-    PartialAnalysis all;
-    for (const std::string& p : parts) MergePartial(p, &all);
-    out = FinishAnalysis(source->metadata(), std::move(all));
-  }
-  parts.clear();
+  std::vector<int> owner;
+  AnalyzedFiles result;
+  analysis::Analysis& out = result.analysis;
+  out = AnalyzeShares(*source, options, comm, &owner,
+                      [&](bool failed) { imported->Close(/*abandon=*/failed); });
   if (comm.rank() == 0) {
     error = Catch([&] { AddClusterOutputs(inputs, &out); });
   }
   AgreeOnError(comm, error);
-  if (kineto.empty()) return out;
+  if (comm.rank() == 0) result.trace = std::move(source);
+  if (kineto.empty()) return result;
 
   // HTA's figures: the Kineto files of this process's ranks (a listed file
   // no rank reads, e.g. a non-trace JSON HTA still opens: process 0).
@@ -205,8 +239,9 @@ analysis::Analysis AnalyzeDistributed(const std::vector<std::string>& inputs,
     for (std::string& f : hta::ListTraceFiles(in)) files.push_back(std::move(f));
   }
   std::map<std::string, int> file_owner;
+  const TraceSource& ranks = comm.rank() == 0 ? *result.trace : *source;
   for (size_t i = 0; i < n; ++i) {
-    std::string path = source->RankPath(i);
+    std::string path = ranks.RankPath(i);
     if (!path.empty()) file_owner.emplace(Normal(path), owner[i]);
   }
   std::map<size_t, hta::RankRows> rows;
@@ -221,17 +256,17 @@ analysis::Analysis AnalyzeDistributed(const std::vector<std::string>& inputs,
     if (!e.empty()) read_errors.emplace(k, e);
   }
   std::string plan_error;
-  std::optional<hta::HtaResult> result =
+  std::optional<hta::HtaResult> figures =
       DistributedHta(comm, files.size(), std::move(rows), read_errors, &plan_error);
   if (comm.rank() == 0) {
     if (!plan_error.empty()) {
       out.add_hta_errors(plan_error);  // as AnalyzeFiles: HTA gives no figures then
     } else {
-      KeepSelectedRanks(options.selection, &*result);
-      AddHtaResult(*result, &out);
+      KeepSelectedRanks(options.selection, &*figures);
+      AddHtaResult(*figures, &out);
     }
   }
-  return out;
+  return result;
 }
 
 }  // namespace moetrace

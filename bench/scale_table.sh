@@ -55,7 +55,7 @@ PY
 
 events_of() { "$bin" info "$1" 2>/dev/null | awk '$1 == "events" {print $2}'; }
 # Bytes read: every file counted, hard links too (the Ascend rows).
-bytes_of() { find -L "$1" -type f -printf '%s\n' | awk '{s += $1} END {print s}'; }
+bytes_of() { find -L "$1" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}'; }
 
 row() {  # format ranks input
   local fmt=$1 n=$2 in=$3

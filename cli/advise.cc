@@ -6,15 +6,17 @@
 #include <vector>
 
 #include "analyzer/advise/advise.h"
+#include "analyzer/distributed.h"
 #include "analyzer/replay/replay_input.h"
 #include "cli/commands.h"
+#include "cli/processes.h"
 #include "formats/atomic_file.h"
 
 namespace moetrace::cli {
 
 // cli/replay.cc
 replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
-                                     const std::string& reduce);
+                                     const std::string& reduce, Communicator& comm);
 void AddReduceOption(CLI::App* sub, std::string* reduce);
 
 void AddAdviseCommand(CLI::App& app) {
@@ -31,14 +33,19 @@ void AddAdviseCommand(CLI::App& app) {
   sub->add_flag("--no-replay", args->no_replay, "skip the replays (no predicted effects)");
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
-    const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce);
-    advise::AdviseOptions options;
-    options.replay = !args->no_replay;
-    if (in.roles) options.roles = &*in.roles;
-    std::vector<advise::Proposal> proposals = advise::Advise(in.trace, in.before, options);
-    fmt::print("{}", advise::FormatProposals(proposals));
-    if (!args->json.empty()) WriteFileAtomically(args->json, advise::ProposalsJson(proposals));
-    return 0;
+    return RunOnProcesses([&](Communicator& comm) {
+      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm);
+      // The rules and their replays on process 0 (the others wait, then exit 0).
+      OnFirstProcess(comm, [&] {
+        advise::AdviseOptions options;
+        options.replay = !args->no_replay;
+        if (in.roles) options.roles = &*in.roles;
+        std::vector<advise::Proposal> proposals = advise::Advise(in.trace, in.before, options);
+        fmt::print("{}", advise::FormatProposals(proposals));
+        if (!args->json.empty()) WriteFileAtomically(args->json, advise::ProposalsJson(proposals));
+      });
+      return 0;
+    });
   });
 }
 

@@ -3,17 +3,14 @@
 
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
-#include "analyzer/analyze_files.h"
 #include "analyzer/distributed.h"
-#include "analyzer/mpi/communicator.h"
 #include "analyzer/stable_json.h"
 #include "analyzer/summary.h"
 #include "cli/commands.h"
+#include "cli/processes.h"
 #include "formats/atomic_file.h"
-#include "formats/errors.h"
 
 namespace moetrace::cli {
 namespace {
@@ -31,56 +28,23 @@ struct AnalyzeArgs {
 constexpr int kSkippedRanksExit = 3;
 
 int RunAnalyze(const AnalyzeArgs& args) {
-  // Under mpirun: MPI until this returns (or throws); otherwise one process.
-  std::unique_ptr<Communicator> comm = WorldCommunicator();
-  AnalyzeOptions options;
-  options.threads = args.threads;
-  if (!args.ranks.empty()) options.selection.ranks = ParseIdList(args.ranks, "--ranks");
-  if (!args.steps.empty()) options.selection.steps = ParseIdList(args.steps, "--steps");
-  options.skip_bad_ranks = args.skip_bad_ranks;
-  const bool tty = isatty(STDERR_FILENO) && comm->rank() == 0;
-  if (tty) {
-    options.progress = [](size_t done, size_t total) {
-      fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
-      if (done == total) fmt::print(stderr, "\r\033[K");
-    };
-  }
-  if (comm->size() == 1) {
-    const analysis::Analysis result = AnalyzeFiles(args.inputs, options).analysis;
-    fmt::print("{}", FormatSummary(result));
-    if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
-    return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
-  }
-  // mpirun ends the whole job as soon as one process exits non-zero: process
-  // 0 reports the failure, then every process meets once more before any
-  // exits (each failed the same agreement, so each gets here).
-  auto fail = [&](const std::string& message) {
-    if (comm->rank() == 0) fmt::print(stderr, "moetrace: error: {}\n", message);
-    comm->AllReduceMax(0);
-    return 2;
-  };
-  analysis::Analysis result;
-  try {
-    result = AnalyzeDistributed(args.inputs, options, *comm);
+  return RunOnProcesses([&](Communicator& comm) {
+    AnalyzeOptions options;
+    options.threads = args.threads;
+    OnEveryProcess(comm, [&] {
+      if (!args.ranks.empty()) options.selection.ranks = ParseIdList(args.ranks, "--ranks");
+      if (!args.steps.empty()) options.selection.steps = ParseIdList(args.steps, "--steps");
+    });
+    options.skip_bad_ranks = args.skip_bad_ranks;
+    options.progress = AnalyzeProgress(comm);
+    const analysis::Analysis result = AnalyzeDistributed(args.inputs, options, comm).analysis;
     // Process 0 alone writes; a failure there (a full disk) ends every process.
-    std::string error;
-    if (comm->rank() == 0 && !args.json.empty()) {
-      try {
-        WriteFileAtomically(args.json, ToStableJson(result));
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-    }
-    AgreeOnError(*comm, error);
-  } catch (const InputError& e) {
-    return fail(e.what());
-  } catch (const PeerFailed&) {
-    return fail("");
-  }
-  // The others exit 0 (quietly): process 0's code is mpirun's.
-  if (comm->rank() != 0) return 0;
-  fmt::print("{}", FormatSummary(result));
-  return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
+    OnFirstProcess(comm, [&] {
+      fmt::print("{}", FormatSummary(result));
+      if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
+    });
+    return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
+  });
 }
 
 }  // namespace

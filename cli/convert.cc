@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/processes.h"
 #include "cli/progress.h"
 #include "formats/chrome/chrome_json_writer.h"
 #include "formats/errors.h"
@@ -120,7 +121,7 @@ void AddConvertCommand(CLI::App& app) {
                   "Only events overlapping FROM:TO, absolute times as `info` prints them "
                   "(ns; or with a unit: 1704161511.42s:1704161511.43s)");
   sub->add_option("--threads", o->threads, "Reader threads (default: all cores)");
-  Register(sub, [o] { return RunConvert(*o); });
+  Register(sub, [o] { return RunOnFirstProcess([&] { return RunConvert(*o); }); });
 }
 
 }  // namespace moetrace::cli

@@ -3,11 +3,12 @@
 
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
+#include "analyzer/distributed.h"
 #include "analyzer/gate.h"
 #include "cli/commands.h"
+#include "cli/processes.h"
 #include "formats/atomic_file.h"
 #include "reports/inputs.h"
 
@@ -21,23 +22,26 @@ struct GateArgs {
 };
 
 int RunGateCommand(const GateArgs& args) {
-  // Bad thresholds or baseline: exit 2 before the (long) analysis.
-  const std::vector<GateThreshold> thresholds =
-      args.thresholds.empty() ? DefaultGateThresholds() : LoadGateThresholds(args.thresholds);
-  const analysis::Analysis baseline = LoadAnalysisJson(args.baseline);
-  std::function<void(size_t, size_t)> progress;
-  if (isatty(STDERR_FILENO)) {
-    progress = [](size_t done, size_t total) {
-      fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
-      if (done == total) fmt::print(stderr, "\r\033[K");
-    };
-  }
-  const LoadedInputs current = LoadInputs(args.inputs, args.threads, progress);
-  const GateResult result = RunGate(baseline, current.analysis, thresholds);
-  fmt::print("{}", FormatGateTable(result));
-  if (!args.junit.empty()) WriteFileAtomically(args.junit, GateJUnitXml(result));
-  if (!args.md.empty()) WriteFileAtomically(args.md, GateMarkdown(result));
-  return result.regressed() ? 1 : 0;
+  return RunOnProcesses([&](Communicator& comm) {
+    // Bad thresholds or baseline: exit 2 before the (long) analysis.
+    std::vector<GateThreshold> thresholds;
+    analysis::Analysis baseline;
+    OnFirstProcess(comm, [&] {
+      thresholds = args.thresholds.empty() ? DefaultGateThresholds()
+                                           : LoadGateThresholds(args.thresholds);
+      baseline = LoadAnalysisJson(args.baseline);
+    });
+    const LoadedInputs current = LoadInputs(args.inputs, args.threads, AnalyzeProgress(comm), comm);
+    int rc = 0;
+    OnFirstProcess(comm, [&] {
+      const GateResult result = RunGate(baseline, current.analysis, thresholds);
+      fmt::print("{}", FormatGateTable(result));
+      if (!args.junit.empty()) WriteFileAtomically(args.junit, GateJUnitXml(result));
+      if (!args.md.empty()) WriteFileAtomically(args.md, GateMarkdown(result));
+      rc = result.regressed() ? 1 : 0;
+    });
+    return rc;
+  });
 }
 
 }  // namespace

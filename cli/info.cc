@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/processes.h"
 #include "cli/progress.h"
 #include "formats/open_trace.h"
 #include "formats/trace_summary.h"
@@ -41,7 +42,7 @@ void AddInfoCommand(CLI::App& app) {
   sub->add_option("inputs", o->inputs, "Traces (.mtrace, Kineto JSON, Ascend profiler output)")
       ->required();
   sub->add_flag("--json", o->json, "Machine-readable output with stable keys (see README)");
-  Register(sub, [o] { return RunInfo(*o); });
+  Register(sub, [o] { return RunOnFirstProcess([&] { return RunInfo(*o); }); });
 }
 
 }  // namespace moetrace::cli

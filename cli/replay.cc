@@ -6,9 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/distributed.h"
 #include "analyzer/replay/replay.h"
 #include "analyzer/replay/replay_input.h"
 #include "cli/commands.h"
+#include "cli/processes.h"
 #include "formats/atomic_file.h"
 #include "formats/open_trace.h"
 
@@ -17,14 +19,19 @@ namespace moetrace::cli {
 // Opens every input as one source (ranks in input order; the metadata of the
 // first), then reads what the replay needs (replay_input.h): the analysis of
 // every rank, streamed, and the whole trace or one representative per role.
+// Collective: under mpirun the analysis is shared by the processes and
+// process 0 alone gets the input (the others an empty one).
 replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
-                                     const std::string& reduce) {
-  std::vector<std::unique_ptr<TraceSource>> parts;
-  for (const std::string& in : inputs) parts.push_back(OpenTrace(in));
-  ConcatSource source(std::move(parts));
+                                     const std::string& reduce, Communicator& comm) {
+  std::unique_ptr<TraceSource> source;
+  OnEveryProcess(comm, [&] {
+    std::vector<std::unique_ptr<TraceSource>> parts;
+    for (const std::string& in : inputs) parts.push_back(OpenTrace(in));
+    source = std::make_unique<ConcatSource>(std::move(parts));
+  });
   replay::Reduce r = replay::Reduce::kAuto;
   replay::ParseReduce(reduce, &r);
-  return replay::LoadReplayInput(source, r);
+  return replay::LoadReplayInput(*source, r, comm);
 }
 
 void AddReduceOption(CLI::App* sub, std::string* reduce) {
@@ -53,21 +60,27 @@ void AddReplayCommand(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "graph", "regenerate"}));
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
-    const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce);
-    replay::ReplayOptions options;
-    replay::ParseReplayMethod(args->method, &options.method);
-    if (in.roles) options.roles = &*in.roles;
-    replay::ReplayResult r = replay::Replay(in.trace, args->sets, &in.before, options);
-    fmt::print("{}", replay::FormatReplay(r));
-    if (!args->json.empty()) WriteFileAtomically(args->json, replay::ReplayJson(r));
-    if (!args->out.empty()) {
-      auto sink = CreateSink(args->out);
-      for (const Rank& rank : r.predicted.ranks) sink->AddRank(rank);
-      Metadata m = r.predicted.metadata;
-      m.attributes.emplace_back("replay.modifications", fmt::format("{}", fmt::join(args->sets, " ")));
-      sink->Finish(m);
-    }
-    return 0;
+    return RunOnProcesses([&](Communicator& comm) {
+      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm);
+      // The replay itself on process 0 (the others wait, then exit 0).
+      OnFirstProcess(comm, [&] {
+        replay::ReplayOptions options;
+        replay::ParseReplayMethod(args->method, &options.method);
+        if (in.roles) options.roles = &*in.roles;
+        replay::ReplayResult r = replay::Replay(in.trace, args->sets, &in.before, options);
+        fmt::print("{}", replay::FormatReplay(r));
+        if (!args->json.empty()) WriteFileAtomically(args->json, replay::ReplayJson(r));
+        if (!args->out.empty()) {
+          auto sink = CreateSink(args->out);
+          for (const Rank& rank : r.predicted.ranks) sink->AddRank(rank);
+          Metadata m = r.predicted.metadata;
+          m.attributes.emplace_back("replay.modifications",
+                                    fmt::format("{}", fmt::join(args->sets, " ")));
+          sink->Finish(m);
+        }
+      });
+      return 0;
+    });
   });
 }
 

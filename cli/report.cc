@@ -3,10 +3,11 @@
 
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
+#include "analyzer/distributed.h"
 #include "cli/commands.h"
+#include "cli/processes.h"
 #include "formats/atomic_file.h"
 #include "reports/advice.h"
 #include "reports/inputs.h"
@@ -22,25 +23,24 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args) {
-  // A bad advice document exits 2 before the (long) analysis.
-  std::vector<advise::Proposal> proposals;
-  if (!args.advice.empty()) proposals = LoadAdviceJson(args.advice);
-  std::function<void(size_t, size_t)> progress;
-  if (isatty(STDERR_FILENO)) {
-    progress = [](size_t done, size_t total) {
-      fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
-      if (done == total) fmt::print(stderr, "\r\033[K");
-    };
-  }
-  LoadedInputs in = LoadInputs(args.inputs, args.threads, progress);
-  ReportData data = CollectReportData(std::move(in.analysis), in.trace.get());
-  data.proposals = std::move(proposals);
-  const std::string md = RenderMarkdownReport(data);
-  if (!args.html.empty()) WriteFileAtomically(args.html, RenderHtmlReport(data));
-  if (!args.md.empty()) WriteFileAtomically(args.md, md);
-  // Without an output file the Markdown goes to the terminal.
-  if (args.html.empty() && args.md.empty()) fmt::print("{}", md);
-  return 0;
+  return RunOnProcesses([&](Communicator& comm) {
+    // A bad advice document exits 2 before the (long) analysis.
+    std::vector<advise::Proposal> proposals;
+    OnFirstProcess(comm, [&] {
+      if (!args.advice.empty()) proposals = LoadAdviceJson(args.advice);
+    });
+    LoadedInputs in = LoadInputs(args.inputs, args.threads, AnalyzeProgress(comm), comm);
+    OnFirstProcess(comm, [&] {
+      ReportData data = CollectReportData(std::move(in.analysis), in.trace.get());
+      data.proposals = std::move(proposals);
+      const std::string md = RenderMarkdownReport(data);
+      if (!args.html.empty()) WriteFileAtomically(args.html, RenderHtmlReport(data));
+      if (!args.md.empty()) WriteFileAtomically(args.md, md);
+      // Without an output file the Markdown goes to the terminal.
+      if (args.html.empty() && args.md.empty()) fmt::print("{}", md);
+    });
+    return 0;
+  });
 }
 
 }  // namespace

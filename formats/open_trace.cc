@@ -8,6 +8,7 @@
 #include "formats/errors.h"
 #include "formats/kineto/kineto_importer.h"
 #include "formats/native/native_reader.h"
+#include "formats/native/native_shards.h"
 #include "formats/native/native_writer.h"
 #include "formats/perfetto/perfetto_writer.h"
 
@@ -34,6 +35,8 @@ TraceFormat DetectFormat(const std::string& path) {
   if (LooksLikeAscendDb(path)) return TraceFormat::kAscendDb;
   if (LooksLikeAscend(path)) return TraceFormat::kAscend;
   if (LooksLikeKineto(path)) return TraceFormat::kKineto;
+  // Last: a profiler folder with a stray .mtrace in it stays what it was.
+  if (IsNativeShardDir(path)) return TraceFormat::kNative;
   return TraceFormat::kUnknown;
 }
 
@@ -41,14 +44,15 @@ std::unique_ptr<TraceSource> OpenTrace(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) ThrowInputError(path, "", "no such file or directory");
   switch (DetectFormat(path)) {
-    case TraceFormat::kNative: return OpenNative(path);
+    case TraceFormat::kNative:
+      return fs::is_directory(path, ec) ? OpenNativeShards(path) : OpenNative(path);
     case TraceFormat::kAscend: return OpenAscend(path);
     case TraceFormat::kAscendDb: return OpenAscendDb(path);
     case TraceFormat::kKineto: return OpenKineto(path);
     case TraceFormat::kUnknown: break;
   }
   ThrowInputError(path, "byte 0",
-                  "unrecognised input: expected a .mtrace file, a Kineto/Chrome JSON "
+                  "unrecognised input: expected a .mtrace file (or a directory of them), a Kineto/Chrome JSON "
                   "(.json or .json.gz, or a directory of them), an Ascend profiler directory or an "
                   "Ascend / msprof SQLite export (.db)");
 }

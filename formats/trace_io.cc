@@ -16,6 +16,11 @@ ConcatSource::ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts)
   }
 }
 
+ConcatSource::ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts, Metadata metadata)
+    : ConcatSource(std::move(parts)) {
+  metadata_ = std::move(metadata);
+}
+
 Trace ReadAll(const TraceSource& source) {
   Trace t;
   t.metadata = source.metadata();

@@ -96,10 +96,12 @@ class MemorySink : public TraceSink {
 };
 
 // Several sources read as one trace: their ranks in input order, the
-// metadata of the first. For commands that take INPUT... (analyze, report).
+// metadata of the first (unless given). For commands that take INPUT... (analyze, report).
 class ConcatSource : public TraceSource {
  public:
   explicit ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts);
+  // With the given metadata instead (shards of one trace: native_shards.h).
+  ConcatSource(std::vector<std::unique_ptr<TraceSource>> parts, Metadata metadata);
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return index_.size(); }
   Rank ReadRank(size_t i) const override {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "analyzer/analyze_files.h"
+#include "analyzer/distributed.h"
 #include "analyzer/gate.h"
 #include "formats/errors.h"
 
@@ -28,21 +29,25 @@ bool IsAnalysisJson(const std::string& path) {
 }
 
 LoadedInputs LoadInputs(const std::vector<std::string>& inputs, int threads,
-                        std::function<void(size_t, size_t)> progress) {
+                        std::function<void(size_t, size_t)> progress, Communicator& comm) {
   LoadedInputs out;
-  if (inputs.size() == 1 && IsAnalysisJson(inputs[0])) {
-    out.analysis = LoadAnalysisJson(inputs[0]);
-    return out;
-  }
-  for (const std::string& in : inputs) {
-    if (IsAnalysisJson(in)) {
-      ThrowInputError(in, "", "a saved analysis must be the only input");
+  bool saved = false;
+  OnEveryProcess(comm, [&] {
+    saved = inputs.size() == 1 && IsAnalysisJson(inputs[0]);
+    for (const std::string& in : inputs) {
+      if (!saved && IsAnalysisJson(in)) {
+        ThrowInputError(in, "", "a saved analysis must be the only input");
+      }
     }
+  });
+  if (saved) {
+    OnFirstProcess(comm, [&] { out.analysis = LoadAnalysisJson(inputs[0]); });
+    return out;
   }
   AnalyzeOptions options;
   options.threads = threads;
   options.progress = std::move(progress);
-  AnalyzedFiles files = AnalyzeFiles(inputs, options);
+  AnalyzedFiles files = AnalyzeDistributed(inputs, options, comm);
   out.analysis = std::move(files.analysis);
   out.trace = std::move(files.trace);
   return out;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/mpi/communicator.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "formats/trace_io.h"
 
@@ -26,7 +27,9 @@ struct LoadedInputs {
 
 // Opens and analyzes `inputs` the way `moetrace analyze` does (ranks of all
 // inputs as one trace, HTA figures for Kineto inputs). Throws InputError.
+// Collective over `comm` (AnalyzeDistributed): process 0 gets the result,
+// the others an empty one.
 LoadedInputs LoadInputs(const std::vector<std::string>& inputs, int threads,
-                        std::function<void(size_t, size_t)> progress = {});
+                        std::function<void(size_t, size_t)> progress, Communicator& comm);
 
 }  // namespace moetrace

@@ -226,8 +226,16 @@ class Advisor {
         }
       }
     };
-    const size_t threads =
-        std::min<size_t>(candidates_.size(), std::max(1u, std::thread::hardware_concurrency()));
+    // A replay holds its graph (~200 B a node) and the predicted copy of
+    // the trace besides the shared input: on the 718B trace's 192 envelope
+    // representatives (6.7 M events) ~2 GB, and two at once took advise to
+    // 4.4 GB peak. Run as many at once as kReplayBudget holds (at least one).
+    size_t events = 0;
+    for (const Rank& r : trace_.ranks) events += r.EventCount();
+    constexpr size_t kReplayBudget = size_t(2560) << 20;
+    const size_t by_memory = std::max<size_t>(1, kReplayBudget / std::max<size_t>(1, 300 * events));
+    const size_t threads = std::min({candidates_.size(), by_memory,
+                                     size_t(std::max(1u, std::thread::hardware_concurrency()))});
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "analyzer/hta/flat_id_map.h"
 #include "analyzer/hta/numpy_sort.h"
@@ -430,18 +431,65 @@ HtaResult ComputeHtaOnRows(std::vector<RankRows> all) {
 
 HtaResult ComputeHta(const std::vector<std::string>& paths) { return ComputeHta(paths, nullptr); }
 
-HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* imported) {
+namespace {
+
+size_t RowsBytes(const RankRows& r) {
+  return r.idx.capacity() * sizeof(int64_t) + r.ts.capacity() * sizeof(int64_t) +
+         r.dur.capacity() * sizeof(double) + r.stream.capacity() * sizeof(int64_t) +
+         r.correlation.capacity() * sizeof(int64_t) +
+         r.kclass.capacity() * sizeof(KernelClass) + r.bits.capacity();
+}
+
+}  // namespace
+
+HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* imported,
+                     size_t held_rows_bytes) {
   std::vector<std::string> files;
   for (const std::string& p : paths) {
     for (std::string& f : ListTraceFiles(p)) files.push_back(std::move(f));
   }
-  std::vector<RankRows> rows;
-  for (const std::string& f : files) {
-    std::optional<RankRows> r;
-    if (imported) r = imported->Take(f);
-    rows.push_back(r ? std::move(*r) : ParseKinetoRows(f, ReadMaybeGzip(f)));
+  // The plan needs every file's facts before any rank's figures (t0, the
+  // step filter, duplicate ranks). Rows are held for that wait only up to
+  // `held_rows_bytes`; the rest are read again, one file at a time, when
+  // their figures are computed: a few more seconds on sets of thousands of
+  // ranks, instead of memory that grows with the set.
+  std::vector<FileFacts> facts(files.size());
+  std::vector<std::optional<RankRows>> held(files.size());
+  std::vector<bool> seen(files.size());
+  size_t held_bytes = 0;
+  auto see = [&](size_t i, std::optional<RankRows> r) {
+    if (!r) r = ParseKinetoRows(files[i], ReadMaybeGzip(files[i]));
+    facts[i] = FactsOf(*r);
+    seen[i] = true;
+    const size_t bytes = RowsBytes(*r);
+    if (held_bytes + bytes <= held_rows_bytes) {
+      held_bytes += bytes;
+      held[i] = std::move(r);
+    }
+  };
+  if (imported) {
+    // Files as the importer finishes them, whatever their order here.
+    std::unordered_map<std::string, size_t> index;
+    for (size_t i = 0; i < files.size(); ++i) index.emplace(ImportedRows::Key(files[i]), i);
+    while (std::optional<std::string> key = imported->NextEnded()) {
+      auto it = index.find(*key);
+      if (it == index.end() || seen[it->second]) continue;
+      see(it->second, imported->Take(files[it->second]));
+    }
   }
-  return ComputeHtaOnRows(std::move(rows));
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!seen[i]) see(i, imported ? imported->Take(files[i]) : std::nullopt);
+  }
+  const SetPlan plan = PlanSet(facts);
+  HtaResult result;
+  result.warnings = plan.warnings;
+  for (size_t i : plan.kept) {
+    RankRows rows = held[i] ? std::move(*held[i]) : ParseKinetoRows(files[i], ReadMaybeGzip(files[i]));
+    held[i].reset();
+    result.ranks.push_back(ComputeRank(std::move(rows), plan));
+  }
+  FinishSet(&result);
+  return result;
 }
 
 }  // namespace moetrace::hta

@@ -51,8 +51,12 @@ HtaResult ComputeHta(const std::vector<std::string>& paths);
 
 class ImportedRows;
 // The same, taking the rows of the files the importer read from `imported`
-// (analyzer/hta/imported_rows.h) and reading only the others.
-HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* imported);
+// (analyzer/hta/imported_rows.h) and reading only the others. Rows beyond
+// `held_rows_bytes` are not kept while the set's plan waits for every file:
+// those files are read again for their figures (same figures, bounded memory).
+constexpr size_t kHeldRowsBytes = size_t(384) << 20;
+HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* imported,
+                     size_t held_rows_bytes = kHeldRowsBytes);
 
 // The same on rows already read (tests build rows by hand). Aligns them.
 // It is PlanSet, then ComputeRank on each kept file, then FinishSet: the

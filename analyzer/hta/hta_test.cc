@@ -76,6 +76,46 @@ TEST_P(HtaReference, MatchesHta) {
   }
 }
 
+// Same figures whether a file's rows wait in memory for the set's plan or are
+// read again afterwards (held_rows_bytes = 0: none held), on every real set.
+TEST_P(HtaReference, FiguresDoNotDependOnHeldRows) {
+  const std::string dir = TracesDir() + "/kineto";
+  if (!std::filesystem::exists(dir + "/" + GetParam())) GTEST_SKIP() << "no real traces at " << dir;
+  HtaResult held = ComputeHta({dir + "/" + GetParam()}, nullptr);
+  HtaResult reread = ComputeHta({dir + "/" + GetParam()}, nullptr, /*held_rows_bytes=*/0);
+  ASSERT_EQ(held.ranks.size(), reread.ranks.size());
+  ASSERT_FALSE(held.ranks.empty());
+  EXPECT_EQ(held.errors, reread.errors);
+  EXPECT_EQ(held.warnings, reread.warnings);
+  auto same = [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  for (size_t i = 0; i < held.ranks.size(); ++i) {
+    const HtaRank &a = held.ranks[i], &b = reread.ranks[i];
+    EXPECT_EQ(a.rank, b.rank);
+    EXPECT_EQ(a.file, b.file);
+    ASSERT_EQ(a.temporal.has_value(), b.temporal.has_value());
+    if (a.temporal) {
+      EXPECT_TRUE(same(a.temporal->kernel_span_us, b.temporal->kernel_span_us));
+      EXPECT_TRUE(same(a.temporal->idle_us, b.temporal->idle_us));
+      EXPECT_TRUE(same(a.temporal->compute_us, b.temporal->compute_us));
+      EXPECT_TRUE(same(a.temporal->non_compute_pct, b.temporal->non_compute_pct));
+    }
+    EXPECT_TRUE(same(a.comm_comp_overlap_pct, b.comm_comp_overlap_pct));
+    ASSERT_EQ(a.idle_by_stream.has_value(), b.idle_by_stream.has_value());
+    if (a.idle_by_stream) {
+      ASSERT_EQ(a.idle_by_stream->size(), b.idle_by_stream->size());
+      for (const auto& [stream, s] : *a.idle_by_stream) {
+        const IdleStream& t = b.idle_by_stream->at(stream);
+        EXPECT_EQ(s.host_wait_us, t.host_wait_us);
+        EXPECT_EQ(s.kernel_wait_us, t.kernel_wait_us);
+        EXPECT_EQ(s.other_us, t.other_us);
+      }
+    }
+    EXPECT_EQ(a.launch.count, b.launch.count);
+    EXPECT_EQ(a.launch.launch_delay_mean_us, b.launch.launch_delay_mean_us);
+    EXPECT_EQ(a.launch.launch_delay_p50_us, b.launch.launch_delay_p50_us);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sets, HtaReference,
                          ::testing::Values("a2a-2rank", "allreduce-v100", "b200-eager",
                                            "cuda-sync-alexnet", "legacy-resnet50",

@@ -3,14 +3,10 @@
 #include <filesystem>
 
 namespace moetrace::hta {
-namespace {
-
 // "dir/a.json.gz" and "dir//a.json.gz" are one file.
-std::string Key(const std::string& path) {
+std::string ImportedRows::Key(const std::string& path) {
   return std::filesystem::path(path).lexically_normal().string();
 }
-
-}  // namespace
 
 class ImportedRows::Observer : public KinetoEventObserver {
  public:
@@ -49,6 +45,7 @@ KinetoEventObserver* ImportedRows::ObserverFor(const std::string& path, bool inf
   e = Entry();  // this read's outcome is the one that counts
   if (inflated && !gz_name) {
     e.ended = true;  // HTA reads it itself (and fails)
+    ended_.push_back(Key(path));
     changed_.notify_all();
     return nullptr;
   }
@@ -65,6 +62,7 @@ void ImportedRows::Ended(const std::string& key, const Observer* observer,
     if (it == files_.end() || it->second.latest != observer) return;  // a later read counts
     it->second.ended = true;
     it->second.rows = std::move(rows);
+    ended_.push_back(key);
   }
   changed_.notify_all();
 }
@@ -83,6 +81,16 @@ std::optional<RankRows> ImportedRows::Take(const std::string& path) {
   files_.erase(it);
   rows->file = path;  // as HTA's listing names it
   return rows;
+}
+
+std::optional<std::string> ImportedRows::NextEnded() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return closed_ || !ended_.empty(); });
+  if (abandoned_) throw Abandoned();
+  if (ended_.empty()) return std::nullopt;
+  std::string key = std::move(ended_.front());
+  ended_.pop_front();
+  return key;
 }
 
 void ImportedRows::Close(bool abandon) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,13 @@ class ImportedRows {
   // nullopt once its read ended otherwise, or (after Close) if it never
   // came. Waits until one of these. Throws Abandoned after Close(true).
   std::optional<RankRows> Take(const std::string& path);
+  // The key (normalized path) of a file whose read ended since the last call,
+  // in the order reads end, so that a caller can take files as the importer
+  // finishes them rather than wait for them in its own order (rows of the
+  // others would pile up meanwhile). Waits; nullopt once closed and none is
+  // left. Throws Abandoned after Close(true).
+  std::optional<std::string> NextEnded();
+  static std::string Key(const std::string& path);
   // The importer is done: no more observers, and Take no longer waits.
   // `abandon`: the analysis failed, HTA's figures are not wanted.
   void Close(bool abandon = false);
@@ -51,6 +59,7 @@ class ImportedRows {
   std::mutex mu_;
   std::condition_variable changed_;
   std::map<std::string, Entry> files_;
+  std::deque<std::string> ended_;  // keys, for NextEnded
   // Every observer lives as long as this object: a read of a path may still
   // be feeding one when another read of the same path starts.
   std::vector<std::unique_ptr<Observer>> observers_;

@@ -384,6 +384,10 @@ RankRows RowsBuilder::Finish(int64_t rank) {
   rows.kclass.resize(out);
   rows.bits.resize(out);
   Restart();
+  // A finished builder stays alive as long as the set's read (ImportedRows
+  // keeps every observer): its scratch must not.
+  std::vector<RowNum>().swap(ts_raw_);
+  std::vector<double>().swap(dur_raw_);
   return rows;
 }
 

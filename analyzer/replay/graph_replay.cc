@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 namespace moetrace::replay {
@@ -13,12 +14,17 @@ constexpr TimeNs kUnset = std::numeric_limits<TimeNs>::min();
 
 enum NodeKind : uint8_t { kPassive, kHost, kSyncNode, kDev, kColl, kRecvNode };
 
+// 16 bytes: a replay holds about two per node (the largest table after the
+// trace itself).
 struct Edge {
-  int64_t from;
-  TimeNs lag;     // already scaled
-  bool on_start;  // from's start instead of its end
-  bool for_end;   // constrains the end (sync release, send of a receive)
+  Edge() = default;
+  Edge(int64_t f, TimeNs l, bool s, bool e) : lag(l), from(uint64_t(f)), on_start(s), for_end(e) {}
+  TimeNs lag = 0;            // already scaled
+  uint64_t from : 62;        // node index
+  uint64_t on_start : 1;     // from's start instead of its end
+  uint64_t for_end : 1;      // constrains the end (sync release, send of a receive)
 };
+static_assert(sizeof(Edge) == 16);
 
 struct Rendezvous {
   std::vector<int64_t> members;
@@ -37,6 +43,7 @@ class Replayer {
     BuildNodes();
     BuildEdges();
     Schedule();
+    FreeSchedule();  // the predicted trace is as large as the input: not both at once
     Trace out = Emit();
     if (stats) *stats = stats_;
     return out;
@@ -540,6 +547,14 @@ class Replayer {
         MarkDone(n, &ready);
       }
     }
+  }
+
+  // What Emit does not read.
+  void FreeSchedule() {
+    auto drop = [](auto& v) { std::decay_t<decltype(v)>().swap(v); };
+    drop(deps_); drop(succs_); drop(dep_begin_); drop(succ_begin_); drop(indeg_);
+    drop(started_); drop(slack_); drop(dur_); drop(launch_end_); drop(rank_of_);
+    drop(rdv_); drop(send_of_); drop(rdvs_); drop(group_size_);
   }
 
   // ---- output -----------------------------------------------------------

@@ -44,11 +44,13 @@ int64_t PeakOf(const analysis::RankAnalysis& r) {
 }
 
 // Role-reduced: each rank's step (and peak) moves by its representative's
-// change; the median and the peak are then taken over every rank, as for a
-// whole replay.
-void ExtrapolateRoles(const RoleMap& roles, const analysis::Analysis& whole, ReplayResult* res) {
+// change, measured from `rep_before` (the envelope's own replay, or the
+// recorded representative); the median and the peak are then taken over
+// every rank, as for a whole replay.
+void ExtrapolateRoles(const RoleMap& roles, const analysis::Analysis& whole,
+                      const analysis::Analysis& rep_before, ReplayResult* res) {
   std::unordered_map<int32_t, const analysis::RankAnalysis*> before, after;
-  for (const auto& r : whole.ranks()) before.emplace(r.rank(), &r);
+  for (const auto& r : rep_before.ranks()) before.emplace(r.rank(), &r);
   for (const auto& r : res->after.ranks()) after.emplace(r.rank(), &r);
   std::vector<int64_t> steps;
   int64_t peak = -1;
@@ -67,8 +69,8 @@ void ExtrapolateRoles(const RoleMap& roles, const analysis::Analysis& whole, Rep
   std::sort(steps.begin(), steps.end());
   res->step_after_ns = steps.empty() ? 0 : steps[(steps.size() - 1) / 2];
   res->peak_after_bytes = peak;
-  res->reduction = fmt::format("{} representatives of {} ranks", roles.representative.size(),
-                               roles.ranks);
+  res->reduction = fmt::format("{} representatives of {} ranks{}", roles.representative.size(),
+                               roles.ranks, roles.envelope ? " (role envelopes)" : "");
 }
 
 }  // namespace
@@ -215,7 +217,10 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
   res.step_before_ns = MedianStepNs(whole);
   res.peak_before_bytes = PeakMemoryBytes(whole);
   if (options.roles) {
-    ExtrapolateRoles(*options.roles, whole, &res);
+    // A regenerated run's representatives are tracegen's own ranks (no
+    // envelope): their change counts from their recorded selves.
+    const bool from_envelope = options.roles->envelope && !res.regenerated;
+    ExtrapolateRoles(*options.roles, whole, from_envelope ? res.before : whole, &res);
     return res;
   }
   std::unordered_map<int32_t, int64_t> after_by_rank;

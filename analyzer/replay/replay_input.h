@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "analyzer/analyze.h"
+#include "analyzer/mpi/communicator.h"
 #include "analyzer/replay/roles.h"
 
 namespace moetrace::replay {
@@ -30,6 +31,15 @@ struct ReplayInput {
 };
 
 ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce,
+                            const AnalyzeOptions& options = {});
+
+// The same over the processes of `comm` (collective; every process opened
+// `source` alike): each analyses and signs its share of the ranks
+// (AnalyzeShares), process 0 groups the roles and reads the trace or the
+// representatives. Process 0 returns what LoadReplayInput returns, the
+// others an empty input; a failure anywhere throws everywhere
+// (AgreeOnError). One process: LoadReplayInput.
+ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce, Communicator& comm,
                             const AnalyzeOptions& options = {});
 
 }  // namespace moetrace::replay

@@ -6,8 +6,15 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analyzer/replay/graph_replay.h"
+
 namespace moetrace::replay {
 namespace {
+
+// Ops whose recorded time includes waiting for another rank or stream.
+bool Waits(Category c) {
+  return c == Category::kCollective || c == Category::kP2P || c == Category::kSync;
+}
 
 uint64_t Mix(uint64_t h, uint64_t v) {
   // boost::hash_combine's 64-bit mixing: order-sensitive, cheap per event.
@@ -42,8 +49,27 @@ uint64_t RoleSignature(const Rank& rank) {
   return h;
 }
 
+std::vector<uint64_t> CouplingGroups(const Rank& rank) {
+  std::vector<uint64_t> out;
+  std::hash<std::string_view> hs;
+  for (const Track& t : rank.tracks) {
+    if (t.kind != TrackKind::kDeviceStream) continue;
+    StringId last = StringId(-1);
+    for (const CommRecord& c : t.comms) {
+      if (c.comm_class != CommClass::kEP && c.comm_class != CommClass::kTP) continue;
+      if (c.group_size < 2 || c.group == last) continue;
+      last = c.group;
+      out.push_back(hs(rank.strings.Get(c.group)));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 RoleMap GroupRoles(const std::vector<std::pair<int32_t, uint64_t>>& signatures,
-                   const analysis::Analysis& a) {
+                   const analysis::Analysis& a,
+                   const std::vector<std::vector<uint64_t>>* coupling) {
   std::unordered_map<int32_t, double> compute;  // per step
   for (const auto& r : a.ranks()) {
     compute[r.rank()] = double(r.breakdown().compute_ns()) / double(std::max(1, r.steps_size()));
@@ -52,13 +78,44 @@ RoleMap GroupRoles(const std::vector<std::pair<int32_t, uint64_t>>& signatures,
   int32_t max_rank = -1;
   for (const auto& [rank, sig] : signatures) max_rank = std::max(max_rank, rank);
   out.role_of.assign(size_t(max_rank + 1), -1);
-  std::map<uint64_t, int32_t> role_of_sig;  // ordered: roles numbered by first rank
+  // Units: union-find over rank ids through shared coupling groups.
+  std::vector<int32_t> parent(size_t(max_rank + 1));
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = int32_t(i);
+  auto find = [&](int32_t x) {
+    while (parent[size_t(x)] != x) x = parent[size_t(x)] = parent[size_t(parent[size_t(x)])];
+    return x;
+  };
+  // Ranks in no coupling group share one unit per signature: nothing ties
+  // them within the step, and the envelope is exact when they are copies.
+  std::vector<uint8_t> coupled(parent.size(), 0);
+  if (coupling && coupling->size() == signatures.size()) {
+    std::unordered_map<uint64_t, int32_t> first_of_group;
+    for (size_t i = 0; i < signatures.size(); ++i) {
+      const int32_t rank = signatures[i].first;
+      if (rank < 0) continue;
+      coupled[size_t(rank)] = !(*coupling)[i].empty();
+      for (uint64_t g : (*coupling)[i]) {
+        auto [it, fresh] = first_of_group.try_emplace(g, rank);
+        if (!fresh) {
+          const int32_t x = find(rank), y = find(it->second);
+          if (x != y) parent[size_t(std::max(x, y))] = std::min(x, y);
+        }
+      }
+    }
+  }
+  // Ordered: roles numbered by first rank.
+  std::map<std::pair<uint64_t, int32_t>, int32_t> role_of_sig;
   std::vector<std::pair<int32_t, uint64_t>> sorted = signatures;
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [rank, sig] : sorted) {
     if (rank < 0 || out.role_of[size_t(rank)] >= 0) continue;  // unknown or duplicate id
-    auto [it, fresh] = role_of_sig.try_emplace(sig, int32_t(out.representative.size()));
-    if (fresh) out.representative.push_back(rank);
+    const int32_t unit = coupled[size_t(rank)] ? find(rank) : -1;
+    auto [it, fresh] =
+        role_of_sig.try_emplace(std::make_pair(sig, unit), int32_t(out.representative.size()));
+    if (fresh) {
+      out.representative.push_back(rank);
+      out.signature.push_back(sig);
+    }
     out.role_of[size_t(rank)] = it->second;
     ++out.ranks;
     int32_t& rep = out.representative[size_t(it->second)];
@@ -70,14 +127,108 @@ RoleMap GroupRoles(const std::vector<std::pair<int32_t, uint64_t>>& signatures,
 RoleSignatureSource::RoleSignatureSource(const TraceSource& inner)
     : inner_(inner),
       sig_(inner.rank_count()),
+      coupling_(inner.rank_count()),
+      partial_of_(inner.rank_count()),
       events_(inner.rank_count(), 0),
       read_(inner.rank_count(), 0) {}
 
 void RoleSignatureSource::Record(size_t index, const Rank& rank) const {
   // Distinct indices write distinct slots: no lock needed.
-  sig_[index] = {rank.rank, RoleSignature(rank)};
+  const uint64_t sig = RoleSignature(rank);
+  sig_[index] = {rank.rank, sig};
   events_[index] = int64_t(rank.EventCount());
   read_[index] = 1;
+  coupling_[index] = CouplingGroups(rank);
+  // The partial envelope's key: a rank's unit is not known before every
+  // rank is read, but the ranks of one coupling group are in one unit.
+  uint64_t key_group = 0;
+  {
+    int32_t best = 0;
+    for (const Track& t : rank.tracks) {
+      if (t.kind != TrackKind::kDeviceStream) continue;
+      for (const CommRecord& c : t.comms) {
+        if (c.comm_class != CommClass::kEP && c.comm_class != CommClass::kTP) continue;
+        const uint64_t h = std::hash<std::string_view>()(rank.strings.Get(c.group));
+        if (c.group_size > best || (c.group_size == best && h < key_group)) {
+          best = c.group_size;
+          key_group = h;
+        }
+      }
+    }
+  }
+  const PartialKey key{sig, key_group};
+  partial_of_[index] = key;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (too_many_) return;
+  auto it = envelopes_.find(key);
+  if (it == envelopes_.end()) {
+    if (envelopes_.size() >= kMaxEnvelopes) {
+      too_many_ = true;
+      envelopes_.clear();
+      return;
+    }
+    it = envelopes_.emplace(key, RoleEnvelope{}).first;
+  }
+  RoleEnvelope& env = it->second;
+  const bool first = env.members++ == 0;
+  size_t k = 0;
+  for (const Track& t : rank.tracks) {
+    if (t.kind != TrackKind::kDeviceStream) continue;
+    const EventTable& e = t.events;
+    if (first) {
+      env.dur.emplace_back(e.size(), 0);
+      env.wait.emplace_back(e.size(), 0);
+      for (size_t i = 0; i < e.size(); ++i) env.wait[k][i] = Waits(e.category[i]);
+    }
+    std::vector<TimeNs>& d = env.dur[k++];  // same signature: same streams and sizes
+    for (size_t i = 0; i < e.size(); ++i) {
+      const TimeNs v = std::max<TimeNs>(0, e.dur[i]);
+      if (first) d[i] = v;
+      else d[i] = Waits(e.category[i]) ? std::min(d[i], v) : std::max(d[i], v);
+    }
+  }
+}
+
+std::vector<std::vector<uint64_t>> RoleSignatureSource::Coupling() const {
+  std::vector<std::vector<uint64_t>> out;
+  for (size_t i = 0; i < sig_.size(); ++i) {
+    if (read_[i]) out.push_back(coupling_[i]);
+  }
+  return out;
+}
+
+RoleEnvelope RoleSignatureSource::Envelope(const RoleMap& roles, int32_t role) const {
+  RoleEnvelope out;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (too_many_) return out;
+  std::vector<PartialKey> keys;
+  for (size_t i = 0; i < sig_.size(); ++i) {
+    const int32_t id = sig_[i].first;
+    if (!read_[i] || id < 0 || size_t(id) >= roles.role_of.size() || roles.role_of[size_t(id)] != role) continue;
+    keys.push_back(partial_of_[i]);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const PartialKey& k : keys) {
+    auto it = envelopes_.find(k);
+    if (it == envelopes_.end()) return RoleEnvelope{};
+    const RoleEnvelope& p = it->second;
+    if (out.members == 0) {
+      out = p;
+      continue;
+    }
+    if (p.dur.size() != out.dur.size()) return RoleEnvelope{};
+    for (size_t t = 0; t < p.dur.size(); ++t) {
+      if (p.dur[t].size() != out.dur[t].size()) return RoleEnvelope{};
+      for (size_t i = 0; i < p.dur[t].size(); ++i) {
+        // Same signature: same category at (t, i); waits keep the shorter.
+        out.dur[t][i] = p.wait[t][i] ? std::min(out.dur[t][i], p.dur[t][i])
+                                     : std::max(out.dur[t][i], p.dur[t][i]);
+      }
+    }
+    out.members += p.members;
+  }
+  return out;
 }
 
 Rank RoleSignatureSource::ReadRank(size_t index) const {
@@ -120,6 +271,29 @@ Trace ReadRepresentatives(const TraceSource& source, const RoleMap& roles) {
     }
   }
   return out;
+}
+
+bool ApplyEnvelopes(const RoleSignatureSource& signed_source, const RoleMap& roles, Trace* reps) {
+  GraphModifications mods;
+  mods.role_of = roles.role_of;
+  mods.edits.Init(*reps);
+  for (size_t r = 0; r < reps->ranks.size(); ++r) {
+    const Rank& rank = reps->ranks[r];
+    const int32_t role = rank.rank >= 0 && size_t(rank.rank) < roles.role_of.size()
+                             ? roles.role_of[size_t(rank.rank)]
+                             : -1;
+    if (role < 0) return false;
+    const RoleEnvelope env = signed_source.Envelope(roles, role);
+    if (env.members == 0) return false;
+    size_t k = 0;
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      if (rank.tracks[t].kind != TrackKind::kDeviceStream) continue;
+      if (k >= env.dur.size() || env.dur[k].size() != rank.tracks[t].events.size()) return false;
+      mods.edits.dur[r][t] = env.dur[k++];
+    }
+  }
+  *reps = ReplayGraph(*reps, mods);
+  return true;
 }
 
 }  // namespace moetrace::replay

@@ -106,11 +106,14 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
   struct Row {
     int64_t ts;
     int64_t dur_ps;
+    std::string_view name;  // kept: a second lookup in the table misses the cache
     uint32_t row;
     Category cat;
     int32_t step;
   };
   std::map<int64_t, std::vector<Row>> streams;
+  std::vector<Row>* cur = nullptr;
+  int64_t cur_key = 0;
   for (size_t r = 0; r < csv.row_count(); ++r) {
     ++rows;
     std::string_view name = csv.Field(r, c_name);
@@ -160,14 +163,19 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
     bool comm = cat == Category::kCollective || cat == Category::kP2P;
     // HCCL rows carry no stream id: they share one communication track.
     int64_t key = stream >= 0 ? stream : (comm ? -1 : -2);
-    streams[key].push_back(Row{ts, dur_ps, static_cast<uint32_t>(r), cat, step});
+    if (!cur || key != cur_key) {  // rows of one stream come in runs: one map lookup a run
+      cur = &streams[key];
+      cur_key = key;
+    }
+    cur->push_back(Row{ts, dur_ps, name, static_cast<uint32_t>(r), cat, step});
     ++counts[static_cast<int>(cat)];
   }
   for (auto& [key, list] : streams) {
     bool comm_track = key == -1;
     std::string tname = key >= 0 ? "Stream " + std::to_string(key) : (comm_track ? "HCCL" : "Stream N/A");
     Track& t = rank->AddTrack(TrackKind::kDeviceStream, TrackRole::kUnspecified, tname, key);
-    std::stable_sort(list.begin(), list.end(), [](const Row& a, const Row& b) { return a.ts < b.ts; });
+    auto by_ts = [](const Row& a, const Row& b) { return a.ts < b.ts; };
+    if (!std::is_sorted(list.begin(), list.end(), by_ts)) std::stable_sort(list.begin(), list.end(), by_ts);
     t.events.Reserve(list.size());
     NsCarry carry;
     int comm = 0, copy = 0, other = 0;
@@ -175,13 +183,11 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
       Event e;
       e.ts = row.ts;
       e.dur = carry.Round(row.dur_ps);
-      std::string_view name = csv.Field(row.row, c_name);
-      std::string_view type = csv.Field(row.row, c_type);
-      e.name = rank->strings.Intern(name);
+      e.name = rank->strings.Intern(row.name);
       e.category = row.cat;
       e.step = row.step;
       if (row.cat == Category::kCollective || row.cat == Category::kP2P) {
-        CommRecord rec = HcclRecord(name, type, &rank->strings);
+        CommRecord rec = HcclRecord(row.name, csv.Field(row.row, c_type), &rank->strings);
         e.comm = static_cast<int32_t>(t.comms.size());
         t.comms.push_back(std::move(rec));
         ++comm;

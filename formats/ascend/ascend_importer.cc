@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "formats/ascend/ascend_csv.h"
@@ -132,8 +133,10 @@ struct RankInput {
 
 class AscendSource : public TraceSource {
  public:
-  AscendSource(Metadata md, std::vector<RankInput> ranks)
-      : metadata_(std::move(md)), ranks_(std::move(ranks)) {}
+  // `opened`: the trace_view.json of the only rank, imported when opening
+  // (its Overlap Analysis figures came from that pass), or null.
+  AscendSource(Metadata md, std::vector<RankInput> ranks, std::unique_ptr<Rank> opened = nullptr)
+      : metadata_(std::move(md)), ranks_(std::move(ranks)), opened_(std::move(opened)) {}
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return ranks_.size(); }
   Rank ReadRank(size_t index) const override;
@@ -146,6 +149,9 @@ class AscendSource : public TraceSource {
  private:
   Metadata metadata_;
   std::vector<RankInput> ranks_;
+  // Handed to the first read of rank 0, then null: later reads import again.
+  mutable std::mutex opened_mu_;
+  mutable std::unique_ptr<Rank> opened_;
 };
 
 uint64_t AscendSource::RankBytes(size_t index) const {
@@ -177,7 +183,17 @@ Rank AscendSource::ReadRank(size_t index) const {
   }
   const fs::path& d = in.output_dir;
   bool timeline = IsFile(d / "trace_view.json");
-  if (timeline) ImportTraceViewFile((d / "trace_view.json").string(), &rank);
+  std::unique_ptr<Rank> opened;
+  if (timeline && index == 0) {
+    std::lock_guard<std::mutex> lock(opened_mu_);
+    opened.swap(opened_);
+  }
+  if (opened) {
+    rank = std::move(*opened);
+    rank.rank = in.rank;
+  } else if (timeline) {
+    ImportTraceViewFile((d / "trace_view.json").string(), &rank);
+  }
   if (IsFile(d / "kernel_details.csv")) {
     ImportKernelDetails(CsvTable::Load((d / "kernel_details.csv").string()), !timeline, &rank);
   }
@@ -330,12 +346,35 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
     md.attributes.emplace_back("ascend.ignored", list);
   }
   // world_size stays 0 (unknown): a folder may hold a sample of the ranks.
-  // Reference figures, available before any rank is read.
+  // Reference figures, available before any rank is read. The Overlap
+  // Analysis figures need a pass over trace_view.json: with one rank that
+  // pass is the rank's import, kept for ReadRank, so the file is parsed
+  // once. With several ranks a scan of its own (the imports are left to
+  // the readers' threads, and keeping every imported rank until read
+  // would hold them all in memory at once).
+  std::unique_ptr<Rank> opened;
   for (RankInput& r : ranks) {
     if (r.output_dir.empty()) continue;
     const fs::path& d = r.output_dir;
     if (IsFile(d / "trace_view.json")) {
-      AppendReference(ScanOverlapAnalysisFile((d / "trace_view.json").string(), r.rank), &md);
+      const std::string tv = (d / "trace_view.json").string();
+      bool scanned = false;
+      if (ranks.size() == 1) {
+        opened = std::make_unique<Rank>();
+        std::vector<LabeledValue> overlap;
+        try {
+          ImportTraceViewFile(tv, opened.get(), &overlap, r.rank);
+          AppendReference(std::move(overlap), &md);
+          scanned = true;
+        } catch (const InputError&) {
+          // A file only the import rejects (more than 2^32 events; JSON
+          // errors fail both alike) fails its ReadRank as before, so
+          // --skip-bad-ranks can leave it out; the open fails only when
+          // the scan rejects it too.
+          opened.reset();
+        }
+      }
+      if (!scanned) AppendReference(ScanOverlapAnalysisFile(tv, r.rank), &md);
     }
     if (IsFile(d / "step_trace_time.csv")) {
       AppendReference(StepTraceReference(CsvTable::Load((d / "step_trace_time.csv").string()), r.rank),
@@ -349,7 +388,7 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
       r.op_bytes = std::move(comm.op_bytes[r.rank]);
     }
   }
-  return std::make_unique<AscendSource>(std::move(md), std::move(ranks));
+  return std::make_unique<AscendSource>(std::move(md), std::move(ranks), std::move(opened));
 }
 
 bool LooksLikeAscend(const std::string& path) {

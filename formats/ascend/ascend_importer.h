@@ -29,8 +29,10 @@ namespace moetrace {
 
 // Opens `path`; throws InputError naming the path when it is not Ascend
 // profiler output or a file in it is bad. The metadata (including the
-// reference figures, which needs one light pass over each trace_view.json)
-// is ready on return; ranks are imported on ReadRank.
+// reference figures, which needs one pass over each trace_view.json)
+// is ready on return; ranks are imported on ReadRank. A single rank's
+// trace_view.json is imported during the open (that pass gives the figures)
+// and handed to its first ReadRank: one parse of the file, not two.
 std::unique_ptr<TraceSource> OpenAscend(const std::string& path);
 
 // Whether `path` looks like Ascend profiler output (never throws).

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "formats/ascend/ascend_importer.h"
+#include "formats/ascend/trace_view.h"
 
 namespace moetrace {
 namespace {
@@ -371,6 +372,39 @@ TEST_F(AdvisorTimeline, OverlapAnalysisIsKeptAndRecomputedFromDeviceTasks) {
   // METRICS.md's free_ns does not: they differ by exactly the exposed copy time.
   int64_t metrics_free = (last - first) - UnionLength(all);
   EXPECT_EQ(free_ns - metrics_free, 2190);
+}
+
+// A single rank's trace_view.json is imported by the open (one parse for
+// the rank and its Overlap Analysis figures); the first read hands that
+// import over, a second read imports again: the same rank, the same figures.
+TEST_F(AdvisorTimeline, TheOpensImportIsTheRankAndGivesTheScansFigures) {
+  auto src = OpenAscend(dir_);
+  const Rank first = src->ReadRank(0);
+  const Rank again = src->ReadRank(0);
+  EXPECT_EQ(first.rank, 0);
+  EXPECT_EQ(first.import_stats, again.import_stats);
+  ASSERT_EQ(first.tracks.size(), again.tracks.size());
+  ASSERT_EQ(first.tracks.size(), trace_.ranks[0].tracks.size());
+  for (size_t t = 0; t < first.tracks.size(); ++t) {
+    EXPECT_EQ(first.tracks[t].name, again.tracks[t].name);
+    EXPECT_EQ(first.tracks[t].events.ts, again.tracks[t].events.ts);
+    EXPECT_EQ(first.tracks[t].events.dur, again.tracks[t].events.dur);
+    EXPECT_EQ(first.tracks[t].events.correlation, again.tracks[t].events.correlation);
+  }
+  EXPECT_EQ(first.strings.size(), again.strings.size());
+  const auto scan =
+      ScanOverlapAnalysisFile(dir_ + "/ASCEND_PROFILER_OUTPUT/trace_view.json", 0);
+  std::vector<LabeledValue> overlap;
+  for (const LabeledValue& l : src->metadata().reference) {
+    if (l.key.rfind("overlap_analysis.", 0) == 0) overlap.push_back(l);
+  }
+  ASSERT_EQ(overlap.size(), 5u);  // computing and free: _us, _segments; span_us
+  ASSERT_EQ(overlap.size(), scan.size());
+  for (size_t i = 0; i < scan.size(); ++i) {
+    EXPECT_EQ(overlap[i].key, scan[i].key);
+    EXPECT_EQ(overlap[i].value, scan[i].value);
+    EXPECT_EQ(overlap[i].rank, scan[i].rank);
+  }
 }
 
 TEST(AscendRealTraces, KernelDetailsWithHcclHasTheBroadcastAsACollective) {

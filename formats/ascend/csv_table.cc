@@ -1,7 +1,7 @@
 #include "formats/ascend/csv_table.h"
 
 #include <fstream>
-#include <sstream>
+#include <algorithm>
 
 #include "formats/decimal.h"
 #include "formats/errors.h"
@@ -9,60 +9,88 @@
 namespace moetrace {
 namespace {
 
-// Splits one record starting at `pos` into fields appended to `data`
-// (their spans to `spans`); returns false at end of text. Quoted fields
-// keep their inner text with doubled quotes collapsed.
+// Characters that end or quote an unquoted run of a field.
+struct SpecialChars {
+  bool is[256] = {};
+  SpecialChars() { is[static_cast<unsigned char>(',')] = is[static_cast<unsigned char>('\n')] =
+                       is[static_cast<unsigned char>('\r')] = is[static_cast<unsigned char>('"')] = true; }
+};
+const SpecialChars kSpecial;
+
+// Splits one record of `d` (the table's own copy of the file) starting at
+// `pos` into fields, their spans appended to `spans`; returns false at end
+// of text. Fields are rewritten in place: a field's text starts where the
+// field starts in the file and is never longer than what it was read from,
+// so a plain field is a span of the file as read (no copy), and a quoted
+// one keeps its inner text with doubled quotes collapsed.
 template <typename Span>
-bool NextRecord(std::string_view text, size_t* pos, int64_t* line, std::string* data,
-                std::vector<Span>* spans, const std::string& file) {
-  if (*pos >= text.size()) return false;
-  int64_t start_line = *line;
-  size_t field_start = data->size();
-  auto field_size = [&] { return data->size() - field_start; };
-  auto end_field = [&] {
-    spans->push_back(Span{field_start, static_cast<uint32_t>(field_size())});
-    field_start = data->size();
-  };
-  std::string& field = *data;
-  bool in_quotes = false;
-  bool was_quoted = false;
+bool NextRecord(std::string& d, size_t* pos, int64_t* line, std::vector<Span>* spans,
+                const std::string& file) {
+  const size_t n = d.size();
   size_t i = *pos;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_quotes) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field.push_back('"');
-          ++i;
-        } else {
-          in_quotes = false;
-        }
-      } else {
-        if (c == '\n') ++*line;
-        field.push_back(c);
-      }
-      continue;
+  if (i >= n) return false;
+  char* s = d.data();
+  const int64_t start_line = *line;
+  size_t start = i, w = i;  // the field's start and its write cursor
+  bool was_quoted = false;
+  auto end_field = [&] {
+    if (w - start > Span::kMaxSize) {
+      ThrowInputError(file, "line " + std::to_string(*line), "a field longer than 16 MiB");
     }
-    if (c == '"' && !was_quoted &&
-        std::string_view(*data).substr(field_start).find_first_not_of(" \t") ==
-            std::string_view::npos) {
-      data->resize(field_start);
-      in_quotes = true;
-      was_quoted = true;
-    } else if (c == ',') {
+    spans->push_back(Span(start, w - start));
+  };
+  while (true) {
+    if (w == i) {
+      while (i < n && !kSpecial.is[static_cast<unsigned char>(s[i])]) ++i;
+      w = i;
+    } else {
+      while (i < n && !kSpecial.is[static_cast<unsigned char>(s[i])]) s[w++] = s[i++];
+    }
+    if (i >= n) break;
+    const char c = s[i];
+    if (c == ',') {
       end_field();
+      start = w = ++i;
       was_quoted = false;
     } else if (c == '\n') {
       break;
-    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
-      // CRLF: the '\n' ends the record.
-    } else {
-      field.push_back(c);
+    } else if (c == '\r') {
+      if (i + 1 < n && s[i + 1] == '\n') {
+        ++i;  // CRLF: the '\n' ends the record
+      } else {
+        s[w++] = s[i++];
+      }
+    } else {  // '"': opens a quoted part when only blanks precede it
+      bool blank = !was_quoted;
+      for (size_t k = start; blank && k < w; ++k) blank = s[k] == ' ' || s[k] == '\t';
+      ++i;
+      if (!blank) {
+        s[w++] = '"';
+        continue;
+      }
+      w = start;
+      was_quoted = true;
+      bool closed = false;
+      while (i < n) {
+        char q = s[i];
+        if (q == '"') {
+          if (i + 1 < n && s[i + 1] == '"') {
+            s[w++] = '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          closed = true;
+          break;
+        }
+        if (q == '\n') ++*line;
+        s[w++] = q;
+        ++i;
+      }
+      if (!closed) {
+        ThrowInputError(file, "line " + std::to_string(start_line), "unterminated quoted field");
+      }
     }
-  }
-  if (in_quotes) {
-    ThrowInputError(file, "line " + std::to_string(start_line),
-                    "unterminated quoted field");
   }
   end_field();
   ++*line;
@@ -73,34 +101,44 @@ bool NextRecord(std::string_view text, size_t* pos, int64_t* line, std::string* 
 }  // namespace
 
 CsvTable CsvTable::Parse(std::string_view text, std::string file) {
+  return ParseOwned(std::string(text), std::move(file));
+}
+
+CsvTable CsvTable::ParseOwned(std::string text, std::string file) {
   CsvTable t;
   t.file_ = std::move(file);
-  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
-      static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF) {
-    text.remove_prefix(3);  // UTF-8 BOM
-  }
+  t.data_ = std::move(text);
   size_t pos = 0;
+  if (t.data_.size() >= 3 && static_cast<unsigned char>(t.data_[0]) == 0xEF &&
+      static_cast<unsigned char>(t.data_[1]) == 0xBB && static_cast<unsigned char>(t.data_[2]) == 0xBF) {
+    pos = 3;  // UTF-8 BOM
+  }
   int64_t line = 1;
-  t.data_.reserve(text.size());
   auto span_text = [&t](const Span& s) {
-    return TrimField(std::string_view(t.data_).substr(s.offset, s.size));
+    return TrimField(std::string_view(t.data_).substr(s.offset(), s.size()));
   };
-  if (!NextRecord(text, &pos, &line, &t.data_, &t.spans_, t.file_) ||
+  if (!NextRecord(t.data_, &pos, &line, &t.spans_, t.file_) ||
       (t.spans_.size() == 1 && span_text(t.spans_[0]).empty())) {
     ThrowInputError(t.file_, "line 1", "expected a CSV header, found an empty file");
   }
   for (const Span& s : t.spans_) t.header_.emplace_back(span_text(s));
   t.spans_.clear();
-  t.data_.clear();
+  // Reserve once rather than grow (and copy, and fault in) the lists
+  // log(n) times on a large file: a row per line, as many fields as the
+  // header, and never more fields than bytes (each ends at a ',' or '\n').
+  if (pos < t.data_.size()) {
+    size_t lines = 1 + static_cast<size_t>(
+                           std::count(t.data_.begin() + static_cast<std::ptrdiff_t>(pos), t.data_.end(), '\n'));
+    t.rows_.reserve(lines);
+    t.spans_.reserve(std::min(lines * t.header_.size(), t.data_.size() - pos + 1));
+  }
   while (true) {
     int64_t row_line = line;
     size_t first = t.spans_.size();
-    size_t data_mark = t.data_.size();
-    if (!NextRecord(text, &pos, &line, &t.data_, &t.spans_, t.file_)) break;
+    if (!NextRecord(t.data_, &pos, &line, &t.spans_, t.file_)) break;
     size_t count = t.spans_.size() - first;
     if (count == 1 && span_text(t.spans_[first]).empty()) {  // blank line
       t.spans_.resize(first);
-      t.data_.resize(data_mark);
       continue;
     }
     if (t.spans_.size() > UINT32_MAX) ThrowInputError(t.file_, "line " + std::to_string(row_line), "too many fields");
@@ -110,11 +148,14 @@ CsvTable CsvTable::Parse(std::string_view text, std::string file) {
 }
 
 CsvTable CsvTable::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) ThrowInputError(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return Parse(ss.str(), path);
+  std::string text(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  if (!in.read(text.data(), static_cast<std::streamsize>(text.size()))) {
+    ThrowInputError(path, "", "cannot read file");
+  }
+  return ParseOwned(std::move(text), path);
 }
 
 int CsvTable::Find(std::string_view name) const {
@@ -136,7 +177,7 @@ std::string_view CsvTable::Field(size_t r, int c) const {
   const Row& row = rows_[r];
   if (c < 0 || static_cast<uint32_t>(c) >= row.count) return {};
   const Span& s = spans_[row.first + c];
-  return TrimField(std::string_view(data_).substr(s.offset, s.size));
+  return TrimField(std::string_view(data_.data() + s.offset(), s.size()));
 }
 
 bool CsvTable::IsAbsent(size_t r, int c) const {

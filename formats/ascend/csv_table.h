@@ -19,6 +19,8 @@ class CsvTable {
   // Throws InputError for an unterminated quote or an empty file.
   static CsvTable Parse(std::string_view text, std::string file);
   static CsvTable Load(const std::string& path);  // reads the file, then Parse
+  // Parse, taking the text: the table's fields are spans of it.
+  static CsvTable ParseOwned(std::string text, std::string file);
 
   const std::string& file() const { return file_; }
   const std::vector<std::string>& header() const { return header_; }
@@ -44,10 +46,19 @@ class CsvTable {
   [[noreturn]] void Fail(size_t r, int c, std::string_view what) const;
 
  private:
-  // All fields live in one buffer (no allocation per field or row).
+  // All fields live in one buffer, the file's text rewritten in place (no
+  // allocation per field or row, no copy of a field without quotes).
+  // Offset and size of a field in 8 bytes: the span list is the table's
+  // largest part (a span per field, ~as large as the text) and is read
+  // once per field accessed, so its size is what the reads cost.
   struct Span {
-    uint64_t offset = 0;
-    uint32_t size = 0;
+    static constexpr int kSizeBits = 24;  // fields up to 16 MiB
+    static constexpr uint64_t kMaxSize = (uint64_t{1} << kSizeBits) - 1;
+    uint64_t bits = 0;
+    Span() = default;
+    Span(uint64_t offset, uint64_t size) : bits(offset << kSizeBits | size) {}
+    uint64_t offset() const { return bits >> kSizeBits; }
+    uint32_t size() const { return static_cast<uint32_t>(bits & kMaxSize); }
   };
   struct Row {
     int64_t line = 0;

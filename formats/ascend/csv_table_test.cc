@@ -48,6 +48,35 @@ TEST(CsvTable, ErrorsNameFileLineAndColumn) {
             "q.csv: line 2: unterminated quoted field");
 }
 
+// Fields are split in place: quoted parts collapse where they are, plain
+// text before or after them stays, and spans never run into the next field.
+TEST(CsvTable, InPlaceSplitKeepsEveryFieldExact) {
+  CsvTable t = CsvTable::Parse(
+      "\xEF\xBB\xBF"
+      "A,B,C,D\r\n"
+      "  \"x\"\"y\" ,z\"q,\"ab\"cd,a\rb\r\n"
+      "\"a\"  \"b\",\"\",\"\"\"\",last",
+      "t.csv");
+  ASSERT_EQ(t.header().size(), 4u);
+  EXPECT_EQ(t.header()[0], "A");  // the BOM is not part of the first name
+  ASSERT_EQ(t.row_count(), 2u);
+  EXPECT_EQ(t.Field(0, 0), "x\"y");
+  EXPECT_EQ(t.Field(0, 1), "z\"q");    // a quote after text is text
+  EXPECT_EQ(t.Field(0, 2), "abcd");     // text after the closing quote is kept
+  EXPECT_EQ(t.Field(0, 3), "a\rb");    // a lone CR is text, CRLF ends the row
+  EXPECT_EQ(t.Field(1, 0), "a  \"b\"");  // one quoted part per field
+  EXPECT_EQ(t.Field(1, 1), "");
+  EXPECT_EQ(t.Field(1, 2), "\"");     // '""""' is one quote
+  EXPECT_EQ(t.Field(1, 3), "last");   // no newline at the end
+  EXPECT_EQ(t.line(1), 3);
+}
+
+TEST(CsvTable, FieldOver16MiBIsAnError) {
+  std::string text = "A\n" + std::string((size_t{1} << 24), 'x') + "\n";
+  EXPECT_EQ(ErrorOf([&] { CsvTable::Parse(text, "big.csv"); }),
+            "big.csv: line 2: a field longer than 16 MiB");
+}
+
 TEST(CsvTable, HeaderProbe) {
   EXPECT_TRUE(CsvHeaderHas("Step Id,Name,Type\n1,a,b", "Name"));
   EXPECT_FALSE(CsvHeaderHas("Step Id,Op Name,Type\n", "Name"));

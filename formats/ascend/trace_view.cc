@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <string>
@@ -19,19 +20,31 @@ namespace {
 using simdjson::ondemand::json_type;
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+// Comparisons with a literal, run per event and per field: with the length
+// known at compile time the compare is inlined, where string_view's
+// operator== calls memcmp (14% of the import's time when it did).
+template <size_t N>
+bool StartsWith(std::string_view s, const char (&p)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data(), p, N - 1) == 0;
+}
+template <size_t N>
+bool Is(std::string_view s, const char (&p)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), p, N - 1) == 0;
+}
 bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Case-insensitive search, run on every device task: candidates are found
+// by their first character before the rest is compared.
 bool ContainsNoCase(std::string_view s, std::string_view p) {
+  if (p.empty()) return true;
   if (p.size() > s.size()) return false;
-  for (size_t i = 0; i + p.size() <= s.size(); ++i) {
-    size_t k = 0;
-    while (k < p.size()) {
-      char a = s[i + k], b = p[k];
-      if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-      if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-      if (a != b) break;
-      ++k;
-    }
+  const char first = Lower(p[0]);
+  for (size_t i = 0, last = s.size() - p.size(); i <= last; ++i) {
+    if (Lower(s[i]) != first) continue;
+    size_t k = 1;
+    while (k < p.size() && Lower(s[i + k]) == Lower(p[k])) ++k;
     if (k == p.size()) return true;
   }
   return false;
@@ -40,11 +53,11 @@ bool ContainsNoCase(std::string_view s, std::string_view p) {
 enum class Proc : uint8_t { kUnknown, kPython, kCann, kHardware, kComm, kOverlap, kOther };
 
 Proc ProcFromName(std::string_view n) {
-  if (n == "Python" || StartsWith(n, "Python ")) return Proc::kPython;
-  if (n == "CANN") return Proc::kCann;
-  if (n == "Ascend Hardware") return Proc::kHardware;
-  if (n == "Communication" || n == "HCCL") return Proc::kComm;
-  if (n == "Overlap Analysis") return Proc::kOverlap;
+  if (Is(n, "Python") || StartsWith(n, "Python ")) return Proc::kPython;
+  if (Is(n, "CANN")) return Proc::kCann;
+  if (Is(n, "Ascend Hardware")) return Proc::kHardware;
+  if (Is(n, "Communication") || Is(n, "HCCL")) return Proc::kComm;
+  if (Is(n, "Overlap Analysis")) return Proc::kOverlap;
   return Proc::kOther;
 }
 
@@ -53,33 +66,55 @@ constexpr const char* kFlowNames[] = {"HostToDevice", "async_npu", "async_task_q
                                       "other"};
 
 FlowCat FlowCatOf(std::string_view cat) {
-  if (cat == "HostToDevice") return kH2D;
-  if (cat == "async_npu") return kAsyncNpu;
-  if (cat == "async_task_queue") return kTaskQueue;
-  if (cat == "fwdbwd") return kFwdBwd;
+  if (Is(cat, "HostToDevice")) return kH2D;
+  if (Is(cat, "async_npu")) return kAsyncNpu;
+  if (Is(cat, "async_task_queue")) return kTaskQueue;
+  if (Is(cat, "fwdbwd")) return kFwdBwd;
   return kOtherFlow;
 }
 
 enum class Cat : uint8_t { kOther, kCpuOp, kEnqueue, kDequeue, kPython };
 
 Cat CatOf(std::string_view c) {
-  if (c == "cpu_op") return Cat::kCpuOp;
-  if (c == "enqueue") return Cat::kEnqueue;
-  if (c == "dequeue") return Cat::kDequeue;
-  if (c == "python_function" || c == "user_annotation") return Cat::kPython;
+  if (Is(c, "cpu_op")) return Cat::kCpuOp;
+  if (Is(c, "enqueue")) return Cat::kEnqueue;
+  if (Is(c, "dequeue")) return Cat::kDequeue;
+  if (Is(c, "python_function") || Is(c, "user_annotation")) return Cat::kPython;
   return Cat::kOther;
 }
 
+// Texts of the file seen so far (names, categories, task types), each kept
+// as the view of its first occurrence. Rows then point at the same few
+// bytes, which stay in the cache; views of each event's own text would
+// each miss the cache when read again after the parse (the file is
+// hundreds of MB), and did: 10% of the import at 1 M events.
+class TextTable {
+ public:
+  uint32_t Id(std::string_view s) {
+    auto [it, inserted] = ids_.try_emplace(s, static_cast<uint32_t>(views_.size()));
+    if (inserted) views_.push_back(s);
+    return it->second;
+  }
+  std::string_view View(uint32_t id) const { return views_[id]; }
+  size_t size() const { return views_.size(); }
+
+ private:
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::vector<std::string_view> views_;
+};
+
 struct XRow {
   Cat cat_code = Cat::kOther;
+  uint32_t name_id = 0;  // in the TextTable, as are cat_id and type_id
+  uint32_t cat_id = 0;
+  uint32_t type_id = 0;
   int64_t pid = 0;
   int64_t tid = 0;
   int64_t ts = 0;
   int64_t dur = 0;     // ns, set once the row's track is known
   int64_t dur_ps = 0;  // as parsed
-  std::string_view name;
-  std::string_view cat;
-  std::string_view task_type;
+  std::string_view name;       // the TextTable's view
+  std::string_view task_type;  // the TextTable's view
 };
 
 struct FlowRow {
@@ -116,11 +151,24 @@ class Stats {
     values_[it->second].second += n;
   }
   void Add(std::string_view key, int64_t n) { Add(key, {}, n); }
-  void Add3(std::string_view a, std::string_view b, std::string_view c) {
-    std::string mid(b);
-    mid.append(c);
-    Add(a, mid);
-  }
+  // A key counted per event: its slot is looked up once, at its first
+  // count, so the keys keep the first-seen order Add would give them
+  // without a map lookup per event.
+  class Counter {
+   public:
+    explicit Counter(std::string key) : key_(std::move(key)) {}
+    void Add(Stats& s, int64_t n = 1) {
+      if (slot_ < 0) {
+        s.Add(key_, 0);
+        slot_ = static_cast<int64_t>(s.index_.find(key_)->second);
+      }
+      s.values_[slot_].second += n;
+    }
+
+   private:
+    std::string key_;
+    int64_t slot_ = -1;
+  };
   void FlushInto(Rank* rank) {
     for (auto& [k, v] : values_) rank->AddStat(k, v);
   }
@@ -146,20 +194,20 @@ enum class Key : uint8_t { kOther, kPh, kName, kCat, kPid, kTid, kTs, kDur, kId,
 Key KeyOf(std::string_view k) {
   switch (k.size()) {
     case 2:
-      if (k == "ph") return Key::kPh;
-      if (k == "ts") return Key::kTs;
-      if (k == "id") return Key::kId;
-      if (k == "bp") return Key::kBp;
+      if (Is(k, "ph")) return Key::kPh;
+      if (Is(k, "ts")) return Key::kTs;
+      if (Is(k, "id")) return Key::kId;
+      if (Is(k, "bp")) return Key::kBp;
       return Key::kOther;
     case 3:
-      if (k == "pid") return Key::kPid;
-      if (k == "tid") return Key::kTid;
-      if (k == "cat") return Key::kCat;
-      if (k == "dur") return Key::kDur;
+      if (Is(k, "pid")) return Key::kPid;
+      if (Is(k, "tid")) return Key::kTid;
+      if (Is(k, "cat")) return Key::kCat;
+      if (Is(k, "dur")) return Key::kDur;
       return Key::kOther;
     case 4:
-      if (k == "name") return Key::kName;
-      if (k == "args") return Key::kArgs;
+      if (Is(k, "name")) return Key::kName;
+      if (Is(k, "args")) return Key::kArgs;
       return Key::kOther;
     default:
       return Key::kOther;
@@ -245,9 +293,18 @@ int64_t EventStart(simdjson::ondemand::document& doc, const simdjson::padded_str
 }
 
 // Runs `body` and turns simdjson errors into InputError naming the byte.
+// The parser's buffers (4 bytes of structural index per input byte) are
+// kept by the thread for the next file up to this input size: a fresh
+// parser faults its pages in again for every rank read, a cost of the
+// order of the parse itself. Larger files get a parser of their own, so
+// what a thread keeps between reads stays bounded.
+constexpr size_t kKeptParserBytes = size_t{256} << 20;
+
 template <typename F>
 void ParseGuarded(const simdjson::padded_string& text, const std::string& file, F&& body) {
-  simdjson::ondemand::parser parser;
+  thread_local simdjson::ondemand::parser kept_parser;
+  simdjson::ondemand::parser own_parser;
+  simdjson::ondemand::parser& parser = text.size() <= kKeptParserBytes ? kept_parser : own_parser;
   simdjson::ondemand::document doc;
   int64_t event_index = -1;
   bool started = false;
@@ -273,23 +330,68 @@ struct TrackBuild {
   std::vector<int32_t> parent;    // by position
 };
 
-void SortAndNest(TrackBuild& t, std::vector<XRow>& x) {
-  std::stable_sort(t.rows.begin(), t.rows.end(), [&](uint32_t a, uint32_t b) {
-    if (x[a].ts != x[b].ts) return x[a].ts < x[b].ts;
-    return x[a].dur_ps > x[b].dur_ps;
-  });
-  if (t.device) {
-    NsCarry carry;
-    for (uint32_t r : t.rows) x[r].dur = carry.Round(x[r].dur_ps);
+// Sorts rows that arrive as a few sorted runs (a file lists each process's
+// events in time order, and a host track joins Python and CANN) by merging
+// the runs, linear in the rows for a bounded number of runs; else a sort.
+// `less` must be a total order, so the result is the one sorted order.
+template <typename T, typename Less>
+void SortRuns(std::vector<T>& v, Less less) {
+  std::vector<size_t> starts{0};
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (less(v[i], v[i - 1])) starts.push_back(i);
   }
-  size_t n = t.rows.size();
+  if (starts.size() > 64) {  // no run structure to speak of (Python ops end-ordered)
+    std::sort(v.begin(), v.end(), less);
+    return;
+  }
+  starts.push_back(v.size());
+  while (starts.size() > 2) {  // merge neighbouring runs pairwise
+    std::vector<size_t> next{0};
+    for (size_t k = 0; k + 2 < starts.size(); k += 2) {
+      std::inplace_merge(v.begin() + starts[k], v.begin() + starts[k + 1], v.begin() + starts[k + 2],
+                         less);
+      next.push_back(starts[k + 2]);
+    }
+    if (next.back() != v.size()) next.push_back(v.size());
+    starts.swap(next);
+  }
+}
+
+void SortAndNest(TrackBuild& t, std::vector<XRow>& x) {
+  // Order: ts, then longer first, then file order (the rows are in file
+  // order, so this is the stable sort by ts and length). Sorted as compact
+  // keys rather than through the rows, which are far apart in memory.
+  struct SortKey {
+    int64_t ts;
+    int64_t dur_ps;
+    uint32_t row;
+  };
+  const size_t n = t.rows.size();
+  std::vector<SortKey> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const XRow& r = x[t.rows[i]];
+    keys[i] = SortKey{r.ts, r.dur_ps, t.rows[i]};
+  }
+  SortRuns(keys, [](const SortKey& a, const SortKey& b) {
+    if (a.ts != b.ts) return a.ts < b.ts;
+    if (a.dur_ps != b.dur_ps) return a.dur_ps > b.dur_ps;
+    return a.row < b.row;
+  });
+  NsCarry carry;
   t.ts.resize(n);
   t.end.resize(n);
   t.parent.assign(n, -1);
   std::vector<int32_t> stack;
   for (size_t i = 0; i < n; ++i) {
-    t.ts[i] = x[t.rows[i]].ts;
-    t.end[i] = x[t.rows[i]].ts + x[t.rows[i]].dur;
+    const SortKey& k = keys[i];
+    t.rows[i] = k.row;
+    int64_t dur = (k.dur_ps + 500) / 1000;  // XRow::dur as parsed
+    if (t.device) {
+      dur = carry.Round(k.dur_ps);
+      x[k.row].dur = dur;
+    }
+    t.ts[i] = k.ts;
+    t.end[i] = k.ts + dur;
     while (!stack.empty() && t.end[stack.back()] < t.end[i]) stack.pop_back();
     t.parent[i] = stack.empty() ? -1 : stack.back();
     stack.push_back(static_cast<int32_t>(i));
@@ -347,18 +449,18 @@ int32_t ParseStepNumber(std::string_view name) {
 
 Category ClassifyAscendTask(std::string_view name, std::string_view type,
                             std::string_view core) {
-  if (core == "HCCL" || StartsWith(name, "hcom_") || StartsWith(type, "hcom_") ||
+  if (Is(core, "HCCL") || StartsWith(name, "hcom_") || StartsWith(type, "hcom_") ||
       ContainsNoCase(type, "hccl")) {
     CollectiveKind k = HcclKind(StartsWith(type, "hcom_") ? type : name);
     return k == CollectiveKind::kSend || k == CollectiveKind::kRecv ? Category::kP2P
                                                                      : Category::kCollective;
   }
   if (ContainsNoCase(name, "memcpy") || ContainsNoCase(type, "memcpy") ||
-      ContainsNoCase(type, "memcopy") || ContainsNoCase(name, "memcopy") || type == "DMA" ||
-      core == "DMA" || ContainsNoCase(core, "memcpy")) {
+      ContainsNoCase(type, "memcopy") || ContainsNoCase(name, "memcopy") || Is(type, "DMA") ||
+      Is(core, "DMA") || ContainsNoCase(core, "memcpy")) {
     return Category::kCopy;
   }
-  if (type == "EVENT_WAIT" || type == "NOTIFY_WAIT" || type == "STREAM_WAIT") return Category::kSync;
+  if (Is(type, "EVENT_WAIT") || Is(type, "NOTIFY_WAIT") || Is(type, "STREAM_WAIT")) return Category::kSync;
   return Category::kCompute;
 }
 
@@ -393,15 +495,81 @@ CollectiveKind HcclKind(std::string_view name) {
 }
 
 namespace {
-void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank) {
+
+// The "Overlap Analysis" figures, summed from its segments as the events
+// are read (ScanOverlapAnalysis's pass, or the import's own).
+class OverlapSums {
+ public:
+  // The segment's index in kNames, or -1.
+  static int Which(std::string_view name) {
+    for (int k = 0; k < 4; ++k) {
+      if (name == kNames[k]) return k;
+    }
+    return -1;
+  }
+  // False when ts / dur are not decimal µs (the caller names the event).
+  bool Add(int64_t pid, int which, std::string_view ts_text, std::string_view dur_text) {
+    int64_t ts = 0, dur = 0;  // ts in ns, dur in ps: the figures are sums of many segments
+    if (!ParseMicrosToNs(ts_text, &ts) || !ParseScaledDecimal(dur_text, 6, &dur) || dur < 0) {
+      return false;
+    }
+    Sum& s = sums_[{pid, which}];
+    s.ns += dur;
+    ++s.count;
+    s.first = std::min(s.first, ts);
+    s.last = std::max(s.last, ts + (dur + 500) / 1000);
+    return true;
+  }
+  std::vector<LabeledValue> Figures(const std::unordered_map<int64_t, std::string>& process_names,
+                                    int32_t rank) const {
+    static constexpr std::string_view kKeys[] = {"computing", "communication",
+                                                 "communication_not_overlapped", "free"};
+    std::vector<LabeledValue> out;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (auto& [key, s] : sums_) {
+      auto it = process_names.find(key.first);
+      if (it == process_names.end() || it->second != "Overlap Analysis") continue;
+      std::string base = "overlap_analysis." + std::string(kKeys[key.second]);
+      out.push_back({rank, kNone, base + "_us", static_cast<double>(s.ns) / 1e6});
+      out.push_back({rank, kNone, base + "_segments", static_cast<double>(s.count)});
+      first = std::min(first, s.first);
+      last = std::max(last, s.last);
+    }
+    if (!out.empty()) {
+      out.push_back({rank, kNone, "overlap_analysis.span_us", static_cast<double>(last - first) / 1e3});
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::string_view kNames[] = {"Computing", "Communication",
+                                                "Communication(Not Overlapped)", "Free"};
+  struct Sum {
+    int64_t ns = 0, count = 0, first = INT64_MAX, last = INT64_MIN;
+  };
+  std::map<std::pair<int64_t, int>, Sum> sums_;  // (pid, name index)
+};
+
+constexpr const char* kBadOverlapTime =
+    "'ts'/'dur' of an Overlap Analysis segment: expected decimal µs";
+
+// `overlap`, when given, receives the Overlap Analysis figures of `rank_id`
+// (what ScanOverlapAnalysis gives), taken in the same pass.
+void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank,
+                           std::vector<LabeledValue>* overlap = nullptr, int32_t rank_id = 0) {
+  OverlapSums overlap_sums;
   std::vector<XRow> x;
   std::vector<FlowRow> flows;
-  // Real files hold about one complete event per 150-250 bytes.
-  x.reserve(json.size() / 256);
-  flows.reserve(json.size() / 1024);
+  // Real files hold about one complete event per 150-250 bytes, and a flow
+  // end per ~400. Reserved generously: pages never written cost nothing,
+  // where growing the vectors copies them and faults fresh pages in.
+  x.reserve(json.size() / 128);
+  flows.reserve(json.size() / 256);
   std::unordered_map<int64_t, std::string> process_names;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
   Stats stats;
+  Stats::Counter read_events("read.events");
+  TextTable texts;
   IdMapper ids;
 
   ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
@@ -437,7 +605,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           case Key::kId: id_text = ValueText(v); has_id = true; break;
           case Key::kBp: {
             std::string_view bp;
-            bp_e = StringText(v, &bp) && bp == "e";
+            bp_e = StringText(v, &bp) && Is(bp, "e");
             break;
           }
           case Key::kArgs:
@@ -446,9 +614,9 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
               simdjson::ondemand::field a;
               if (auto err = std::move(a_result).get(a)) throw simdjson::simdjson_error(err);
               std::string_view akey = FieldKey(a);
-              if (akey == "name" || akey == "Task Type") {
+              if (Is(akey, "name") || Is(akey, "Task Type")) {
                 simdjson::ondemand::value av = a.value();
-                StringText(av, akey == "name" ? &arg_name : &task_type);
+                StringText(av, Is(akey, "name") ? &arg_name : &task_type);
               }
             }
             break;
@@ -464,7 +632,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       // An odd time skips its event (counted), as the Kineto importer does:
       // the document is readable.
       auto time_of = [&](std::string_view t, int64_t* ns) { return ParseMicrosToNs(t, ns); };
-      stats.Add("read.events");
+      read_events.Add(stats);
       if (ph.size() != 1) {
         stats.Add("skipped.no_phase");
         return;
@@ -474,11 +642,18 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       int64_t tid = ids.Map(tid_text);
       if (p == 'M') {
         stats.Add("read.metadata");
-        if (name == "process_name") process_names[pid] = std::string(arg_name);
-        if (name == "thread_name") thread_names[{pid, tid}] = std::string(arg_name);
+        if (Is(name, "process_name")) process_names[pid] = std::string(arg_name);
+        if (Is(name, "thread_name")) thread_names[{pid, tid}] = std::string(arg_name);
         return;
       }
       if (p == 'X') {
+        if (overlap) {
+          // As ScanOverlapAnalysis: a segment's odd time is an error, whatever its process.
+          const int which = OverlapSums::Which(name);
+          if (which >= 0 && !overlap_sums.Add(pid, which, ts_text, dur_text)) {
+            ThrowInputError(file, Position(doc, text, event_index), kBadOverlapTime);
+          }
+        }
         XRow r;
         r.pid = pid;
         r.tid = tid;
@@ -491,10 +666,12 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           return;
         }
         r.dur = (r.dur_ps + 500) / 1000;
-        r.name = name;
-        r.cat = cat;
+        r.name_id = texts.Id(name);
+        r.name = texts.View(r.name_id);
+        r.cat_id = texts.Id(cat);
         r.cat_code = CatOf(cat);
-        r.task_type = task_type;
+        r.type_id = texts.Id(task_type);
+        r.task_type = texts.View(r.type_id);
         if (x.size() >= UINT32_MAX) fail("too many events");
         x.push_back(r);
         return;
@@ -536,17 +713,32 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       }
       return Proc::kUnknown;
     };
+    // A device task's category depends on its name and task type only:
+    // classified once per distinct pair.
+    std::unordered_map<uint64_t, Category> category_of;
+    auto classify = [&](const XRow& r) {
+      uint64_t key = uint64_t{r.name_id} << 32 | r.type_id;
+      auto [it, inserted] = category_of.try_emplace(key, Category::kCompute);
+      if (inserted) it->second = ClassifyAscendTask(r.name, r.task_type, "");
+      return it->second;
+    };
     std::vector<Proc> proc(x.size());
     for (size_t i = 0; i < x.size(); ++i) proc[i] = proc_of(x[i]);
     // Device HCCL tasks make the Communication process's ops duplicates.
     bool hardware_has_comm = false;
     for (size_t i = 0; i < x.size(); ++i) {
       if (proc[i] == Proc::kHardware) {
-        Category c = ClassifyAscendTask(x[i].name, x[i].task_type, "");
+        Category c = classify(x[i]);
         if (c == Category::kCollective || c == Category::kP2P) hardware_has_comm = true;
       }
     }
 
+    Stats::Counter read_cpu_op("read.python.cpu_op"), read_enqueue("read.python.enqueue"),
+        read_dequeue("read.python.dequeue"), read_cann("read.cann.api"),
+        read_hccl("read.hccl.op"), read_device("read.device.task"),
+        skipped_subtask("skipped.hccl.subtask"),
+        skipped_dup_op("skipped.hccl.op_also_a_device_task"),
+        skipped_overlap("skipped.overlap_analysis"), skipped_unknown("skipped.process.unknown");
     std::vector<TrackBuild> tracks;
     std::map<int64_t, size_t> host_track;                          // tid -> track
     std::map<std::pair<int64_t, int64_t>, size_t> device_track;    // (pid, tid) -> track
@@ -559,10 +751,17 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         case Proc::kPython:
         case Proc::kCann: {
           if (proc[i] == Proc::kPython) {
-            stats.Add("read.python.", r.cat.empty() ? std::string_view("other") : r.cat);
+            switch (r.cat_code) {
+              case Cat::kCpuOp: read_cpu_op.Add(stats); break;
+              case Cat::kEnqueue: read_enqueue.Add(stats); break;
+              case Cat::kDequeue: read_dequeue.Add(stats); break;
+              default:
+                std::string_view c = texts.View(r.cat_id);
+                stats.Add("read.python.", c.empty() ? std::string_view("other") : c);
+            }
             if (python_pid < 0) python_pid = r.pid;
           } else {
-            stats.Add("read.cann.api");
+            read_cann.Add(stats);
           }
           auto [it, inserted] = host_track.try_emplace(r.tid, tracks.size());
           if (inserted) tracks.push_back(TrackBuild{false, r.pid, r.tid, {}, {}, {}, {}});
@@ -574,16 +773,16 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         case Proc::kComm: {
           if (proc[i] == Proc::kComm) {
             if (!StartsWith(r.name, "hcom_")) {
-              stats.Add("skipped.hccl.subtask");
+              skipped_subtask.Add(stats);
               continue;
             }
             if (hardware_has_comm) {
-              stats.Add("skipped.hccl.op_also_a_device_task");
+              skipped_dup_op.Add(stats);
               continue;
             }
-            stats.Add("read.hccl.op");
+            read_hccl.Add(stats);
           } else {
-            stats.Add("read.device.task");
+            read_device.Add(stats);
           }
           auto [it, inserted] = device_track.try_emplace({r.pid, r.tid}, tracks.size());
           if (inserted) tracks.push_back(TrackBuild{true, r.pid, r.tid, {}, {}, {}, {}});
@@ -591,7 +790,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           break;
         }
         case Proc::kOverlap:
-          stats.Add("skipped.overlap_analysis");
+          skipped_overlap.Add(stats);
           continue;
         case Proc::kOther: {
           auto it = process_names.find(r.pid);
@@ -600,7 +799,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
           continue;
         }
         case Proc::kUnknown:
-          stats.Add("skipped.process.unknown");
+          skipped_unknown.Add(stats);
           continue;
       }
       track_of[i] = static_cast<int32_t>(t);
@@ -609,12 +808,25 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     for (TrackBuild& t : tracks) SortAndNest(t, x);
 
     // ---- Flows: pair starts and finishes, bind them to events. ----
+    // Per flow category (FlowCat): the keys counted once per flow.
+    std::vector<Stats::Counter> flow_duplicate, flow_unmatched, flow_read, flow_linked, flow_unbound;
+    for (const char* n : kFlowNames) {
+      std::string f(n);
+      flow_duplicate.emplace_back("skipped.flow." + f + ".duplicate_end");
+      flow_unmatched.emplace_back("skipped.flow." + f + ".unmatched_end");
+      flow_read.emplace_back("read.flow." + f);
+      flow_linked.emplace_back("linked.flow." + f);
+      flow_unbound.emplace_back("skipped.flow." + f + ".unbound");
+    }
+    Stats::Counter npu_linked("linked.flow.async_npu"), npu_unbound("skipped.flow.async_npu.unbound"),
+        fwdbwd_skipped("skipped.flow.fwdbwd.not_represented"),
+        other_skipped("skipped.flow.other.not_represented");
     std::unordered_map<FlowKey, std::pair<int32_t, int32_t>, FlowKeyHash> pairs;
     for (size_t i = 0; i < flows.size(); ++i) {
       auto& pr = pairs.try_emplace(FlowKey{flows[i].id, flows[i].cat}, -1, -1).first->second;
       int32_t& slot = flows[i].start ? pr.first : pr.second;
       if (slot >= 0) {
-        stats.Add3("skipped.flow.", kFlowNames[flows[i].cat], ".duplicate_end");
+        flow_duplicate[flows[i].cat].Add(stats);
         continue;
       }
       slot = static_cast<int32_t>(i);
@@ -641,56 +853,68 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       return [&, c](uint32_t r) { return proc[r] == Proc::kPython && x[r].cat_code == c; };
     };
     auto is_python = [&](uint32_t r) { return proc[r] == Proc::kPython; };
+    // Each flow end is bound once, in file order: neighbouring flows search
+    // neighbouring parts of a track, where binding them in the pairs' hash
+    // order missed the cache at every step of every search.
+    std::vector<int64_t> bound(flows.size(), -1);
+    for (size_t i = 0; i < flows.size(); ++i) {
+      const FlowRow& f = flows[i];
+      switch (f.cat) {
+        case kH2D: bound[i] = f.start ? bind(f, is_cann) : bind(f, is_device); break;
+        case kTaskQueue:
+          bound[i] = f.start ? bind(f, is_cat(Cat::kEnqueue)) : bind(f, is_cat(Cat::kDequeue));
+          break;
+        case kAsyncNpu: bound[i] = f.start ? bind(f, is_python) : bind(f, is_device); break;
+        default: break;
+      }
+    }
 
     UnionFind uf(x.size());
     std::vector<uint8_t> issuing(x.size(), 0);     // CANN launch with a HostToDevice flow
     std::vector<uint8_t> joined(x.size(), 0);      // host row joined to a launch group
     std::vector<std::pair<int64_t, int64_t>> npu_links;  // async_npu (source op, task)
     for (auto& [key, pr] : pairs) {
-      std::string_view flow_name = kFlowNames[key.cat];
       if (pr.first < 0 || pr.second < 0) {
-        stats.Add3("skipped.flow.", flow_name, ".unmatched_end");
+        flow_unmatched[key.cat].Add(stats);
         continue;
       }
-      stats.Add("read.flow.", flow_name);
-      const FlowRow& s = flows[pr.first];
-      const FlowRow& f = flows[pr.second];
+      flow_read[key.cat].Add(stats);
       int64_t a = -1, b = -1;
       switch (key.cat) {
         case kH2D:
-          a = bind(s, is_cann);
-          b = bind(f, is_device);
+          a = bound[pr.first];
+          b = bound[pr.second];
           if (a >= 0 && b >= 0) issuing[a] = 1;
           break;
         case kTaskQueue:
-          a = bind(s, is_cat(Cat::kEnqueue));
-          b = bind(f, is_cat(Cat::kDequeue));
+          a = bound[pr.first];
+          b = bound[pr.second];
           if (a >= 0 && b >= 0) joined[a] = joined[b] = 1;
           break;
         case kAsyncNpu:
-          a = bind(s, is_python);
-          b = bind(f, is_device);
+          a = bound[pr.first];
+          b = bound[pr.second];
           if (a >= 0 && b >= 0) {
             npu_links.emplace_back(a, b);
             a = b = -1;  // joined below, only where no launch is known
-            stats.Add("linked.flow.async_npu");
+            npu_linked.Add(stats);
           } else {
-            stats.Add("skipped.flow.async_npu.unbound");
+            npu_unbound.Add(stats);
           }
           continue;
         case kFwdBwd:
           // Forward op -> backward op: the model has no field for it.
-          stats.Add("skipped.flow.fwdbwd.not_represented");
+          fwdbwd_skipped.Add(stats);
           continue;
         default:
-          stats.Add("skipped.flow.other.not_represented");
+          other_skipped.Add(stats);
           continue;
       }
       if (a < 0 || b < 0) {
-        stats.Add3("skipped.flow.", flow_name, ".unbound");
+        flow_unbound[key.cat].Add(stats);
         continue;
       }
-      stats.Add("linked.flow.", flow_name);
+      flow_linked[key.cat].Add(stats);
       uf.Union(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
     }
     // A launch made from the dispatch thread belongs to the Dequeue around it.
@@ -784,6 +1008,10 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     // ---- Emit tracks. ----
     rank->pid = python_pid;
     int64_t cat_counts[kCategoryCount] = {};
+    // The rank's string id of each text, interned at first use: the same
+    // order of Intern calls, so the same ids, as interning every row.
+    constexpr StringId kNoName = UINT32_MAX;
+    std::vector<StringId> rank_names(texts.size(), kNoName);
     for (TrackBuild& tb : tracks) {
       bool has_dequeue = false;
       int comm = 0, copy = 0, compute = 0;
@@ -802,10 +1030,12 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         Event e;
         e.ts = row.ts;
         e.dur = row.dur;
-        e.name = rank->strings.Intern(row.name);
+        StringId& name_id = rank_names[row.name_id];
+        if (name_id == kNoName) name_id = rank->strings.Intern(row.name);
+        e.name = name_id;
         uint32_t root = uf.Find(r);
         if (tb.device) {
-          e.category = ClassifyAscendTask(row.name, row.task_type, "");
+          e.category = classify(row);
           if (e.category == Category::kCollective || e.category == Category::kP2P) {
             CommRecord rec = HcclRecord(row.name, row.task_type, &rank->strings);
             e.comm = static_cast<int32_t>(track.comms.size());
@@ -865,6 +1095,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     }
   });
   stats.FlushInto(rank);
+  if (overlap) *overlap = overlap_sums.Figures(process_names, rank_id);
 }
 }  // namespace
 
@@ -896,30 +1127,25 @@ CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable*
   return rec;
 }
 
-void ImportTraceView(std::string_view json, const std::string& file, Rank* rank) {
-  ImportTraceViewPadded(simdjson::padded_string(json), file, rank);
+void ImportTraceView(std::string_view json, const std::string& file, Rank* rank,
+                     std::vector<LabeledValue>* overlap, int32_t rank_id) {
+  ImportTraceViewPadded(simdjson::padded_string(json), file, rank, overlap, rank_id);
 }
 
-void ImportTraceViewFile(const std::string& path, Rank* rank) {
+void ImportTraceViewFile(const std::string& path, Rank* rank, std::vector<LabeledValue>* overlap,
+                         int32_t rank_id) {
   simdjson::padded_string text;
   if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
     ThrowInputError(path, "", "cannot read file");
   }
-  ImportTraceViewPadded(text, path, rank);
+  ImportTraceViewPadded(text, path, rank, overlap, rank_id);
 }
 
 namespace {
 
 std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
                                            const std::string& file, int32_t rank) {
-  static constexpr std::string_view kNames[] = {"Computing", "Communication",
-                                                "Communication(Not Overlapped)", "Free"};
-  static constexpr std::string_view kKeys[] = {"computing", "communication",
-                                               "communication_not_overlapped", "free"};
-  struct Sum {
-    int64_t ns = 0, count = 0, first = INT64_MAX, last = INT64_MIN;
-  };
-  std::map<std::pair<int64_t, int>, Sum> sums;  // (pid, name index)
+  OverlapSums sums;
   std::unordered_map<int64_t, std::string> process_names;
   IdMapper ids;
   ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
@@ -953,43 +1179,19 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
           default: break;
         }
       }
-      if (ph == "M" && name == "process_name") {
+      if (Is(ph, "M") && Is(name, "process_name")) {
         process_names[ids.Map(pid_text)] = std::string(arg_name);
         return;
       }
       if (ph != "X") return;
-      int which = -1;
-      for (int k = 0; k < 4; ++k) {
-        if (name == kNames[k]) which = k;
-      }
+      const int which = OverlapSums::Which(name);
       if (which < 0) return;
-      int64_t ts = 0, dur = 0;  // ts in ns, dur in ps: the figures are sums of many segments
-      if (!ParseMicrosToNs(ts_text, &ts) || !ParseScaledDecimal(dur_text, 6, &dur) || dur < 0) {
-        ThrowInputError(file, Position(doc, text, event_index),
-                        "'ts'/'dur' of an Overlap Analysis segment: expected decimal µs");
+      if (!sums.Add(ids.Map(pid_text), which, ts_text, dur_text)) {
+        ThrowInputError(file, Position(doc, text, event_index), kBadOverlapTime);
       }
-      Sum& s = sums[{ids.Map(pid_text), which}];
-      s.ns += dur;
-      ++s.count;
-      s.first = std::min(s.first, ts);
-      s.last = std::max(s.last, ts + (dur + 500) / 1000);
     });
   });
-  std::vector<LabeledValue> out;
-  int64_t first = INT64_MAX, last = INT64_MIN;
-  for (auto& [key, s] : sums) {
-    auto it = process_names.find(key.first);
-    if (it == process_names.end() || it->second != "Overlap Analysis") continue;
-    std::string base = "overlap_analysis." + std::string(kKeys[key.second]);
-    out.push_back({rank, kNone, base + "_us", static_cast<double>(s.ns) / 1e6});
-    out.push_back({rank, kNone, base + "_segments", static_cast<double>(s.count)});
-    first = std::min(first, s.first);
-    last = std::max(last, s.last);
-  }
-  if (!out.empty()) {
-    out.push_back({rank, kNone, "overlap_analysis.span_us", static_cast<double>(last - first) / 1e3});
-  }
-  return out;
+  return sums.Figures(process_names, rank);
 }
 
 }  // namespace

@@ -32,7 +32,10 @@ namespace moetrace {
 
 // Imports `json` (the file's text) into `rank` (its tracks, strings and
 // import_stats). `file` names the input in error messages. Throws InputError.
-void ImportTraceView(std::string_view json, const std::string& file, Rank* rank);
+// `overlap`, when given, receives what ScanOverlapAnalysis(json, file,
+// rank_id) gives, taken in the same pass (a file is then parsed once).
+void ImportTraceView(std::string_view json, const std::string& file, Rank* rank,
+                     std::vector<LabeledValue>* overlap = nullptr, int32_t rank_id = 0);
 
 // The profiler's own "Overlap Analysis" figures for one rank, as reference
 // values: overlap_analysis.{computing,communication,communication_not_overlapped,
@@ -58,6 +61,7 @@ CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable*
 
 namespace moetrace {
 // The same, reading the file (into simdjson's padded buffer, one copy).
-void ImportTraceViewFile(const std::string& path, Rank* rank);
+void ImportTraceViewFile(const std::string& path, Rank* rank,
+                         std::vector<LabeledValue>* overlap = nullptr, int32_t rank_id = 0);
 std::vector<LabeledValue> ScanOverlapAnalysisFile(const std::string& path, int32_t rank);
 }  // namespace moetrace

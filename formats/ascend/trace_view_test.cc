@@ -143,6 +143,35 @@ TEST(TraceView, OverlapAnalysisScan) {
   EXPECT_EQ(refs[2].key, "overlap_analysis.span_us");
 }
 
+// The import's own pass gives the scan's figures exactly, and the same rank.
+TEST(TraceView, OverlapAnalysisInTheImportPass) {
+  Rank r;
+  std::vector<LabeledValue> refs;
+  ImportTraceView(kSmall, "small.json", &r, &refs, 3);
+  ASSERT_EQ(refs.size(), 3u);
+  EXPECT_EQ(refs[0].key, "overlap_analysis.computing_us");
+  EXPECT_EQ(refs[0].value, 1.2695);
+  EXPECT_EQ(refs[0].rank, 3);
+  EXPECT_EQ(refs[1].value, 1);
+  EXPECT_EQ(refs[2].key, "overlap_analysis.span_us");
+  EXPECT_EQ(refs[2].value, ScanOverlapAnalysis(kSmall, "small.json", 3)[2].value);
+  EXPECT_EQ(Stat(r, "skipped.overlap_analysis"), 1);  // the rows are still not imported
+}
+
+// A segment with an odd time fails the import asking for the figures, as it
+// fails the scan; without the figures asked for it is skipped and counted.
+TEST(TraceView, OverlapSegmentWithOddTime) {
+  const char* json =
+      R"({"traceEvents":[{"ph":"X","name":"Free","pid":9,"tid":0,"ts":"x","dur":1}]})";
+  Rank r;
+  std::vector<LabeledValue> refs;
+  EXPECT_THROW(ScanOverlapAnalysis(json, "o.json", 0), InputError);
+  EXPECT_THROW(ImportTraceView(json, "o.json", &r, &refs, 0), InputError);
+  Rank plain;
+  ImportTraceView(json, "o.json", &plain);
+  EXPECT_EQ(Stat(plain, "skipped.event.ts"), 1);
+}
+
 TEST(TraceView, BareArrayAndStringIds) {
   Rank r;
   ImportTraceView(R"([{"ph":"X","name":"k","pid":"npu","tid":"stream 7","ts":1.5,"dur":2,"cat":"cpu_op"}])",

@@ -16,6 +16,7 @@
 #include "formats/native/crc32.h"
 #include "formats/native/native_format.h"
 #include "formats/native/native_metadata.h"
+#include "formats/native/routing_parse.h"
 #include "formats/proto/mtrace.pb.h"
 
 namespace moetrace {
@@ -173,6 +174,7 @@ class NativeSource : public TraceSource {
     Buffer stored, raw;
     Block block;
     native::RankHeader header;
+    std::vector<uint8_t> rest;  // the header less its routing records
     std::vector<int64_t> values;    // one column of a block
     std::vector<uint64_t> rows, cursor;  // per track and block kind
     std::vector<uint8_t> in_place;       // per track: see DecodeEvents
@@ -572,16 +574,20 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   const uint64_t hoff = ri.header_offset();
   ReadRecord(hoff, data_end_, ri.header_size(), native::kRecordRankHeader, "rank header", s);
   native::RankHeader& h = s.header;
-  if (!h.ParseFromArray(s.raw.data.get(), static_cast<int>(s.raw.size))) {
-    Fail(hoff, "rank header record does not hold a valid RankHeader message");
-  }
+  Rank& rank = *out;
+  // The routing records straight into the Rank (routing_parse.h); protobuf
+  // parses the rest, or the whole message where the split finds it malformed.
+  const bool split =
+      native::SplitRankHeader(s.raw.data.get(), s.raw.size, &s.rest, &rank.routing);
+  const bool parsed = split ? h.ParseFromArray(s.rest.data(), static_cast<int>(s.rest.size()))
+                            : h.ParseFromArray(s.raw.data.get(), static_cast<int>(s.raw.size));
+  if (!parsed) Fail(hoff, "rank header record does not hold a valid RankHeader message");
   if (h.rank() != ri.rank()) {
     Fail(hoff, "rank header says rank " + std::to_string(h.rank()) + ", the footer rank " +
                    std::to_string(ri.rank()));
   }
   // `out` may hold an earlier rank: every field is overwritten below, and
   // vectors are resized in place so their capacity is reused.
-  Rank& rank = *out;
   rank.rank = h.rank();
   rank.device_id = h.device_id();
   rank.pid = h.pid();
@@ -681,8 +687,8 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     t.sample_ts.resize(d.sample_count());
     t.sample_value.resize(d.sample_count());
   }
-  rank.routing.resize(static_cast<size_t>(h.routing_size()));
-  for (int i = 0; i < h.routing_size(); ++i) {
+  if (!split) rank.routing.resize(static_cast<size_t>(h.routing_size()));
+  for (int i = 0; !split && i < h.routing_size(); ++i) {
     const native::RoutingRecord& p = h.routing(i);
     RoutingRecord& r = rank.routing[i];
     r.ts = p.ts();

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# ctest (label mpi): `mpirun -n 3 moetrace analyze` writes the same JSON as
-# one process, byte for byte; a corrupt rank ends every process with exit 2
-# and its name, within seconds.
+# ctest (label mpi): `mpirun -n 3 moetrace analyze` (and report, gate,
+# advise, generate) writes the same outputs as one process, byte for byte; a
+# corrupt rank ends every process with exit 2 and its name, within seconds.
 #   mpi_analyze_test.sh MOETRACE CASE WORKDIR
 # CASE: tracegen | kineto | ascend-cluster | ascend-ranks | corrupt | corrupt-kineto | skip
+#       | report | gate | advise | generate | corrupt-report
 # Real traces come from $MOETRACE_REAL_TRACES (default ../shared/traces next
 # to the source tree, passed by CMake); cases needing them exit 77 (skipped)
 # when absent.
@@ -26,7 +27,136 @@ same_as_one_process() {
   echo "identical: $(wc -c <"$work/one.json") bytes"
 }
 
+# 64 ranks (PP 2 x DP 32), two steps, extra --set KEY=VALUE from the args.
+tiny64() {
+  local out=$1; shift
+  "$bin" generate --preset tiny-moe --set steps=2 --set parallel.dp=32 \
+    --set parallel.world_size=64 --set parallel.global_batch_size=128 "$@" -o "$out" >/dev/null
+}
+
+# Runs `moetrace ARGS` alone and under mpirun: same exit code, same stdout.
+# Each run's outputs go to $work/one/ and $work/mpi/ (ARGS name them @/).
+same_command() {
+  mkdir -p "$work/one" "$work/mpi"
+  set +e
+  "$bin" "${@//@\//$work/one/}" >"$work/one/stdout"
+  rc1=$?
+  "${mpi[@]}" "$bin" "${@//@\//$work/mpi/}" >"$work/mpi/stdout"
+  rc3=$?
+  set -e
+  [ "$rc1" = "$rc3" ] || { echo "exit $rc1 alone, $rc3 under mpirun"; exit 1; }
+  for f in "$work/one"/*; do
+    cmp "$f" "$work/mpi/$(basename "$f")"
+    echo "identical: $(basename "$f") ($(wc -c <"$f") bytes)"
+  done
+  return "$rc1"
+}
+
+# Exit 2, one message naming the corrupt file and its byte, within seconds,
+# no output written: `moetrace CMD t.mtrace ARGS...` under mpirun.
+corrupt_fails() {
+  set +e
+  start=$(date +%s)
+  "${mpi[@]}" "$bin" "$@" >"$work/out.txt" 2>"$work/err.txt"
+  rc=$?
+  set -e
+  cat "$work/err.txt"
+  [ "$rc" = 2 ] || { echo "exit $rc, expected 2"; exit 1; }
+  [ $(( $(date +%s) - start )) -lt 30 ] || { echo "too slow: a hang?"; exit 1; }
+  [ "$(grep -c "moetrace: error: .*t.mtrace: byte [0-9]" "$work/err.txt")" = 1 ] ||
+    { echo "expected one message naming the file and byte"; exit 1; }
+}
+
+corrupt_trace() {
+  # Ranks spread over the 3 processes; one of them corrupt (in the middle
+  # of the file: its rank is read by some process, not necessarily 0).
+  "$bin" generate --preset tiny-moe --set steps=1 --set parallel.dp=16 \
+    --set parallel.world_size=32 --set parallel.global_batch_size=64 -o "$work/t.mtrace" >/dev/null
+  size=$(stat -c %s "$work/t.mtrace")
+  printf '\xff\xff\xff\xff\xff\xff\xff\xff' |
+    dd of="$work/t.mtrace" bs=1 seek=$((size / 2)) conv=notrunc status=none
+}
+
 case $case in
+  report)
+    tiny64 "$work/t.mtrace"
+    same_command report "$work/t.mtrace" --html @/r.html --md @/r.md
+    grep -q "<html" "$work/mpi/r.html"
+    # Markdown to the terminal (no output file), and from a saved analysis.
+    rm -rf "$work/one" "$work/mpi"
+    same_command report "$work/t.mtrace"
+    "$bin" analyze "$work/t.mtrace" --json "$work/a.json" >/dev/null
+    rm -rf "$work/one" "$work/mpi"
+    same_command report "$work/a.json" --md @/r.md
+    ;;
+  gate)
+    tiny64 "$work/base.mtrace"
+    "$bin" analyze "$work/base.mtrace" --json "$work/base.json" >/dev/null
+    same_command gate "$work/base.mtrace" --baseline "$work/base.json" --junit @/g.xml --md @/g.md
+    # A regression (full recompute: longer steps): exit 1 from both, same verdicts.
+    tiny64 "$work/slow.mtrace" --set memory.recompute=full
+    rm -rf "$work/one" "$work/mpi"
+    rc=0
+    same_command gate "$work/slow.mtrace" --baseline "$work/base.json" --junit @/g.xml --md @/g.md || rc=$?
+    [ "$rc" = 1 ] || { echo "gate exit $rc on a regression, expected 1"; exit 1; }
+    grep -q "^gate: FAIL" "$work/mpi/stdout"
+    ;;
+  advise)
+    # 16 ranks keep the replays short.
+    "$bin" generate --preset tiny-moe --set steps=1 --set host.task_queue=false \
+      -o "$work/t.mtrace" >/dev/null
+    same_command advise "$work/t.mtrace" --json @/p.json
+    grep -q '"proposals": \[$' "$work/mpi/p.json"
+    # replay: the same shared analysis, the replay on process 0.
+    rm -rf "$work/one" "$work/mpi"
+    same_command replay "$work/t.mtrace" --set speed.grouped_matmul=2 --json @/r.json -o @/r.mtrace
+    ;;
+  generate)
+    # One shard per process, read back as one trace: the same analysis as the
+    # one-file trace of the same config (labels once: the same label checks).
+    tiny64 "$work/one.mtrace"
+    "${mpi[@]}" "$bin" generate --preset tiny-moe --set steps=2 --set parallel.dp=32 \
+      --set parallel.world_size=64 --set parallel.global_batch_size=128 -o "$work/dir" >/dev/null
+    [ "$(ls "$work/dir")" = "$(printf 'shard-00000.mtrace\nshard-00001.mtrace\nshard-00002.mtrace')" ]
+    "$bin" analyze "$work/one.mtrace" --json "$work/one.json" >"$work/one.txt"
+    "$bin" analyze "$work/dir" --json "$work/dir.json" >"$work/dir.txt"
+    cmp "$work/one.json" "$work/dir.json"
+    cmp "$work/one.txt" "$work/dir.txt"
+    grep -q '"rank_count": 64' "$work/dir.json"
+    grep -q '"label_checks": \[$' "$work/dir.json"
+    "${mpi[@]}" "$bin" analyze "$work/dir" --json "$work/mpi.json" >/dev/null
+    cmp "$work/one.json" "$work/mpi.json"
+    echo "identical: $(wc -c <"$work/one.json") bytes"
+    # Alone, -o an existing directory: one shard, the same analysis.
+    mkdir -p "$work/alone"
+    tiny64 "$work/alone"
+    [ "$(ls "$work/alone")" = shard-00000.mtrace ]
+    "$bin" analyze "$work/alone" --json "$work/alone.json" >/dev/null
+    cmp "$work/one.json" "$work/alone.json"
+    # Another run's .mtrace in the directory is refused, naming it.
+    cp "$work/one.mtrace" "$work/dir/old.mtrace"
+    set +e
+    "${mpi[@]}" "$bin" generate --preset tiny-moe -o "$work/dir" 2>"$work/err.txt"
+    rc=$?
+    set -e
+    [ "$rc" = 2 ] && [ "$(grep -c "moetrace: error: .*old.mtrace: a .mtrace file of another run" "$work/err.txt")" = 1 ] ||
+      { cat "$work/err.txt"; echo "exit $rc, expected 2 and one message"; exit 1; }
+    # A file name under mpirun is refused (every process would write it).
+    set +e
+    "${mpi[@]}" "$bin" generate --preset tiny-moe -o "$work/x.mtrace" 2>"$work/err.txt"
+    rc=$?
+    set -e
+    cat "$work/err.txt"
+    [ "$rc" = 2 ] && [ "$(grep -c "names a directory" "$work/err.txt")" = 1 ] ||
+      { echo "exit $rc, expected 2 and one message"; exit 1; }
+    ;;
+  corrupt-report)
+    corrupt_trace
+    corrupt_fails report "$work/t.mtrace" --html "$work/r.html"
+    [ ! -e "$work/r.html" ] || { echo "a report was written"; exit 1; }
+    corrupt_fails advise "$work/t.mtrace" --json "$work/p.json"
+    [ ! -e "$work/p.json" ] || { echo "advice was written"; exit 1; }
+    ;;
   tracegen)
     "$bin" generate --preset tiny-moe --set steps=2 --set parallel.dp=32 \
       --set parallel.world_size=64 --set parallel.global_batch_size=128 -o "$work/t.mtrace" >/dev/null
@@ -54,24 +184,9 @@ case $case in
     same_as_one_process "$work/cluster"
     ;;
   corrupt|skip)
-    # Ranks spread over the 3 processes; one of them corrupt (in the middle
-    # of the file: its rank is read by some process, not necessarily 0).
-    "$bin" generate --preset tiny-moe --set steps=1 --set parallel.dp=16 \
-      --set parallel.world_size=32 --set parallel.global_batch_size=64 -o "$work/t.mtrace" >/dev/null
-    size=$(stat -c %s "$work/t.mtrace")
-    printf '\xff\xff\xff\xff\xff\xff\xff\xff' |
-      dd of="$work/t.mtrace" bs=1 seek=$((size / 2)) conv=notrunc status=none
+    corrupt_trace
     if [ "$case" = corrupt ]; then
-      set +e
-      start=$(date +%s)
-      "${mpi[@]}" "$bin" analyze "$work/t.mtrace" --json "$work/mpi.json" >"$work/out.txt" 2>"$work/err.txt"
-      rc=$?
-      set -e
-      cat "$work/err.txt"
-      [ "$rc" = 2 ] || { echo "exit $rc, expected 2"; exit 1; }
-      [ $(( $(date +%s) - start )) -lt 30 ] || { echo "too slow: a hang?"; exit 1; }
-      [ "$(grep -c "moetrace: error: .*t.mtrace: byte [0-9]" "$work/err.txt")" = 1 ] ||
-        { echo "expected one message naming the file and byte"; exit 1; }
+      corrupt_fails analyze "$work/t.mtrace" --json "$work/mpi.json"
       [ ! -e "$work/mpi.json" ] || { echo "a JSON was written"; exit 1; }
     else
       set +e

@@ -1,0 +1,54 @@
+#include "cli/processes.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include "analyzer/distributed.h"
+#include "formats/errors.h"
+
+namespace moetrace::cli {
+
+int RunOnProcesses(const std::function<int(Communicator&)>& body) {
+  // Under mpirun: MPI until this returns (or throws); otherwise one process.
+  std::unique_ptr<Communicator> comm = WorldCommunicator();
+  if (comm->size() == 1) return body(*comm);
+  // mpirun ends the whole job as soon as one process exits non-zero: process
+  // 0 reports the failure, then every process meets once more before any
+  // exits (each failed the same agreement, so each gets here).
+  auto fail = [&](const std::string& message) {
+    if (comm->rank() == 0) fmt::print(stderr, "moetrace: error: {}\n", message);
+    comm->AllReduceMax(0);
+    return 2;
+  };
+  int rc = 0;
+  try {
+    rc = body(*comm);
+  } catch (const InputError& e) {
+    return fail(e.what());
+  } catch (const PeerFailed&) {
+    return fail("");
+  }
+  // The others exit 0 (quietly): process 0's code is mpirun's.
+  return comm->rank() == 0 ? rc : 0;
+}
+
+int RunOnFirstProcess(const std::function<int()>& run) {
+  return RunOnProcesses([&](Communicator& comm) {
+    int rc = 0;
+    OnFirstProcess(comm, [&] { rc = run(); });
+    return rc;
+  });
+}
+
+std::function<void(size_t, size_t)> AnalyzeProgress(const Communicator& comm) {
+  if (comm.rank() != 0 || !isatty(STDERR_FILENO)) return {};
+  return [](size_t done, size_t total) {
+    fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
+    if (done == total) fmt::print(stderr, "\r\033[K");
+  };
+}
+
+}  // namespace moetrace::cli

@@ -1,0 +1,104 @@
+#include "formats/native/routing_parse.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "formats/proto/mtrace.pb.h"
+
+namespace moetrace::native {
+namespace {
+
+std::vector<uint8_t> Bytes(const std::string& s) { return {s.begin(), s.end()}; }
+
+// A header as the writer makes it: strings and tracks, then routing, then
+// import stats.
+RankHeader Header() {
+  RankHeader h;
+  h.set_rank(-7);
+  h.set_host("node-3");
+  h.add_strings("HcomAllToAllV");
+  h.add_tracks()->set_event_count(12);
+  RoutingRecord* r = h.add_routing();
+  r->set_ts(std::numeric_limits<int64_t>::min());
+  r->set_step(2);
+  r->set_micro_batch(-1);
+  r->set_layer(60);
+  r->set_ep_size(64);
+  for (int64_t t : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{63}, int64_t{64}, int64_t{300000},
+                    std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()}) {
+    r->add_tokens_per_expert(t);
+  }
+  for (int32_t e : {0, 5, -3, std::numeric_limits<int32_t>::min()}) r->add_expert_to_ep_rank(e);
+  RoutingRecord* empty = h.add_routing();  // every field at its default
+  (void)empty;
+  h.add_import_stats()->set_key("rows");
+  h.mutable_import_stats(0)->set_value(-5);
+  return h;
+}
+
+TEST(SplitRankHeader, RoutingAsProtobufReadsItAndTheRestUntouched) {
+  const RankHeader h = Header();
+  const std::vector<uint8_t> bytes = Bytes(h.SerializeAsString());
+  std::vector<uint8_t> rest;
+  std::vector<moetrace::RoutingRecord> routing(5);  // reused: shrunk to 2
+  routing[0].tokens_per_expert = {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+  ASSERT_TRUE(SplitRankHeader(bytes.data(), bytes.size(), &rest, &routing));
+  ASSERT_EQ(routing.size(), 2u);
+  EXPECT_EQ(routing[0].ts, std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(routing[0].step, 2);
+  EXPECT_EQ(routing[0].micro_batch, -1);
+  EXPECT_EQ(routing[0].layer, 60);
+  EXPECT_EQ(routing[0].ep_size, 64);
+  EXPECT_EQ(routing[0].tokens_per_expert,
+            (std::vector<int64_t>{0, 1, -1, 63, 64, 300000, std::numeric_limits<int64_t>::max(),
+                                  std::numeric_limits<int64_t>::min()}));
+  EXPECT_EQ(routing[0].expert_to_ep_rank,
+            (std::vector<int32_t>{0, 5, -3, std::numeric_limits<int32_t>::min()}));
+  EXPECT_EQ(routing[1], (moetrace::RoutingRecord{0, 0, 0, 0, 0, {}, {}}));
+
+  RankHeader expect = h;
+  expect.clear_routing();
+  RankHeader got;
+  ASSERT_TRUE(got.ParseFromArray(rest.data(), static_cast<int>(rest.size())));
+  EXPECT_EQ(got.SerializeAsString(), expect.SerializeAsString());
+}
+
+TEST(SplitRankHeader, UnpackedElementsAndUnknownFieldsAsProtobuf) {
+  // tokens_per_expert as two unpacked elements (field 6, wire type 0:
+  // zigzag 3 = -2, 4 = 2), then an unknown fixed32 field 9 in the record.
+  const std::vector<uint8_t> record = {0x30, 0x03, 0x30, 0x04, 0x4d, 1, 2, 3, 4, 0x10, 0x06};
+  std::vector<uint8_t> bytes = {0x3a, static_cast<uint8_t>(record.size())};
+  bytes.insert(bytes.end(), record.begin(), record.end());
+  RankHeader reference;
+  ASSERT_TRUE(reference.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  std::vector<uint8_t> rest;
+  std::vector<moetrace::RoutingRecord> routing;
+  ASSERT_TRUE(SplitRankHeader(bytes.data(), bytes.size(), &rest, &routing));
+  ASSERT_EQ(routing.size(), 1u);
+  EXPECT_EQ(routing[0].tokens_per_expert, (std::vector<int64_t>{-2, 2}));
+  EXPECT_EQ(routing[0].step, 3);
+  EXPECT_EQ(reference.routing(0).step(), 3);
+  EXPECT_TRUE(rest.empty());
+}
+
+TEST(SplitRankHeader, MalformedIsLeftToProtobuf) {
+  std::vector<uint8_t> rest;
+  std::vector<moetrace::RoutingRecord> routing;
+  // A routing record longer than the message.
+  const std::vector<uint8_t> overlong = {0x3a, 0x05, 0x08, 0x01};
+  EXPECT_FALSE(SplitRankHeader(overlong.data(), overlong.size(), &rest, &routing));
+  // A packed run whose last varint does not end.
+  const std::vector<uint8_t> unended = {0x3a, 0x04, 0x32, 0x02, 0x01, 0x81};
+  EXPECT_FALSE(SplitRankHeader(unended.data(), unended.size(), &rest, &routing));
+  // Field number 0.
+  const std::vector<uint8_t> zero = {0x00, 0x01};
+  EXPECT_FALSE(SplitRankHeader(zero.data(), zero.size(), &rest, &routing));
+  RankHeader h;
+  EXPECT_FALSE(h.ParseFromArray(overlong.data(), static_cast<int>(overlong.size())));
+  EXPECT_FALSE(h.ParseFromArray(unended.data(), static_cast<int>(unended.size())));
+}
+
+}  // namespace
+}  // namespace moetrace::native
