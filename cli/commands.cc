@@ -28,6 +28,7 @@ void AddCommands(CLI::App& app) {
   AddReportCommand(app);
   AddAdviseCommand(app);
   AddReplayCommand(app);
+  AddSearchCommand(app);
 }
 
 int RunSelected(CLI::App& app) {

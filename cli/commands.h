@@ -29,5 +29,6 @@ void AddGateCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
 void AddReplayCommand(CLI::App& app);
 void AddAdviseCommand(CLI::App& app);
+void AddSearchCommand(CLI::App& app);
 
 }  // namespace moetrace::cli

@@ -38,9 +38,10 @@ const char* DeviceName(int n) {
 
 }  // namespace
 
-EngineImpl::EngineImpl(const RunConfig& c) : cfg(c), shape(c), hw(c.hardware()) {
+EngineImpl::EngineImpl(const RunConfig& c, bool probe_only) : cfg(c), shape(c), hw(c.hardware()) {
   ScheduleShape sh{shape.schedule, shape.pp, shape.vpp, shape.micro_batches};
-  for (int s = 0; s < shape.pp; ++s) schedules.push_back(StageSchedule(sh, s));
+  if (!probe_only)
+    for (int s = 0; s < shape.pp; ++s) schedules.push_back(StageSchedule(sh, s));
   routing.seed = c.seed();
   routing.experts = shape.experts;
   routing.top_k = shape.top_k;
@@ -52,6 +53,7 @@ EngineImpl::EngineImpl(const RunConfig& c) : cfg(c), shape(c), hw(c.hardware()) 
   const double f = HostFactor();
   py_cost_ = TimeNs(std::llround((hw.framework_op_ns() + (task_queue_ ? hw.enqueue_ns() : hw.launch_ns())) * f));
   dq_cost_ = TimeNs(std::llround(hw.launch_ns() * f));
+  if (probe_only) return;
   for (int n = 0; n < kOpNameCount; ++n)
     for (int grad = 0; grad < 2; ++grad) {
       std::string dev = std::string(DeviceName(n)) + (grad ? "Grad" : "");
@@ -168,7 +170,10 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) const {
     if (op.after_all) ready = std::max(ready, r.last_dev_end);
     if (op.wait_prefetch >= 0) ready = std::max(ready, r.prefetch_end[uint64_t(op.wait_prefetch)]);
     TimeNs finish;
-    if (op.cat == Category::kCollective) {
+    if (r.solo && (op.cat == Category::kCollective || op.stream == kSRecv)) {
+      // Cost probe: every peer in step (collectives) or already sent.
+      finish = op.cat == Category::kCollective ? ready + op.dur : ready;
+    } else if (op.cat == Category::kCollective) {
       CrossEntry e;
       if (pass2) {
         const CrossEntry* p = FindCross(r.stage, op);  // read only: pass 2 runs on many threads
@@ -193,7 +198,7 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) const {
       finish = std::max(ready, e.max_arrival + e.dur);
     } else if (op.stream == kSSend) {
       finish = ready + op.dur;
-      if (!pass2) {
+      if (!pass2 && !r.solo) {
         std::lock_guard<std::mutex> lock(r.shared->mu);
         (*r.shared->map)[op.xkey].done = finish;
         r.shared->Changed();
@@ -305,6 +310,12 @@ void Engine::EmitRank(int r, Rank* out) {
 }
 Metadata Engine::BaseMetadata() const { return impl_->BaseMetadata(); }
 int Engine::world_size() const { return impl_->shape.world; }
+std::vector<int64_t> Engine::RankEndTimes() const {
+  std::vector<int64_t> out;
+  out.reserve(impl_->rank_end.size());
+  for (TimeNs t : impl_->rank_end) out.push_back(t - kBaseTime);
+  return out;
+}
 int64_t Engine::events_emitted() const { return emitter_ ? emitter_->events() : 0; }
 
 RankEmitter::RankEmitter(const Engine& engine)

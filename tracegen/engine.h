@@ -34,6 +34,9 @@ class Engine {
   // Trace-wide metadata (no ground truth; see labels.h).
   Metadata BaseMetadata() const;
   int world_size() const;
+  // After Simulate(): per rank, the end of its last step (the host's loss
+  // read) in ns from the trace start, i.e. the step span when steps = 1.
+  std::vector<int64_t> RankEndTimes() const;
   // Total events emitted so far by EmitRank (not by other RankEmitters).
   int64_t events_emitted() const;
 

@@ -63,14 +63,21 @@ void EngineImpl::InitRankOutput(RankSim& r, const EmitScratch& s) const {
     for (auto& row : *table) row[0] = row[1] = RankSim::kUninterned;
   // Constant memory: bf16 weights, fp32 gradients, Adam states (12 B/param,
   // sharded over DP with the distributed optimizer).
-  double dense = 0, expert = 0;
-  ComputeParams(r.stage, &dense, &expert);
-  const int edp = std::max(1, shape.dp / shape.ep);
-  double opt = cfg.memory().distributed_optimizer() ? 12 * (dense / shape.dp + expert / edp)
-                                                     : 12 * (dense + expert);
-  r.mem_events.emplace_back(kBaseTime, 0, uint8_t(CounterKind::kMemWeights), int64_t(2 * (dense + expert)));
-  r.mem_events.emplace_back(kBaseTime, 1, uint8_t(CounterKind::kMemGradients), int64_t(4 * (dense + expert)));
+  double weights = 0, grads = 0, opt = 0;
+  StaticMemory(r.stage, &weights, &grads, &opt);
+  r.mem_events.emplace_back(kBaseTime, 0, uint8_t(CounterKind::kMemWeights), int64_t(weights));
+  r.mem_events.emplace_back(kBaseTime, 1, uint8_t(CounterKind::kMemGradients), int64_t(grads));
   r.mem_events.emplace_back(kBaseTime, 2, uint8_t(CounterKind::kMemOptimizer), int64_t(opt));
+}
+
+void EngineImpl::StaticMemory(int stage, double* weights, double* grads, double* opt) const {
+  double dense = 0, expert = 0;
+  ComputeParams(stage, &dense, &expert);
+  const int edp = std::max(1, shape.dp / shape.ep);
+  *opt = cfg.memory().distributed_optimizer() ? 12 * (dense / shape.dp + expert / edp)
+                                              : 12 * (dense + expert);
+  *weights = 2 * (dense + expert);
+  *grads = 4 * (dense + expert);
 }
 
 void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, TimeNs dq0,

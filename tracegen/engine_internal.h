@@ -190,6 +190,9 @@ struct RankSim {
   RoutingCache* routing = nullptr;
   std::mutex* routing_mu = nullptr;  // pass 2: the cache is shared by emitters
   bool keep_routing = false;
+  // A cost probe (probe.cc): collectives end at this rank's own arrival +
+  // their duration and receives at once, as if every peer were in step.
+  bool solo = false;
   int64_t events = 0;  // device events emitted
   int step = 0;
   int phase = 0;  // 0 prologue, 1 items, 2 optimizer, 3 step end, 4 done
@@ -285,9 +288,13 @@ struct EmitScratch {
   int64_t events = 0;
 };
 
+struct Prober;
+
 class EngineImpl {
  public:
-  explicit EngineImpl(const RunConfig& c);
+  // `probe_only`: no pipeline schedules or op names (probe.cc needs
+  // neither; they are most of the construction cost).
+  explicit EngineImpl(const RunConfig& c, bool probe_only = false);
   // Pass 1 on up to `threads` threads (by pipeline stage).
   void Simulate(int threads = 1);
   // Pass 2; after Simulate(), callable concurrently with distinct scratches.
@@ -300,8 +307,15 @@ class EngineImpl {
   std::vector<std::vector<PipeItem>> schedules;  // per pp stage
   RoutingModel routing;
   bool simulated = false;
+  // Pass 1's end of each rank's last step (host after the loss read).
+  std::vector<TimeNs> rank_end;
+
+  // Constant memory of a rank of pipeline stage `stage`: bf16 weights, fp32
+  // gradients, Adam states (sharded with the distributed optimizer).
+  void StaticMemory(int stage, double* weights, double* grads, double* opt) const;
 
  private:
+  friend struct Prober;  // probe.cc
   friend struct RankSim;
   // --- building ---
   void BuildPrologue(RankSim& r, Block& b) const;
@@ -309,6 +323,12 @@ class EngineImpl {
   void BuildTask(RankSim& r, const PipeTask& t, Block& b) const;
   void BuildOptimizer(RankSim& r, Block& b) const;
   void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) const;
+  // Interleaves the fused item's two chains already in b (the first `na`
+  // ops, then the rest): see BuildItem.
+  void FuseChains(Block& b, size_t na, bool second_first) const;
+  void AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const;
+  void AddHead(Block& b, int32_t& chain, int mb, bool backward) const;
+  TimeNs P2PSendNs(bool inter) const;
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) const;
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) const;
   int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true) const;

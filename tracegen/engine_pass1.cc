@@ -54,6 +54,7 @@ void EngineImpl::SimulateStages(int thread, std::vector<RankSim>& sims, SharedCr
       if (i < 0) continue;
       any |= Advance(sims[i], false);
       if (sims[i].phase == 4) {
+        rank_end[i] = std::max(sims[i].t_py, sims[i].last_dev_end);
         sims[i].block = Block();  // done: free its state
         sims[i].acts.clear();
         i = -1;
@@ -88,6 +89,7 @@ void EngineImpl::Simulate(int threads) {
   stage_cross_.assign(shape.pp, StageCross());
   shared_cross_.clear();
   std::vector<RankSim> sims(shape.world);
+  rank_end.assign(shape.world, kBaseTime);
   SharedCross sh;
   sh.map = &shared_cross_;
   sh.blocked_at.assign(threads, SharedCross::kRunning);

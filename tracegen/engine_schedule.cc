@@ -18,7 +18,7 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
   const int ms = t.model_stage;
   const int first = shape.stage_first_layer[ms], count = shape.stage_layers[ms];
   const bool last_slice = t.down < 0;
-  const double h = shape.hidden, Ns = shape.TokensSeqSplit(), N = shape.TokensPerMicroBatch();
+  const double h = shape.hidden, Ns = shape.TokensSeqSplit();
   const double act_bytes = Ns * h * 2;
   const int dpi = shape.DpIndex(r.rank), tpi = shape.TpIndex(r.rank);
   auto p2p = [&](bool send, int peer_stage, int key_stage, bool grad) {
@@ -35,19 +35,14 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     o.bytes = uint64_t(act_bytes);
     o.seq = ((int64_t(r.step) * shape.micro_batches + t.mb) * shape.model_stages + key_stage) * 2 + grad;
     o.xkey = Key(0x9e7, r.step, t.mb, key_stage, grad) ^ Key(std::min(r.rank, o.peer), std::max(r.rank, o.peer));
-    bool inter = shape.Node(r.rank) != shape.Node(o.peer);
-    o.dur = send ? TimeNs((inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns()) + TransferNs(act_bytes, inter)) : 0;
+    o.dur = send ? P2PSendNs(shape.Node(r.rank) != shape.Node(o.peer)) : 0;
     return o;
   };
   if (!t.backward) {
     if (t.up >= 0) Add(b, chain, p2p(false, t.up, ms, false));
-    if (ms == 0) Add(b, chain, Compute(kEmbedding, kVector, 0, Ns * h * 4, Phase::kForward, t.mb, kNone, false));
+    if (ms == 0) AddEmbedding(b, chain, t.mb, false);
     for (int l = first; l < first + count; ++l) LayerForward(r, b, chain, l, t.mb, Phase::kForward);
-    if (last_slice) {
-      double V = shape.vocab;
-      Add(b, chain, Compute(kMatMulLmHead, kMatMul, 2 * N * h * V / shape.tp, (h * V / shape.tp + N * h) * 2, Phase::kForward, t.mb, kNone, false));
-      Add(b, chain, Compute(kCrossEntropy, kVector, 0, N * V / shape.tp * 4 * 2, Phase::kForward, t.mb, kNone, false));
-    }
+    if (last_slice) AddHead(b, chain, t.mb, false);
     if (t.down >= 0) Add(b, chain, p2p(true, t.down, ms + 1, false));
   } else {
     // Prefetch every swapped-out activation of this slice on the copy
@@ -65,13 +60,9 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
       }
     }
     if (t.down >= 0) Add(b, chain, p2p(false, t.down, ms, true));
-    if (last_slice) {
-      double V = shape.vocab;
-      Add(b, chain, Compute(kCrossEntropy, kVector, 0, N * V / shape.tp * 4 * 2, Phase::kBackward, t.mb, kNone, true));
-      Add(b, chain, Compute(kMatMulLmHead, kMatMul, 4 * N * h * V / shape.tp, (h * V / shape.tp + N * h) * 4, Phase::kBackward, t.mb, kNone, true));
-    }
+    if (last_slice) AddHead(b, chain, t.mb, true);
     for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
-    if (ms == 0) Add(b, chain, Compute(kEmbedding, kVector, 0, Ns * h * 4, Phase::kBackward, t.mb, kNone, true));
+    if (ms == 0) AddEmbedding(b, chain, t.mb, true);
     if (t.up >= 0) Add(b, chain, p2p(true, t.up, ms - 1, true));
   }
 }
@@ -87,6 +78,11 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   BuildTask(r, it.a, b);
   size_t na = b.ops.size();
   BuildTask(r, it.b, b);
+  const bool fb = it.a.backward != it.b.backward;
+  FuseChains(b, na, fb && it.b.backward);
+}
+
+void EngineImpl::FuseChains(Block& b, size_t na, bool second_first) const {
   size_t n = b.ops.size();
   // The backward task communicates on its own HCCL stream, so the two
   // tasks' all-to-alls do not queue behind each other.
@@ -102,8 +98,7 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
     kinds[i].chain = i < na ? 0 : 1;
     kinds[i].boundary = b.ops[i].cat == Category::kCollective && (b.ops[i].cclass == CommClass::kEP);
   }
-  const bool fb = it.a.backward != it.b.backward;
-  std::vector<int32_t> order = AlternateSegments(kinds, fb && it.b.backward ? 1 : 0);
+  std::vector<int32_t> order = AlternateSegments(kinds, second_first ? 1 : 0);
   std::vector<int32_t> where(n);
   for (size_t k = 0; k < n; ++k) where[order[k]] = int32_t(k);
   std::vector<Op> ops(n);
@@ -116,6 +111,30 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   }
   b.ops = std::move(ops);
   for (auto& m : b.mem) m.op = where[m.op];
+}
+
+void EngineImpl::AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const {
+  const double Ns = shape.TokensSeqSplit(), h = shape.hidden;
+  Add(b, chain, Compute(kEmbedding, kVector, 0, Ns * h * 4, backward ? Phase::kBackward : Phase::kForward,
+                        mb, kNone, backward));
+}
+
+// LM head and cross-entropy (reversed in the backward, matmul x2).
+void EngineImpl::AddHead(Block& b, int32_t& chain, int mb, bool backward) const {
+  const double N = shape.TokensPerMicroBatch(), h = shape.hidden, V = shape.vocab;
+  if (!backward) {
+    Add(b, chain, Compute(kMatMulLmHead, kMatMul, 2 * N * h * V / shape.tp, (h * V / shape.tp + N * h) * 2, Phase::kForward, mb, kNone, false));
+    Add(b, chain, Compute(kCrossEntropy, kVector, 0, N * V / shape.tp * 4 * 2, Phase::kForward, mb, kNone, false));
+  } else {
+    Add(b, chain, Compute(kCrossEntropy, kVector, 0, N * V / shape.tp * 4 * 2, Phase::kBackward, mb, kNone, true));
+    Add(b, chain, Compute(kMatMulLmHead, kMatMul, 4 * N * h * V / shape.tp, (h * V / shape.tp + N * h) * 4, Phase::kBackward, mb, kNone, true));
+  }
+}
+
+// One activation (a micro-batch's hidden states, SP-split) to the next stage.
+TimeNs EngineImpl::P2PSendNs(bool inter) const {
+  const double act_bytes = double(shape.TokensSeqSplit()) * shape.hidden * 2;
+  return TimeNs((inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns()) + TransferNs(act_bytes, inter));
 }
 
 // Swap-ins for the backward task(s) of the next item are issued during this

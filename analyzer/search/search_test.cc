@@ -1,0 +1,210 @@
+#include "analyzer/search/search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "analyzer/search/estimate.h"
+#include "analyzer/search/verify.h"
+#include "formats/errors.h"
+#include "tracegen/config.h"
+#include "tracegen/engine.h"
+#include "tracegen/probe.h"
+
+namespace moetrace::search {
+namespace {
+
+tracegen::RunConfig Tiny(std::vector<std::string> sets = {}) {
+  return tracegen::BuildConfig({"tiny-moe", "", sets, 1});
+}
+
+// 2 TP x 3 PP x 2 VPP x 5 EP x 2 TP-extend-EP x 2 schedules = 240.
+const std::vector<std::string> kSmall = {
+    "parallel.tp=1,2", "parallel.pp=1,2,4", "parallel.vpp=1,2", "parallel.ep=1,2,4,8,16",
+    "parallel.tp_extend_ep=false,true", "parallel.micro_batch_size=1",
+    "schedule.kind=1f1b,interleaved", "comm.a2a=flat", "memory.recompute=none", "memory.swap=false"};
+
+TEST(SearchSpace, CountsEveryReasonOnASmallSpace) {
+  const tracegen::RunConfig base = Tiny();
+  const Space space = MakeSpace(base, 16, kSmall);
+  EXPECT_EQ(space.Size(), 240);
+  SearchOptions o;
+  o.top = 3;
+  o.verify = 0;
+  o.threads = 2;
+  const SearchResult r = RunSearch(base, space, o);
+  EXPECT_EQ(r.space_size, 240);
+  // By hand (tiny-moe: 8 heads, 16 experts, 4 layers, batch 32): EP must
+  // divide DP = 16/(TP PP); PP 4 leaves no room for VPP 2; VPP 2 needs the
+  // interleaved schedule; TP-extend-EP at TP 1 and interleaved at VPP 1 are
+  // other candidates' runs.
+  EXPECT_EQ(r.valid, 53);
+  EXPECT_EQ(r.feasible, 53);  // 64 GiB holds every tiny-moe layout
+  const std::map<std::string, int64_t, std::less<>> want = {
+      {"duplicate", 63}, {"parallel.ep", 72}, {"parallel.pp", 20}, {"parallel.vpp", 32}};
+  EXPECT_EQ(r.rejected, want);
+  ASSERT_EQ(r.top.size(), 3u);
+  EXPECT_EQ(r.top[0].rank, 1);
+  EXPECT_LE(r.top[0].estimate.step_s, r.top[1].estimate.step_s);
+  EXPECT_LE(r.top[1].estimate.step_s, r.top[2].estimate.step_s);
+  // The preset's own layout (TP 1 PP 2 EP 8 1F1B) is in the space.
+  ASSERT_TRUE(r.configured.has_value());
+  EXPECT_EQ(r.configured->layout.pp, 2);
+  EXPECT_EQ(r.configured->layout.ep, 8);
+}
+
+TEST(SearchSpace, EveryAcceptedLayoutPassesTracegenValidate) {
+  const tracegen::RunConfig base = Tiny();
+  const Space space = MakeSpace(base, 16, {});
+  int64_t accepted = 0;
+  Enumerate(
+      space, base,
+      [&](const Layout& l) {
+        ++accepted;
+        EXPECT_NO_THROW(tracegen::Validate(ApplyLayout(base, l))) << Describe(l);
+      },
+      [](std::string_view) {});
+  EXPECT_GT(accepted, 100);
+}
+
+TEST(SearchSpace, BadKeyOrValueNamesTheKey) {
+  const tracegen::RunConfig base = Tiny();
+  try {
+    MakeSpace(base, 16, {"parallel.tq=1,2"});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("parallel.tq"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown key"), std::string::npos) << e.what();
+  }
+  try {
+    MakeSpace(base, 16, {"schedule.kind=1f1b,zigzag"});
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("schedule.kind"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("zigzag"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(MakeSpace(base, 16, {"parallel.tp=0"}), InputError);
+  EXPECT_THROW(MakeSpace(base, 16, {"parallel.tp"}), InputError);
+}
+
+TEST(SearchEstimate, StaticMemoryIsTheEnginesCounters) {
+  // The probe's static memory per stage is what the engine's memory
+  // counters start at (weights + gradients + optimizer states).
+  const tracegen::RunConfig c = Tiny();
+  const tracegen::CostProbe p = tracegen::ProbeCosts(c, std::vector<double>(16, 1.0 / 16));
+  tracegen::Engine engine(c);
+  engine.Simulate(1);
+  ASSERT_EQ(p.static_bytes.size(), 2u);
+  for (int stage = 0; stage < 2; ++stage) {
+    Rank rank = engine.EmitRank(stage * 8);
+    double first = 0;
+    for (const Track& t : rank.tracks) {
+      if (t.counter != CounterKind::kMemWeights && t.counter != CounterKind::kMemGradients &&
+          t.counter != CounterKind::kMemOptimizer)
+        continue;
+      ASSERT_FALSE(t.sample_value.empty());
+      first += t.sample_value.front();
+    }
+    EXPECT_DOUBLE_EQ(p.static_bytes[stage], first) << "stage " << stage;
+  }
+}
+
+TEST(SearchEstimate, MemoryRejectionsCountTheLayoutsOverHbm) {
+  // PP 1 holds all four layers (and both embeddings), PP 2 half: an HBM
+  // between their peaks rejects exactly the PP 1 layout, for memory.
+  const std::vector<std::string> space = {
+      "parallel.tp=1", "parallel.pp=1,2", "parallel.vpp=1", "parallel.ep=8",
+      "parallel.tp_extend_ep=false", "parallel.micro_batch_size=1", "schedule.kind=1f1b",
+      "comm.a2a=flat", "memory.recompute=none", "memory.swap=false"};
+  SearchOptions o;
+  o.verify = 0;
+  const SearchResult all = RunSearch(Tiny(), MakeSpace(Tiny(), 16, space), o);
+  ASSERT_EQ(all.feasible, 2);
+  double pp1 = 0, pp2 = 0;
+  for (const Ranked& x : all.top) (x.layout.pp == 1 ? pp1 : pp2) = x.estimate.peak_bytes;
+  ASSERT_GT(pp1, pp2);
+  const std::string hbm = "hardware.hbm_bytes=" + std::to_string((pp1 + pp2) / 2);
+  const SearchResult r = RunSearch(Tiny({hbm}), MakeSpace(Tiny({hbm}), 16, space), o);
+  EXPECT_EQ(r.valid, 2);
+  EXPECT_EQ(r.feasible, 1);
+  EXPECT_EQ(r.rejected.at("memory"), 1);
+  ASSERT_EQ(r.top.size(), 1u);
+  EXPECT_EQ(r.top[0].layout.pp, 2);
+  // The estimate of the peak is tracegen's simulated one within 5%.
+  const Figures sim = Simulate(ApplyLayout(Tiny(), r.top[0].layout), 1);
+  EXPECT_NEAR(r.top[0].estimate.peak_bytes / sim.peak_bytes, 1.0, 0.05);
+}
+
+TEST(SearchJson, StableKeysInOrder) {
+  const std::vector<std::string> space = {"parallel.tp=1", "parallel.pp=2", "parallel.vpp=1",
+                                          "parallel.ep=4,8", "parallel.micro_batch_size=1",
+                                          "schedule.kind=1f1b", "comm.a2a=flat",
+                                          "memory.recompute=none", "memory.swap=false"};
+  SearchOptions o;
+  o.top = 2;
+  o.verify = 1;
+  const SearchResult r = RunSearch(Tiny(), MakeSpace(Tiny(), 16, space), o);
+  const std::string json = SearchJson(r, 4);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json).get(doc), simdjson::SUCCESS) << json;
+  std::vector<std::string> keys;
+  for (auto field : doc.get_object()) keys.emplace_back(field.key);
+  const std::vector<std::string> want = {"model", "cards", "global_batch", "seq_length", "hbm_bytes",
+                                         "space_size", "valid", "feasible", "rejected",
+                                         "estimate_cpu_s", "configured", "top"};
+  EXPECT_EQ(keys, want);
+  EXPECT_EQ(std::string_view(doc["model"]), "tiny-moe");
+  EXPECT_EQ(int64_t(doc["space_size"]), 4);  // EP 4, 8 x TP-extend-EP false, true
+  EXPECT_EQ(int64_t(doc["rejected"]["duplicate"]), 2);
+  simdjson::dom::array top = doc["top"];
+  ASSERT_EQ(top.size(), 2u);
+  std::vector<std::string> row;
+  for (auto field : simdjson::dom::object(top.at(0))) row.emplace_back(field.key);
+  EXPECT_EQ(row, (std::vector<std::string>{"rank", "layout", "mindspeed_args", "estimate", "simulated"}));
+  row.clear();
+  for (auto field : simdjson::dom::object(top.at(1))) row.emplace_back(field.key);
+  EXPECT_EQ(row, (std::vector<std::string>{"rank", "layout", "mindspeed_args", "estimate"}));
+  std::vector<std::string> fig;
+  for (auto field : simdjson::dom::object(top.at(0)["simulated"])) fig.emplace_back(field.key);
+  EXPECT_EQ(fig, (std::vector<std::string>{"step_s", "tokens_per_s", "mfu", "peak_bytes", "ep_exposed_s",
+                                           "bubble_s"}));
+  EXPECT_EQ(std::string_view(top.at(0)["mindspeed_args"]).substr(0, 48),
+            "--tensor-model-parallel-size 1 --pipeline-model-");
+  EXPECT_EQ(SearchJson(r, 4), json);  // same result, same bytes
+}
+
+TEST(SearchVerify, TopOneIsWithinTwoPercentOfTheTrueBestOnTinyMoe) {
+  // Exhaustive: every valid layout of this space simulated in full.
+  const tracegen::RunConfig base = Tiny();
+  const std::vector<std::string> space_args = {
+      "parallel.tp=1,2", "parallel.pp=1,2", "parallel.vpp=1,2", "parallel.micro_batch_size=1,2",
+      "comm.a2a=flat", "memory.recompute=none", "memory.swap=false"};
+  const Space space = MakeSpace(base, 16, space_args);
+  SearchOptions o;
+  o.top = 1;
+  o.verify = 1;
+  const SearchResult r = RunSearch(base, space, o);
+  ASSERT_EQ(r.top.size(), 1u);
+  ASSERT_TRUE(r.top[0].simulated.has_value());
+  double best = std::numeric_limits<double>::infinity();
+  int simulated = 0;
+  Enumerate(
+      space, base,
+      [&](const Layout& l) {
+        best = std::min(best, Simulate(ApplyLayout(base, l), 2).step_s);
+        ++simulated;
+      },
+      [](std::string_view) {});
+  EXPECT_EQ(simulated, r.valid);
+  EXPECT_LE(r.top[0].simulated->step_s, best * 1.02)
+      << Describe(r.top[0].layout) << ": " << r.top[0].simulated->step_s << " s, best " << best << " s";
+}
+
+}  // namespace
+}  // namespace moetrace::search
