@@ -110,6 +110,11 @@ case $case in
     # replay: the same shared analysis, the replay on process 0.
     rm -rf "$work/one" "$work/mpi"
     same_command replay "$work/t.mtrace" --set speed.grouped_matmul=2 --json @/r.json -o @/r.mtrace
+    # reduced to one representative per role (process 0 signs every rank
+    # again for the roles' envelopes): still the one-process output.
+    rm -rf "$work/one" "$work/mpi"
+    same_command replay "$work/t.mtrace" --reduce roles --set speed.grouped_matmul=2 --json @/rr.json
+    grep -q '"reduction": "[0-9]* representatives of 16 ranks' "$work/mpi/rr.json"
     ;;
   generate)
     # One shard per process, read back as one trace: the same analysis as the
