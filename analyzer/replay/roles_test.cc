@@ -127,35 +127,48 @@ TEST(Roles, ReducedReplayEqualsWholeReplay) {
   }
 }
 
-TEST(Roles, ReducedAdviseEqualsWholeAdvise) {
-  // Host-bound dispatch planted: task queue, NUMA and micro-batch proposals.
-  const Trace t = TinyMoe({"parallel.ep=1", "host.task_queue=false", "host.numa_affinity=false",
-                           "model.seq_length=256"});
+// Advise on the whole trace and on its role representatives, tracegen's
+// regeneration and graph transforms both: the same proposals, the same
+// predictions within 0.1%. Returns the fewest proposals predicted in one mode.
+int ExpectSameAdvice(const Trace& t, bool envelopes) {
+  int fewest = 1 << 30;
   for (bool recorded : {false, true}) {
     Trace tr = t;
     if (recorded) tr.metadata.config_json.clear();  // graph transforms instead of tracegen
     MemorySource src(tr);
     const ReplayInput w = LoadReplayInput(src, Reduce::kWhole);
     const ReplayInput r = LoadReplayInput(src, Reduce::kRoles);
+    if (envelopes) EXPECT_TRUE(r.roles && r.roles->envelope);
+    if (!r.roles) return 0;
     advise::AdviseOptions o;
     const auto pw = advise::Advise(w.trace, w.before, o);
     o.roles = &*r.roles;
     const auto pr = advise::Advise(r.trace, r.before, o);
-    ASSERT_EQ(pr.size(), pw.size()) << recorded;
-    ASSERT_FALSE(pw.empty());
-    for (size_t i = 0; i < pw.size(); ++i) {
+    EXPECT_EQ(pr.size(), pw.size()) << recorded;
+    EXPECT_FALSE(pw.empty());
+    int predicted = 0;
+    for (size_t i = 0; i < std::min(pw.size(), pr.size()); ++i) {
       EXPECT_EQ(pr[i].knob, pw[i].knob) << recorded << " " << i;
-      EXPECT_EQ(pr[i].predicted, pw[i].predicted);
+      EXPECT_EQ(pr[i].predicted, pw[i].predicted) << pw[i].knob;
       EXPECT_EQ(pr[i].step_before_ns, pw[i].step_before_ns);
-      if (pw[i].predicted) {
-        EXPECT_LE(RelErr(pr[i].step_after_ns, pw[i].step_after_ns), 1e-3)
-            << recorded << " " << pw[i].knob;
-        EXPECT_NEAR(pr[i].gain, pw[i].gain, 1e-3) << recorded << " " << pw[i].knob;
-        std::printf("  %s %-28s gain whole %.6f reduced %.6f\n", recorded ? "graph" : "regen",
-                    pw[i].knob.c_str(), pw[i].gain, pr[i].gain);
-      }
+      if (!pw[i].predicted) continue;
+      ++predicted;
+      EXPECT_LE(RelErr(pr[i].step_after_ns, pw[i].step_after_ns), 1e-3)
+          << recorded << " " << pw[i].knob;
+      EXPECT_NEAR(pr[i].gain, pw[i].gain, 1e-3) << recorded << " " << pw[i].knob;
+      std::printf("  %s %-28s gain whole %.6f reduced %.6f\n", recorded ? "graph" : "regen",
+                  pw[i].knob.c_str(), pw[i].gain, pr[i].gain);
     }
+    fewest = std::min(fewest, predicted);
   }
+  return fewest;
+}
+
+TEST(Roles, ReducedAdviseEqualsWholeAdvise) {
+  // Host-bound dispatch planted: task queue, NUMA and micro-batch proposals.
+  const Trace t = TinyMoe({"parallel.ep=1", "host.task_queue=false", "host.numa_affinity=false",
+                           "model.seq_length=256"});
+  ExpectSameAdvice(t, /*envelopes=*/false);
 }
 
 // With EP > 1 the ranks of a stage route different tokens, so they differ
@@ -225,34 +238,7 @@ TEST(Roles, ReducedAdviseWithUnequalMembersEqualsWholeAdvise) {
   std::vector<std::string> sets = kSmall718;
   for (const char* s : {"host.task_queue=false", "host.numa_affinity=false"}) sets.push_back(s);
   const Trace t = TinyMoe(sets);
-  for (bool recorded : {false, true}) {
-    Trace tr = t;
-    if (recorded) tr.metadata.config_json.clear();
-    MemorySource src(tr);
-    const ReplayInput w = LoadReplayInput(src, Reduce::kWhole);
-    const ReplayInput r = LoadReplayInput(src, Reduce::kRoles);
-    ASSERT_TRUE(r.roles && r.roles->envelope);
-    advise::AdviseOptions o;
-    const auto pw = advise::Advise(w.trace, w.before, o);
-    o.roles = &*r.roles;
-    const auto pr = advise::Advise(r.trace, r.before, o);
-    ASSERT_EQ(pr.size(), pw.size()) << recorded;
-    ASSERT_FALSE(pw.empty());
-    int predicted = 0;
-    for (size_t i = 0; i < pw.size(); ++i) {
-      EXPECT_EQ(pr[i].knob, pw[i].knob) << recorded << " " << i;
-      EXPECT_EQ(pr[i].predicted, pw[i].predicted) << pw[i].knob;
-      EXPECT_EQ(pr[i].step_before_ns, pw[i].step_before_ns);
-      if (!pw[i].predicted) continue;
-      ++predicted;
-      EXPECT_LE(RelErr(pr[i].step_after_ns, pw[i].step_after_ns), 1e-3)
-          << recorded << " " << pw[i].knob;
-      EXPECT_NEAR(pr[i].gain, pw[i].gain, 1e-3) << recorded << " " << pw[i].knob;
-      std::printf("  %s %-28s gain whole %.6f reduced %.6f\n", recorded ? "graph" : "regen",
-                  pw[i].knob.c_str(), pw[i].gain, pr[i].gain);
-    }
-    EXPECT_GE(predicted, 2) << recorded;
-  }
+  EXPECT_GE(ExpectSameAdvice(t, /*envelopes=*/true), 2);
 }
 
 TEST(Roles, EnvelopeIsLongestComputeShortestWait) {
