@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "cli/commands.h"
@@ -76,9 +77,19 @@ int RunConvert(const ConvertOptions& o) {
     std::error_code ec;
     std::filesystem::create_directories(o.output, ec);
     if (ec) ThrowInputError(o.output, "", "cannot create the directory: " + ec.message());
+    // Another conversion's files would be read as ranks of this one.
+    for (const auto& entry : std::filesystem::directory_iterator(o.output)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("rank-") && name.ends_with(".json")) {
+        ThrowInputError(o.output, "", "already holds " + name +
+                                          ": a Kineto set is every file of its directory; use an "
+                                          "empty directory");
+      }
+    }
   } else {
     sink = CreateSink(o.output);
   }
+  std::set<int32_t> written;  // -o DIR/: one file per rank id
   Metadata merged;
   size_t ranks = 0;
   for (size_t k = 0; k < o.inputs.size(); ++k) {
@@ -90,6 +101,11 @@ int RunConvert(const ConvertOptions& o) {
     // in order.
     ForEachRankInOrder(*source, threads, 2 * threads, [&](size_t i, const Rank& rank) {
       if (per_rank) {
+        if (!written.insert(rank.rank).second) {
+          ThrowInputError(o.output, "", fmt::format("rank {} comes twice in the inputs: a file per "
+                                                    "rank needs distinct rank ids",
+                                                    rank.rank));
+        }
         WriteRankFile(o.output, rank, labels);
       } else {
         sink->AddRank(rank);

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,12 @@ int RunOnProcesses(const std::function<int(Communicator&)>& body) {
     return fail(e.what());
   } catch (const PeerFailed&) {
     return fail("");
+  } catch (const std::exception& e) {
+    // Not a failure the processes met on (out of memory while merging, an
+    // MPI error): the others may be in any collective, so the job is
+    // aborted -- mpirun ends them all with this code -- not finalised.
+    fmt::print(stderr, "moetrace: error: process {}: {}\n", comm->rank(), e.what());
+    comm->Abort(2);
   }
   // The others exit 0 (quietly): process 0's code is mpirun's.
   return comm->rank() == 0 ? rc : 0;

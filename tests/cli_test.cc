@@ -127,6 +127,15 @@ TEST(Cli, ConvertToAFilePerRank) {
   r = RunMoetrace("analyze " + dir + "/per-rank --json " + dir + "/a.json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("replaces"), std::string::npos) << r.output;
+  // Into a directory that holds another conversion's files: refused, exit 2.
+  r = RunMoetrace("convert " + path + " -o " + dir + "/per-rank/");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("already holds rank-1.json"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/per-rank/rank-0.json"));
+  // The same rank id from two inputs: refused, not overwritten.
+  r = RunMoetrace("convert " + path + " " + path + " -o " + dir + "/twice/");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("rank 0 comes twice in the inputs"), std::string::npos) << r.output;
 }
 
 TEST(Cli, UnknownOutputTypeExitsTwoAndWritesNothing) {

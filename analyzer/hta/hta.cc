@@ -457,10 +457,20 @@ HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* import
   std::vector<std::optional<RankRows>> held(files.size());
   std::vector<bool> seen(files.size());
   size_t held_bytes = 0;
+  // A file that cannot be read fails the set; which one is named must not
+  // depend on the order reads end: the first in listing order.
+  std::vector<std::optional<InputError>> errors(files.size());
   auto see = [&](size_t i, std::optional<RankRows> r) {
-    if (!r) r = ParseKinetoRows(files[i], ReadMaybeGzip(files[i]));
-    facts[i] = FactsOf(*r);
     seen[i] = true;
+    if (!r) {
+      try {
+        r = ParseKinetoRows(files[i], ReadMaybeGzip(files[i]));
+      } catch (const InputError& e) {
+        errors[i] = e;
+        return;
+      }
+    }
+    facts[i] = FactsOf(*r);
     const size_t bytes = RowsBytes(*r);
     if (held_bytes + bytes <= held_rows_bytes) {
       held_bytes += bytes;
@@ -479,6 +489,9 @@ HtaResult ComputeHta(const std::vector<std::string>& paths, ImportedRows* import
   }
   for (size_t i = 0; i < files.size(); ++i) {
     if (!seen[i]) see(i, imported ? imported->Take(files[i]) : std::nullopt);
+  }
+  for (const std::optional<InputError>& e : errors) {
+    if (e) throw *e;
   }
   const SetPlan plan = PlanSet(facts);
   HtaResult result;

@@ -1,8 +1,15 @@
 #include "analyzer/mpi/communicator.h"
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace moetrace {
+
+void Communicator::Abort(int code) {
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 namespace {
 
 class Single : public Communicator {

@@ -21,6 +21,10 @@ class Communicator {
   virtual void Broadcast(std::string* bytes) = 0;
   // The largest `value` over all processes (agreeing on an error flag).
   virtual int AllReduceMax(int value) = 0;
+  // Ends every process with exit `code` now, for a failure the processes did
+  // not agree on (the others may wait in any collective: finalising would
+  // hang). One process: exits.
+  [[noreturn]] virtual void Abort(int code);
 };
 
 // One process: rank 0 of 1.

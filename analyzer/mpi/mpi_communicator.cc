@@ -63,6 +63,11 @@ class Mpi : public Communicator {
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  [[noreturn]] void Abort(int code) override {
+    std::fflush(nullptr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);  // MPI_Abort does not return; if it did
+  }
 
   std::vector<std::string> Gather(const std::string& bytes) override {
     int n = Count(bytes.size());
