@@ -42,6 +42,11 @@ void ReadTrace(const TraceSource& source, Reduce reduce, const RoleSignatureSour
 ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce,
                             const AnalyzeOptions& options) {
   ReplayInput in;
+  if (reduce == Reduce::kWhole) {  // no roles: nothing to sign or envelope
+    in.before = Analyze(source, options);
+    in.trace = ReadAll(source);
+    return in;
+  }
   RoleSignatureSource signed_source(source);
   in.before = Analyze(signed_source, options);
   ReadTrace(source, reduce, signed_source, &in);
