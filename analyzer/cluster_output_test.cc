@@ -11,16 +11,12 @@
 
 #include "analyzer/cluster_output_summary.h"
 #include "analyzer/link_nominal.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env && *env ? env : MOETRACE_TRACES_DIR;
-}
 
 TEST(LinkNominal, FromTheAtlas800TA2Calibration) {
   EXPECT_DOUBLE_EQ(*NominalLinkGbps("hccs"), 56.0);  // 392 GB/s over 7 links
@@ -31,7 +27,7 @@ TEST(LinkNominal, FromTheAtlas800TA2Calibration) {
 }
 
 TEST(ClusterOutputReal, PerRankFiguresSpreadSlowRanksAndLinks) {
-  const std::string dir = TracesDir() + "/ascend/cluster-output";
+  const std::string dir = RealTracesRoot() + "/ascend/cluster-output";
   if (!fs::exists(dir)) GTEST_SKIP() << "real trace absent (set MOETRACE_REAL_TRACES): " << dir;
   analysis::Analysis a;
   AddClusterOutput(ReadClusterOutput(dir), &a);

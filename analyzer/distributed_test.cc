@@ -20,6 +20,7 @@
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
@@ -121,8 +122,7 @@ std::string OneProcess(const std::vector<std::string>& inputs, bool skip = false
 }
 
 std::string Traces() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  std::string dir = env ? env : MOETRACE_TRACES_DIR;
+  std::string dir = RealTracesRoot();
   return fs::exists(dir) ? dir : "";
 }
 

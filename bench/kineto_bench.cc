@@ -16,17 +16,12 @@
 
 #include "formats/kineto/kineto_rank_reader.h"
 #include "formats/kineto/padded_input.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  if (env) return env;
-  return MOETRACE_TRACES_DIR;
-}
 
 double PeakRssMb() {
   rusage ru{};
@@ -73,7 +68,7 @@ void Run(benchmark::State& state, const std::string& path) {
 
 // allreduce-v100, decompressed once to /tmp so the benchmark reads plain JSON.
 std::string AllreduceJson() {
-  std::string gz = TracesDir() + "/kineto/allreduce-v100/hta__df_index_resolver__df_index_resolver.json.gz";
+  std::string gz = RealTracesRoot() + "/kineto/allreduce-v100/hta__df_index_resolver__df_index_resolver.json.gz";
   std::string out = (fs::temp_directory_path() / "moetrace_bench_allreduce_v100.json").string();
   if (!fs::exists(gz)) return "";
   if (!fs::exists(out)) {
@@ -208,7 +203,7 @@ void BM_KinetoAllreduceV100(benchmark::State& state) { Run(state, AllreduceJson(
 
 // The same trace read from its .json.gz (inflating included).
 void BM_KinetoAllreduceV100Gzip(benchmark::State& state) {
-  Run(state, TracesDir() + "/kineto/allreduce-v100/hta__df_index_resolver__df_index_resolver.json.gz");
+  Run(state, RealTracesRoot() + "/kineto/allreduce-v100/hta__df_index_resolver__df_index_resolver.json.gz");
 }
 
 void BM_KinetoSynthetic(benchmark::State& state) {

@@ -13,14 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "formats/real_traces_dir.h"
+
 namespace {
 
-namespace fs = std::filesystem;
+using moetrace::RealTracesRoot;
 
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env ? env : MOETRACE_TRACES_DIR;
-}
+namespace fs = std::filesystem;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -52,7 +51,7 @@ void ExpectPartition(simdjson::dom::element b, const std::string& where) {
 class KinetoSets : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KinetoSets, HtaSectionMatchesReferenceAndJsonIsStable) {
-  const std::string dir = TracesDir() + "/kineto";
+  const std::string dir = RealTracesRoot() + "/kineto";
   if (!fs::exists(dir + "/hta-reference.json")) GTEST_SKIP() << "no real traces at " << dir;
   const std::string set = GetParam();
   const std::string text = Analyze(dir + "/" + set, set);
@@ -112,7 +111,7 @@ TEST_P(KinetoSets, HtaSectionMatchesReferenceAndJsonIsStable) {
 std::vector<std::string> KinetoSetNames() {
   std::vector<std::string> sets;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(TracesDir() + "/kineto", ec)) {
+  for (const auto& e : fs::directory_iterator(RealTracesRoot() + "/kineto", ec)) {
     if (e.is_directory()) sets.push_back(e.path().filename().string());
   }
   std::sort(sets.begin(), sets.end());
@@ -130,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Real, KinetoSets, ::testing::ValuesIn(KinetoSetNames())
                          });
 
 TEST(AscendAdvisorTimeline, ComputeAndFreeMatchOverlapAnalysis) {
-  const std::string dir = TracesDir() + "/ascend/advisor-timeline";
+  const std::string dir = RealTracesRoot() + "/ascend/advisor-timeline";
   if (!fs::exists(dir)) GTEST_SKIP() << "no real traces at " << dir;
   simdjson::dom::parser p;
   simdjson::dom::element doc = p.parse(Analyze(dir, "ascend"));
@@ -163,7 +162,7 @@ TEST(AscendAdvisorTimeline, ComputeAndFreeMatchOverlapAnalysis) {
 }
 
 TEST(AnalyzeE2e, AscendSectionOnlyOnAscendTraces) {
-  const std::string dir = TracesDir() + "/kineto/a2a-2rank";
+  const std::string dir = RealTracesRoot() + "/kineto/a2a-2rank";
   if (!fs::exists(dir)) GTEST_SKIP() << "no real traces at " << dir;
   EXPECT_EQ(Analyze(dir, "no_ascend").find("\"ascend\""), std::string::npos);
 }

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "formats/real_traces_dir.h"
+
 namespace moetrace::testing {
 
 CommandResult RunMoetrace(const std::string& args) {
@@ -41,8 +43,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string RealTracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  std::string dir = env ? env : MOETRACE_TRACES_DIR;
+  std::string dir = RealTracesRoot();
   return std::filesystem::is_directory(dir) ? dir : std::string();
 }
 

@@ -8,14 +8,10 @@
 #include <filesystem>
 
 #include "analyzer/hta/numpy_sort.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace::hta {
 namespace {
-
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env ? env : MOETRACE_TRACES_DIR;
-}
 
 void ExpectOptNear(const simdjson::dom::object& o, const char* key, std::optional<double> got,
                    double tol, const std::string& where) {
@@ -36,7 +32,7 @@ class HtaReference : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HtaReference, MatchesHta) {
   namespace fs = std::filesystem;
-  const std::string dir = TracesDir() + "/kineto";
+  const std::string dir = RealTracesRoot() + "/kineto";
   if (!fs::exists(dir + "/hta-reference.json")) GTEST_SKIP() << "no real traces at " << dir;
   simdjson::dom::parser parser;
   simdjson::dom::element ref = parser.load(dir + "/hta-reference.json");
@@ -79,7 +75,7 @@ TEST_P(HtaReference, MatchesHta) {
 // Same figures whether a file's rows wait in memory for the set's plan or are
 // read again afterwards (held_rows_bytes = 0: none held), on every real set.
 TEST_P(HtaReference, FiguresDoNotDependOnHeldRows) {
-  const std::string dir = TracesDir() + "/kineto";
+  const std::string dir = RealTracesRoot() + "/kineto";
   if (!std::filesystem::exists(dir + "/" + GetParam())) GTEST_SKIP() << "no real traces at " << dir;
   HtaResult held = ComputeHta({dir + "/" + GetParam()}, nullptr);
   HtaResult reread = ComputeHta({dir + "/" + GetParam()}, nullptr, /*held_rows_bytes=*/0);

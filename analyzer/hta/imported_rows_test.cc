@@ -12,6 +12,7 @@
 
 #include "formats/kineto/kineto_rank_reader.h"
 #include "formats/kineto/whole_trace_file.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace::hta {
 namespace {
@@ -153,8 +154,7 @@ TEST(ImportedRows, AbandonedTakeThrows) {
 }
 
 TEST(ImportedRows, EqualHtasOwnReaderOnRealTraces) {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  const std::filesystem::path dir = std::filesystem::path(env ? env : MOETRACE_TRACES_DIR) / "kineto";
+  const std::filesystem::path dir = std::filesystem::path(RealTracesRoot()) / "kineto";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no real traces at " << dir;
   std::set<std::string> sets;
   for (const auto& set : std::filesystem::directory_iterator(dir)) {

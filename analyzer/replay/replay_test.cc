@@ -11,6 +11,7 @@
 #include "analyzer/analyze.h"
 #include "formats/errors.h"
 #include "formats/open_trace.h"
+#include "formats/real_traces_dir.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
 
@@ -192,13 +193,8 @@ TEST(ReplayFidelity, UnmodifiedTinyMoeWithinOnePercent) {
           (long long)r.graph.recvs_matched, (long long)r.graph.cross_stream_waits);
 }
 
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env ? env : MOETRACE_TRACES_DIR;
-}
-
 TEST(ReplayFidelity, UnmodifiedKinetoWithinFivePercent) {
-  const std::filesystem::path dir = std::filesystem::path(TracesDir()) / "kineto";
+  const std::filesystem::path dir = std::filesystem::path(RealTracesRoot()) / "kineto";
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << "no real traces at " << dir;
   int sets = 0;
   for (const char* name : {"a2a-2rank", "b200-eager", "cuda-sync-alexnet", "legacy-resnet50",

@@ -11,21 +11,17 @@
 #include "formats/native/native_reader.h"
 #include "formats/native/native_writer.h"
 #include "formats/perfetto/perfetto_writer.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env && *env ? env : MOETRACE_TRACES_DIR;
-}
-
 class AscendConvert : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(AscendConvert, RoundTripsThroughNativeAndExports) {
-  std::string in = TracesDir() + "/ascend/" + GetParam();
+  std::string in = RealTracesRoot() + "/ascend/" + GetParam();
   if (!fs::exists(in)) GTEST_SKIP() << "real trace absent (set MOETRACE_REAL_TRACES): " << in;
   Trace t = ReadAll(*OpenAscend(in));
   ASSERT_FALSE(t.ranks.empty());

@@ -16,16 +16,12 @@
 
 #include "formats/ascend/ascend_importer.h"
 #include "formats/ascend/trace_view.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env && *env ? env : MOETRACE_TRACES_DIR;
-}
 
 #define REQUIRE_PATH(p)                                                       \
   do {                                                                        \
@@ -93,7 +89,7 @@ int64_t UnionLength(std::vector<std::pair<int64_t, int64_t>> v, int64_t* pieces 
 class AdvisorTimeline : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TracesDir() + "/ascend/advisor-timeline";
+    dir_ = RealTracesRoot() + "/ascend/advisor-timeline";
     REQUIRE_PATH(dir_);
     auto src = OpenAscend(dir_);
     trace_ = ReadAll(*src);
@@ -408,7 +404,7 @@ TEST_F(AdvisorTimeline, TheOpensImportIsTheRankAndGivesTheScansFigures) {
 }
 
 TEST(AscendRealTraces, KernelDetailsWithHcclHasTheBroadcastAsACollective) {
-  std::string path = TracesDir() + "/ascend/kernel_details-with-hccl.csv";
+  std::string path = RealTracesRoot() + "/ascend/kernel_details-with-hccl.csv";
   REQUIRE_PATH(path);
   ASSERT_TRUE(LooksLikeAscend(path));
   Trace t = ReadAll(*OpenAscend(path));
@@ -457,7 +453,7 @@ TEST(AscendRealTraces, KernelDetailsWithHcclHasTheBroadcastAsACollective) {
 }
 
 TEST(AscendRealTraces, KernelDetailsWithAicMetricsKeepsExactTimes) {
-  std::string path = TracesDir() + "/ascend/kernel_details-aic-metrics.csv";
+  std::string path = RealTracesRoot() + "/ascend/kernel_details-aic-metrics.csv";
   REQUIRE_PATH(path);
   Trace t = ReadAll(*OpenAscend(path));
   ASSERT_EQ(t.ranks.size(), 1u);
@@ -482,7 +478,7 @@ TEST(AscendRealTraces, KernelDetailsWithAicMetricsKeepsExactTimes) {
 }
 
 TEST(AscendRealTraces, ClusterOutputGivesPerRankReferenceFigures) {
-  std::string dir = TracesDir() + "/ascend/cluster-output";
+  std::string dir = RealTracesRoot() + "/ascend/cluster-output";
   REQUIRE_PATH(dir);
   ASSERT_TRUE(LooksLikeAscend(dir));
   auto src = OpenAscend(dir);
@@ -587,7 +583,7 @@ TEST(AscendRealTraces, ClusterOutputGivesPerRankReferenceFigures) {
 }
 
 TEST(AscendRealTraces, TheAscendFolderIsAParentOfOneRankDirectory) {
-  std::string dir = TracesDir() + "/ascend";
+  std::string dir = RealTracesRoot() + "/ascend";
   REQUIRE_PATH(dir + "/advisor-timeline");
   auto src = OpenAscend(dir);
   ASSERT_EQ(src->rank_count(), 1u);

@@ -9,16 +9,12 @@
 #include <fstream>
 
 #include "formats/errors.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env && *env ? env : MOETRACE_TRACES_DIR;
-}
 
 class ClusterFolder : public ::testing::Test {
  protected:
@@ -148,7 +144,7 @@ TEST_F(ClusterFolder, UnreadableFilesNameFileAndPosition) {
 }
 
 TEST(ClusterOutputReal, SampleFolder) {
-  const std::string dir = TracesDir() + "/ascend/cluster-output";
+  const std::string dir = RealTracesRoot() + "/ascend/cluster-output";
   if (!fs::exists(dir)) GTEST_SKIP() << "real trace absent (set MOETRACE_REAL_TRACES): " << dir;
   ClusterOutputFiles f = ReadClusterOutput(dir);
   EXPECT_TRUE(f.stats.empty());

@@ -12,16 +12,12 @@
 #include "formats/ascend_db/db_host.h"
 #include "formats/errors.h"
 #include "formats/open_trace.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env && *env ? env : MOETRACE_TRACES_DIR;
-}
 
 std::string TempPath(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("moetrace_db_bad_" + std::to_string(::getpid()));
@@ -109,7 +105,7 @@ TEST(AscendDbBadInput, MissingTablesAndColumnsAndOddValuesAreCounted) {
 }
 
 TEST(AscendDbBadInput, TruncatedRealDbIsAnInputErrorNamingTheFile) {
-  std::string real = TracesDir() + "/ascend/msprof-db/msprof_0.db";
+  std::string real = RealTracesRoot() + "/ascend/msprof-db/msprof_0.db";
   if (!fs::exists(real)) GTEST_SKIP() << "real trace absent: " << real;
   std::ifstream in(real, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

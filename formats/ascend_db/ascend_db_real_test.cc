@@ -16,16 +16,12 @@
 
 #include "formats/ascend_db/ascend_db_importer.h"
 #include "formats/open_trace.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return env && *env ? env : MOETRACE_TRACES_DIR;
-}
 
 int64_t Stat(const Rank& r, std::string_view key) {
   for (const auto& [k, v] : r.import_stats) {
@@ -44,7 +40,7 @@ const Track* FindTrack(const Rank& r, std::string_view name) {
 class MsprofDb : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TracesDir() + "/ascend/msprof-db";
+    dir_ = RealTracesRoot() + "/ascend/msprof-db";
     if (!fs::exists(dir_)) GTEST_SKIP() << "real trace absent (set MOETRACE_REAL_TRACES): " << dir_;
   }
   std::string dir_;
@@ -55,7 +51,7 @@ TEST_F(MsprofDb, DetectedFromContentAsFileAndDirectory) {
   EXPECT_EQ(DetectFormat(dir_ + "/msprof_0.db"), TraceFormat::kAscendDb);
   EXPECT_STREQ(TraceFormatName(TraceFormat::kAscendDb), "ascend-db");
   // The text-only Ascend inputs are not taken for a DB.
-  EXPECT_FALSE(LooksLikeAscendDb(TracesDir() + "/ascend/advisor-timeline"));
+  EXPECT_FALSE(LooksLikeAscendDb(RealTracesRoot() + "/ascend/advisor-timeline"));
 }
 
 TEST_F(MsprofDb, RanksAndIdentity) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "formats/kineto/kineto_importer.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
@@ -21,8 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string TracesDir() {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  return std::string(env ? env : MOETRACE_TRACES_DIR) + "/kineto";
+  return RealTracesRoot() + "/kineto";
 }
 
 std::string ReadAllText(const std::string& path) {

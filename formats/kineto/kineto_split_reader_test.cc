@@ -13,6 +13,7 @@
 
 #include "formats/kineto/kineto_rank_reader.h"
 #include "formats/kineto/whole_trace_file.h"
+#include "formats/real_traces_dir.h"
 
 namespace moetrace {
 namespace {
@@ -282,9 +283,7 @@ TEST(SplitRead, RepeatedPidAndTidKeysInTheTail) {
 }
 
 TEST(SplitRead, SameRanksOnRealTraces) {
-  const char* env = std::getenv("MOETRACE_REAL_TRACES");
-  const std::filesystem::path dir =
-      std::filesystem::path(env ? env : MOETRACE_TRACES_DIR) / "kineto";
+  const std::filesystem::path dir = std::filesystem::path(RealTracesRoot()) / "kineto";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no real traces at " << dir;
   std::set<std::string> split;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
