@@ -40,8 +40,10 @@ void AddAdviseCommand(CLI::App& app) {
         advise::AdviseOptions options;
         options.replay = !args->no_replay;
         if (in.roles) options.roles = &*in.roles;
+        std::vector<advise::Proposal> dropped;
+        options.dropped = &dropped;
         std::vector<advise::Proposal> proposals = advise::Advise(in.trace, in.before, options);
-        fmt::print("{}", advise::FormatProposals(proposals));
+        fmt::print("{}{}", advise::FormatProposals(proposals), advise::FormatDropped(dropped));
         if (!args->json.empty()) WriteFileAtomically(args->json, advise::ProposalsJson(proposals));
       });
       return 0;

@@ -1,6 +1,7 @@
 #include "analyzer/advise/advise.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <exception>
 #include <map>
@@ -9,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include "analyzer/advise/effect_text.h"
 #include "analyzer/advise/expert_placement.h"
 #include "analyzer/label_check.h"
 #include "analyzer/replay/replay.h"
@@ -87,9 +89,20 @@ bool HasDispatchThread(const Trace& trace) {
   return false;
 }
 
+// A layer whose plan does not lower its EP MaxVio (at 2 decimals, as
+// printed) gains nothing from moving experts: its moves are not proposed.
+bool PlanLowers(const LayerPlan& p) {
+  return std::round(100 * p.ep_max_vio_after) < std::round(100 * p.ep_max_vio_before);
+}
+
 std::string PlanText(const std::vector<LayerPlan>& plans) {
   std::string out;
   for (const LayerPlan& p : plans) {
+    if (!PlanLowers(p)) {
+      out += fmt::format("layer {}: EP MaxVio {:.2f}, no migration found that lowers it\n", p.layer,
+                         p.ep_max_vio_before);
+      continue;
+    }
     out += fmt::format("layer {}: EP MaxVio {:.2f} -> {:.2f}, {} experts move", p.layer,
                        p.ep_max_vio_before, p.ep_max_vio_after, p.moves.size());
     const size_t shown = std::min<size_t>(p.moves.size(), 6);
@@ -120,8 +133,17 @@ class Advisor {
     std::vector<Outcome> outcomes(candidates_.size());
     if (options.replay) ReplayAll(options, &outcomes);
     std::vector<Proposal> out;
+    auto drop = [&](Proposal& p, std::string why) {
+      if (!options.dropped) return;
+      p.not_proposed = std::move(why);
+      options.dropped->push_back(std::move(p));
+    };
     for (size_t k = 0; k < candidates_.size(); ++k) {
       Proposal& p = candidates_[k];
+      if (!p.not_proposed.empty()) {  // dropped by its rule before any replay
+        drop(p, p.not_proposed);
+        continue;
+      }
       if (options.replay && !p.replay.empty()) {
         try {
           if (outcomes[k].error) std::rethrow_exception(outcomes[k].error);
@@ -149,30 +171,38 @@ class Advisor {
           }
           if (r.forced > 0) p.confidence = std::min(p.confidence, 0.3);
         } catch (const InputError& e) {
-          if (cfg_) continue;  // not applicable to this run (the changed config is invalid)
+          if (cfg_) {  // not applicable to this run (the changed config is invalid)
+            drop(p, std::string("not applicable here: ") + e.what());
+            continue;
+          }
           // The graph cannot replay it on this trace (e.g. an odd micro-batch count).
           p.replay.clear();
           p.confidence = 0.3;
+          p.title += " (effect not predicted)";
           out.push_back(std::move(p));
           continue;
         }
-        // A performance proposal that the replay says does not help is dropped;
-        // memory fixes stay (they trade time for memory).
-        if (p.gain <= 0 && p.rule != "memory_pressure") continue;
+        // A proposal must do what it is for: lower its own metric (a memory
+        // fix: the peak, by 5% at least) and, unless it trades time for
+        // memory, the step time. Otherwise it is dropped, with the reason.
+        if (std::string why = DropReason(p); !why.empty()) {
+          drop(p, std::move(why));
+          continue;
+        }
         // Nor is one whose predicted peak no longer fits in the device's
         // memory (e.g. "stop recomputing" on 718B: 930 GiB of 64): it would
         // not run.
         if (const int64_t capacity = Capacity();
             capacity > 0 && p.peak_after_bytes > capacity && p.peak_after_bytes > p.peak_before_bytes) {
+          drop(p, fmt::format("predicted peak memory {:.2f} GiB exceeds the device's {:.2f} GiB",
+                              p.peak_after_bytes / 1073741824.0, capacity / 1073741824.0));
           continue;
         }
-        // A memory fix must save memory (5% of the peak at least).
-        if (p.rule == "memory_pressure" &&
-            !(p.peak_after_bytes >= 0 && p.peak_after_bytes < 0.95 * double(p.peak_before_bytes))) {
-          continue;
-        }
+        // The title's effect clause is computed from the prediction.
+        p.title += "; predicted " + EffectText(p);
       } else {
         p.confidence = 0.3;
+        if (options.replay) p.title += " (effect not predicted)";
       }
       out.push_back(std::move(p));
     }
@@ -287,7 +317,8 @@ class Advisor {
       const int mbs = cfg_->parallel().micro_batch_size();
       mbs_proposed_ = true;
       Add("dispatch_host_bound",
-          fmt::format("double the micro-batch: same host work per op, twice the device work"),
+          fmt::format("double the micro-batch ({} -> {}): the same host work per operator for twice "
+                      "the device work", mbs, 2 * mbs),
           fmt::format("--micro-batch-size {}", 2 * mbs),
           {fmt::format("parallel.micro_batch_size={}", 2 * mbs)}, {}, fixes, ev);
     } else {
@@ -308,7 +339,8 @@ class Advisor {
       config = {"host.sync_before_a2a=false"};
     }
     Proposal& p = Add("sync_host_bound",
-                      fmt::format("remove the host synchronisation '{}' ({} calls)", s->name, s->count),
+                      fmt::format("remove the host synchronisation '{}' ({} call{})", s->name, s->count,
+                                  s->count == 1 ? "" : "s"),
                       fmt::format("remove sync '{}' (keep token counts on device, e.g. "
                                   "--moe-permutation-async-comm)", s->name),
                       config, {"sync.remove=" + s->name}, "cluster.ratios.host_bound", ev);
@@ -351,12 +383,18 @@ class Advisor {
     }
     std::vector<LayerPlan> plans = PlanExpertPlacement(records);
     Proposal& p = Add("expert_imbalance",
-                      "migrate hot experts so every EP rank gets the same load",
+                      "migrate hot experts between EP ranks (placement planned on the measured loads)",
                       "--enable-expert-placement --expert-placement-freq 1", {"routing.edpb=true"},
                       {}, "cluster.expert_imbalance.ep_max_vio_mean",
                       {{"cluster.expert_imbalance.ep_max_vio_mean", ep_max_vio}});
     p.detail = plans.empty() ? "no routing records: plan from the next profiled step"
                              : "greedy migration on the measured loads:\n" + PlanText(plans);
+    // A plan that lowers no layer's EP MaxVio changes nothing: not proposed
+    // (e.g. one expert alone outweighs an EP rank's share; replication can
+    // help there, migration cannot).
+    if (!plans.empty() && std::none_of(plans.begin(), plans.end(), PlanLowers)) {
+      p.not_proposed = "the migration plan lowers no layer's EP MaxVio";
+    }
   }
 
   // The device memory of the ranks (0 when the trace does not say).
@@ -379,15 +417,20 @@ class Advisor {
     const std::string recompute = cfg_ ? cfg_->memory().recompute() : "";
     if (headroom >= kHeadroom) {
       if (recompute == "full") {
-        Add("memory_headroom", "memory to spare: recompute only attention instead of whole layers",
+        Add("memory_headroom",
+            fmt::format("{:.0f} % of memory to spare: recompute only attention instead of whole layers",
+                        100 * headroom),
             "--recompute-granularity selective", {"memory.recompute=selective"}, {},
             "cluster.breakdown.compute_ns", ev);
       } else if (recompute == "selective") {
-        Add("memory_headroom", "memory to spare: stop recomputing", "(drop --recompute-granularity)",
+        Add("memory_headroom", fmt::format("{:.0f} % of memory to spare: stop recomputing", 100 * headroom),
+            "(drop --recompute-granularity)",
             {"memory.recompute=none"}, {}, "cluster.breakdown.compute_ns", ev);
       } else if (cfg_ && !mbs_proposed_) {
         const int mbs = cfg_->parallel().micro_batch_size();
-        Add("memory_headroom", "memory to spare: a larger micro-batch uses the device better",
+        Add("memory_headroom",
+            fmt::format("{:.0f} % of memory to spare: double the micro-batch ({} -> {})", 100 * headroom,
+                        mbs, 2 * mbs),
             fmt::format("--micro-batch-size {}", 2 * mbs),
             {fmt::format("parallel.micro_batch_size={}", 2 * mbs)}, {}, "cluster.ratios.free", ev);
       }
@@ -409,7 +452,7 @@ class Advisor {
     if (cfg_ && cfg_->parallel().pp() < 2) return;
     std::vector<Evidence> ev = {{"cluster.ratios.bubble", bubble}};
     if (!cfg_ || cfg_->schedule().kind() == "1f1b") {
-      Add("bubble", "interleaved pipeline: 2 virtual stages per rank halve the bubble",
+      Add("bubble", "interleaved pipeline with 2 virtual stages per rank",
           "--num-layers-per-virtual-pipeline-stage (2 virtual stages)",
           {"schedule.kind=interleaved", "parallel.vpp=2"}, {}, "cluster.ratios.bubble", ev);
     }
@@ -442,20 +485,21 @@ class Advisor {
     }
     if (flagged > 1) {
       Add("slow_rank",
-          fmt::format("{} ranks compute {:+.0f}% more than the mean (rank {} the most): "
+          fmt::format("{} ranks compute up to {:.0f} % more than the mean (rank {} the most): "
                       "unbalanced pipeline stages or experts",
                       flagged, 100 * worst->deviation(), worst->rank()),
           "rebalance layers per stage (parallel.layers_per_stage / "
           "--num-layers-per-virtual-pipeline-stage)",
-          {}, {}, "cluster.slow_ranks", ev);
+          {}, {}, "cluster.step_time_ns.max", ev);
     } else {
       Add("slow_rank",
-          fmt::format("rank {} is slow at compute ({:+.0f}% of the mean){}", worst->rank(),
+          fmt::format("rank {} is slow at compute ({:.0f} % above the mean){}", worst->rank(),
                       100 * worst->deviation(),
                       caused > 0 ? "; the others wait for it at collectives" : ""),
           fmt::format("inspect rank {}: its NPU (clock, thermal), host binding, expert load",
                       worst->rank()),
-          {}, {fmt::format("slow_rank.fix={}", worst->rank())}, "cluster.slow_ranks", ev);
+          // Fixed, the others stop waiting for it: the slowest step shortens.
+          {}, {fmt::format("slow_rank.fix={}", worst->rank())}, "cluster.step_time_ns.max", ev);
     }
     (void)span;
   }
@@ -553,6 +597,14 @@ std::string FormatProposals(const std::vector<Proposal>& proposals) {
       }
       out += "   " + d + (d.back() == '\n' ? "" : "\n");
     }
+  }
+  return out;
+}
+
+std::string FormatDropped(const std::vector<Proposal>& dropped) {
+  std::string out;
+  for (const Proposal& p : dropped) {
+    out += fmt::format("not proposed: {} ({})\n", p.title, p.not_proposed);
   }
   return out;
 }

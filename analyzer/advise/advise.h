@@ -24,7 +24,9 @@ struct Evidence {
 
 struct Proposal {
   std::string rule;        // dispatch_host_bound, sync_host_bound, exposed_ep_comm, ...
-  std::string title;       // one readable line
+  // One readable line: the rule's action, then the effect computed from the
+  // prediction (effect_text.h), never a promise written in advance.
+  std::string title;
   std::string knob;        // in ASCEND.md's vocabulary, e.g. "TASK_QUEUE_ENABLE=2"
   std::vector<std::string> config;  // RunConfig equivalent (empty when none)
   std::vector<std::string> replay;  // the --set keys replay ran (empty = not predicted)
@@ -37,6 +39,7 @@ struct Proposal {
   double fixes_before = 0, fixes_after = 0;
   int64_t peak_before_bytes = -1, peak_after_bytes = -1;
   double confidence = 0;   // 0..1
+  std::string not_proposed;  // why it was dropped (AdviseOptions::dropped only)
 };
 
 struct AdviseOptions {
@@ -45,6 +48,10 @@ struct AdviseOptions {
   // per role and `analysis` is the whole trace's; the rules that read events
   // (top sync, dispatch threads, routing records) see the representatives.
   const replay::RoleMap* roles = nullptr;
+  // When set, receives the candidates the advisor dropped, each with its
+  // reason in `not_proposed` (its replay did not lower its own metric or
+  // the step time, it would not fit in memory, its plan changes nothing).
+  std::vector<Proposal>* dropped = nullptr;
 };
 
 // `analysis` is Analyze() of `trace`. Proposals ordered by predicted gain, best first
@@ -54,6 +61,8 @@ std::vector<Proposal> Advise(const Trace& trace, const analysis::Analysis& analy
 
 std::string ProposalsJson(const std::vector<Proposal>& proposals);  // {"proposals": [...]}
 std::string FormatProposals(const std::vector<Proposal>& proposals);
+// "not proposed:" lines for dropped candidates ("" when none).
+std::string FormatDropped(const std::vector<Proposal>& dropped);
 
 }  // namespace advise
 }  // namespace moetrace

@@ -123,10 +123,13 @@ TEST(Advise, RecordedSkewReplaysThePlacementOnTheGraph) {
   a.trace.metadata.config_json.clear();
   MemorySource s(a.trace);
   a.analysis = Analyze(s);
-  a.proposals = Advise(a.trace, a.analysis);
-  ASSERT_FALSE(a.proposals.empty());
+  std::vector<Proposal> dropped;
+  AdviseOptions options;
+  options.dropped = &dropped;
+  a.proposals = Advise(a.trace, a.analysis, options);
+  ASSERT_FALSE(a.proposals.empty()) << FormatDropped(dropped);
   const Proposal& top = a.proposals[0];
-  EXPECT_EQ(top.rule, "expert_imbalance");
+  EXPECT_EQ(top.rule, "expert_imbalance") << FormatProposals(a.proposals) << FormatDropped(dropped);
   EXPECT_EQ(top.replay, std::vector<std::string>{"routing.edpb=true"});
   EXPECT_TRUE(top.predicted);
   EXPECT_DOUBLE_EQ(top.confidence, 0.7);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,10 @@ struct EventEdits {
   std::vector<RankMemory> memory;  // per rank; deltas empty = counters remapped only
   bool memory_edited = false;
   std::vector<std::string> notes;  // what the transforms did (for the report)
+  // (step, layer) -> each expert's EP rank after a migration
+  // (RebalanceExperts): the predicted trace's routing records carry it, so
+  // that its analysis sees the placement the durations were replayed with.
+  std::map<std::pair<int32_t, int32_t>, std::vector<int32_t>> placements;
 
   void Init(const Trace& trace);
   // Removes the device op (rank index r, track t, event i) and every host

@@ -562,6 +562,12 @@ class Replayer {
     Trace out = in_;
     for (size_t r = 0; r < out.ranks.size(); ++r) {
       Rank& rank = out.ranks[r];
+      for (RoutingRecord& rr : rank.routing) {
+        auto p = mods_.edits.placements.find({rr.step, rr.layer});
+        if (p != mods_.edits.placements.end() && p->second.size() == rr.tokens_per_expert.size()) {
+          rr.expert_to_ep_rank = p->second;
+        }
+      }
       // Shift of the latest device op starting at or before t (counters).
       std::vector<std::pair<TimeNs, TimeNs>> dev_shift;
       for (size_t t = 0; t < rank.tracks.size(); ++t) {

@@ -180,6 +180,7 @@ int64_t RebalanceExperts(const Trace& trace, const Calibration& cal, EventEdits*
       }
     }
   }
+  for (auto& [key, placement] : plans) edits->placements[key] = std::move(placement);
   edits->notes.push_back("expert placement: " + std::to_string(instances) +
                          " layer instances re-balanced (migration transfer not added)");
   return instances;

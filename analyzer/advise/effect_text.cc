@@ -1,0 +1,95 @@
+#include "analyzer/advise/effect_text.h"
+
+#include <cmath>
+
+#include <fmt/core.h>
+
+namespace moetrace::advise {
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+bool IsRatio(std::string_view path) {
+  return path.find(".ratios.") != std::string_view::npos || EndsWith(path, "unmasked_fraction");
+}
+
+// Relative change in percent, as the texts quote it.
+double RelativePct(double before, double after) {
+  return before != 0 ? 100.0 * (after - before) / before : 0;
+}
+
+}  // namespace
+
+std::string MetricLabel(std::string_view path) {
+  struct Name { std::string_view path, label; };
+  static constexpr Name kNames[] = {
+      {"cluster.ratios.host_bound", "host-bound"},
+      {"cluster.ratios.bubble", "bubble"},
+      {"cluster.ratios.free", "device free"},
+      {"cluster.comm_by_class.EP.unmasked_fraction", "unmasked EP comm"},
+      {"cluster.expert_imbalance.ep_max_vio_mean", "EP MaxVio"},
+      {"cluster.memory.peak_bytes", "peak memory"},
+      {"cluster.breakdown.compute_ns", "compute time (all ranks)"},
+      {"cluster.step_time_ns.max", "slowest rank's step"},
+  };
+  for (const Name& n : kNames) {
+    if (n.path == path) return std::string(n.label);
+  }
+  return std::string(path);
+}
+
+std::string MetricValue(std::string_view path, double v) {
+  if (IsRatio(path)) return fmt::format("{:.1f} %", 100 * v);
+  if (EndsWith(path, "_bytes")) return fmt::format("{:.2f} GiB", v / 1073741824.0);
+  if (EndsWith(path, "_ns") || path.find("_ns.") != std::string_view::npos) {
+    return fmt::format("{:.3f} ms", v / 1e6);
+  }
+  return fmt::format("{:.2f}", v);
+}
+
+bool ImprovesItsMetric(const Proposal& p) {
+  if (p.rule == "memory_pressure") {
+    return p.peak_after_bytes >= 0 && p.peak_after_bytes < 0.95 * double(p.peak_before_bytes);
+  }
+  return p.fixes_before > 0 && p.fixes_after < 0.99 * p.fixes_before;
+}
+
+std::string EffectText(const Proposal& p) {
+  if (!p.predicted) return "";
+  std::string out = fmt::format("step time {:+.1f} %", -100 * p.gain);
+  double before = p.fixes_before, after = p.fixes_after;
+  std::string_view path = p.fixes;
+  if (p.rule == "memory_pressure") {
+    before = double(p.peak_before_bytes);
+    after = double(p.peak_after_bytes);
+    path = "cluster.memory.peak_bytes";
+  }
+  if (before <= 0) return out;
+  const bool halved = after <= 0.5 * before;
+  out += fmt::format(", {} {}{} -> {} ({:+.0f} %)", MetricLabel(path), halved ? "halved: " : "",
+                     MetricValue(path, before), MetricValue(path, after), RelativePct(before, after));
+  return out;
+}
+
+std::string DropReason(const Proposal& p) {
+  if (!p.predicted) return "";
+  const bool memory_fix = p.rule == "memory_pressure";
+  if (!ImprovesItsMetric(p)) {
+    if (memory_fix) {
+      return fmt::format("peak memory {} -> {}: saves less than 5 %",
+                         MetricValue("peak_bytes", double(p.peak_before_bytes)),
+                         MetricValue("peak_bytes", double(p.peak_after_bytes)));
+    }
+    return fmt::format("{} {} -> {}: the plan does not lower its own metric", MetricLabel(p.fixes),
+                       MetricValue(p.fixes, p.fixes_before), MetricValue(p.fixes, p.fixes_after));
+  }
+  // Memory fixes trade time for memory; every other proposal must save time.
+  if (!memory_fix && p.gain <= 0) {
+    return fmt::format("step time {:+.1f} %: no gain", -100 * p.gain);
+  }
+  return "";
+}
+
+}  // namespace moetrace::advise
