@@ -317,8 +317,8 @@ class Advisor {
       const int mbs = cfg_->parallel().micro_batch_size();
       mbs_proposed_ = true;
       Add("dispatch_host_bound",
-          fmt::format("double the micro-batch ({} -> {}): the same host work per operator for twice "
-                      "the device work", mbs, 2 * mbs),
+          fmt::format("double the micro-batch (to {}): the same host work per operator for twice "
+                      "the device work", 2 * mbs),
           fmt::format("--micro-batch-size {}", 2 * mbs),
           {fmt::format("parallel.micro_batch_size={}", 2 * mbs)}, {}, fixes, ev);
     } else {
@@ -429,8 +429,8 @@ class Advisor {
       } else if (cfg_ && !mbs_proposed_) {
         const int mbs = cfg_->parallel().micro_batch_size();
         Add("memory_headroom",
-            fmt::format("{:.0f} % of memory to spare: double the micro-batch ({} -> {})", 100 * headroom,
-                        mbs, 2 * mbs),
+            fmt::format("{:.0f} % of memory to spare: double the micro-batch (to {})", 100 * headroom,
+                        2 * mbs),
             fmt::format("--micro-batch-size {}", 2 * mbs),
             {fmt::format("parallel.micro_batch_size={}", 2 * mbs)}, {}, "cluster.ratios.free", ev);
       }
