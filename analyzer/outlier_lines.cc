@@ -73,6 +73,10 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 
 }  // namespace
 
+bool IsNotableOutlier(const analysis::SlowRank& r, double step_ns) {
+  return std::abs(r.value() - r.mean()) >= 0.01 * step_ns;
+}
+
 std::string FormatOutlierRanks(const google::protobuf::RepeatedPtrField<analysis::SlowRank>& rows,
                                double step, std::string_view indent, std::string_view json_path) {
   if (rows.empty()) return "";
@@ -80,7 +84,7 @@ std::string FormatOutlierRanks(const google::protobuf::RepeatedPtrField<analysis
   // A 70% swing of a 0.3% free time must not bury a slow rank.
   std::vector<const analysis::SlowRank*> shown;
   for (const auto& r : rows) {
-    if (std::abs(r.value() - r.mean()) >= 0.01 * step) shown.push_back(&r);
+    if (IsNotableOutlier(r, step)) shown.push_back(&r);
   }
   const size_t minor = static_cast<size_t>(rows.size()) - shown.size();
   s += fmt::format("{}outlier ranks (more than 5% from the mean", indent);

@@ -11,6 +11,13 @@
 
 namespace moetrace {
 
+// The terminal's rule for which outliers are worth showing, shared with the
+// reports (reports/findings.cc) so that both list the same ranks: a rank
+// past the 5% rule (METRICS.md) whose time away from the mean is at least
+// 1% of the step (`step_ns`, the median step time). A 70% swing of a 0.04 ms
+// free time is in the JSON, not in front of a person.
+bool IsNotableOutlier(const analysis::SlowRank& r, double step_ns);
+
 // "" when `rows` is empty. `indent` prefixes every line; `json_path` names
 // where the rows not shown are.
 std::string FormatOutlierRanks(const google::protobuf::RepeatedPtrField<analysis::SlowRank>& rows,

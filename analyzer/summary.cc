@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyzer/cluster_output_summary.h"
+#include "analyzer/human_number.h"
 #include "analyzer/outlier_lines.h"
 
 namespace moetrace {
@@ -65,7 +66,7 @@ std::string FormatSummary(const analysis::Analysis& a) {
     s += "\n";
   }
   if (c.has_mfu()) s += fmt::format("  MFU               {}\n", Pct(c.mfu()));
-  if (c.has_tokens_per_s()) s += fmt::format("  tokens/s          {:.0f}\n", c.tokens_per_s());
+  if (c.has_tokens_per_s()) s += fmt::format("  throughput        {} tokens/s\n", HumanCount(c.tokens_per_s()));
 
   // The JSON keeps every rank past the 5% rule (METRICS.md); the terminal
   // shows the deviations worth at least 1% of the step, grouped.

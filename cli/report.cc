@@ -1,11 +1,13 @@
-// moetrace report INPUT... [--html OUT.html] [--md OUT.md]
+// moetrace report INPUT... [--html OUT.html] [--md OUT.md] [--advice ADVICE.json | --no-advice]
 #include <fmt/core.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "analyzer/advise/advise.h"
 #include "analyzer/distributed.h"
+#include "analyzer/replay/replay_input.h"
 #include "cli/commands.h"
 #include "cli/processes.h"
 #include "formats/atomic_file.h"
@@ -14,11 +16,17 @@
 #include "reports/report.h"
 
 namespace moetrace::cli {
+
+// cli/replay.cc
+replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
+                                     const std::string& reduce, Communicator& comm);
+
 namespace {
 
 struct ReportArgs {
   std::vector<std::string> inputs;
   std::string html, md, advice;
+  bool no_advice = false;
   int threads = 0;
 };
 
@@ -29,10 +37,28 @@ int RunReport(const ReportArgs& args) {
     OnFirstProcess(comm, [&] {
       if (!args.advice.empty()) proposals = LoadAdviceJson(args.advice);
     });
+    // The advisor runs on traces (a saved analysis has no events to replay)
+    // unless told not to or given its saved output. It runs first and keeps
+    // only its proposals, so its trace and replays are freed before the
+    // report's own analysis: the peak is the larger of the two, not the sum.
+    bool run_advisor = false;
+    OnEveryProcess(comm, [&] {
+      run_advisor = args.advice.empty() && !args.no_advice &&
+                    !(args.inputs.size() == 1 && IsAnalysisJson(args.inputs[0]));
+    });
+    if (run_advisor) {
+      const replay::ReplayInput advised = ReadReplayInputs(args.inputs, "auto", comm);
+      OnFirstProcess(comm, [&] {
+        advise::AdviseOptions options;
+        if (advised.roles) options.roles = &*advised.roles;
+        proposals = advise::Advise(advised.trace, advised.before, options);
+      });
+    }
     LoadedInputs in = LoadInputs(args.inputs, args.threads, AnalyzeProgress(comm), comm);
     OnFirstProcess(comm, [&] {
       ReportData data = CollectReportData(std::move(in.analysis), in.trace.get());
       data.proposals = std::move(proposals);
+      data.advised = run_advisor || !args.advice.empty();
       const std::string md = RenderMarkdownReport(data);
       if (!args.html.empty()) WriteFileAtomically(args.html, RenderHtmlReport(data));
       if (!args.md.empty()) WriteFileAtomically(args.md, md);
@@ -51,7 +77,9 @@ void AddReportCommand(CLI::App& app) {
   sub->add_option("inputs", args->inputs, "Traces, or one document saved by `analyze --json`")->required();
   sub->add_option("--html", args->html, "Write a self-contained HTML report here");
   sub->add_option("--md", args->md, "Write a Markdown report (PR-comment sized) here");
-  sub->add_option("--advice", args->advice, "Add the proposals of a saved `moetrace advise --json`");
+  CLI::Option* advice = sub->add_option(
+      "--advice", args->advice, "Show the proposals of a saved `moetrace advise --json` instead of running the advisor");
+  sub->add_flag("--no-advice", args->no_advice, "Do not run the advisor (no proposals section)")->excludes(advice);
   sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
   Register(sub, [args] { return RunReport(*args); });
 }

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <set>
 
+#include "analyzer/human_number.h"
+#include "analyzer/outlier_lines.h"
+
 namespace moetrace {
 namespace {
 
@@ -138,12 +141,25 @@ Findings BuildFindings(const analysis::Analysis& a, size_t max_bars) {
     f.headlines.push_back({"MFU", FormatPct(c.mfu()), "model FLOPs / peak", Higher(c.mfu(), 0.4, 0.25)});
   }
   if (c.has_tokens_per_s()) {
-    f.headlines.push_back({"Throughput", fmt::format("{:.0f} tokens/s", c.tokens_per_s()), "", Verdict::kInfo});
+    f.headlines.push_back({"Throughput", HumanCount(c.tokens_per_s()) + " tokens/s", "", Verdict::kInfo});
   }
+
+  // Slow ranks by the terminal's rule; the bars single out the same ranks.
+  const double step = static_cast<double>(c.step_time_ns().median());
+  for (const auto& s : c.slow_ranks()) {
+    if (IsNotableOutlier(s, step)) {
+      f.slow_ranks.push_back(s);
+    } else {
+      ++f.minor_slow_ranks;
+    }
+  }
+  std::stable_sort(f.slow_ranks.begin(), f.slow_ranks.end(), [](const auto& x, const auto& y) {
+    return std::abs(x.value() - x.mean()) > std::abs(y.value() - y.mean());
+  });
 
   // Step breakdown bars.
   std::set<int32_t> slow;
-  for (const auto& s : c.slow_ranks()) slow.insert(s.rank());
+  for (const auto& s : f.slow_ranks) slow.insert(s.rank());
   const size_t n = static_cast<size_t>(a.ranks_size());
   size_t with_steps = 0;
   for (const auto& r : a.ranks()) with_steps += r.breakdown().span_ns() > 0;

@@ -41,6 +41,11 @@ struct Findings {
   std::vector<RankBar> bars;
   bool grouped = false;  // bars are rank groups
   std::vector<ClassRow> classes;
+  // cluster.slow_ranks that the terminal summary shows too (IsNotableOutlier,
+  // analyzer/outlier_lines.h: at least 1% of the step away from the mean),
+  // largest time away from the mean first; the others are only counted.
+  std::vector<analysis::SlowRank> slow_ranks;
+  int minor_slow_ranks = 0;
   std::vector<std::string> warnings;
 };
 

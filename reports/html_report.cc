@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analyzer/advise/effect_text.h"
 #include "reports/cluster_output_rows.h"
 #include "reports/findings.h"
 #include "reports/report.h"
@@ -234,10 +235,10 @@ data MemoryData(const analysis::Analysis& a, const std::optional<MemorySeries>& 
   return d;
 }
 
-data SlowData(const analysis::Cluster& c) {
+data SlowData(const analysis::Cluster& c, const Findings& f) {
   list slow;
-  for (int i = 0; i < c.slow_ranks_size() && i < 32; ++i) {
-    const auto& s = c.slow_ranks(i);
+  for (size_t i = 0; i < f.slow_ranks.size() && i < 32; ++i) {
+    const auto& s = f.slow_ranks[i];
     slow.push_back(object{{"rank", std::to_string(s.rank())}, {"metric", s.metric()},
                           {"value", FormatDuration(s.value())}, {"mean", FormatDuration(s.mean())},
                           {"deviation", fmt::format("{:+.1f} %", 100 * s.deviation())}});
@@ -255,7 +256,15 @@ data SlowData(const analysis::Cluster& c) {
                            {"mean_wait", FormatDuration(w.mean_wait_ns())}, {"description", w.description()}});
   }
   data d = object{{"slow_ranks", slow}, {"waited_for", waited}, {"waits", waits}};
-  d.set("has_slow_ranks", data(c.slow_ranks_size() > 0));
+  d.set("has_slow_ranks", data(!f.slow_ranks.empty()));
+  d.set("has_minor", data(f.minor_slow_ranks > 0 || f.slow_ranks.size() > 32));
+  std::string minor;
+  if (f.slow_ranks.size() > 32) minor = fmt::format("{} more past the rule not shown. ", f.slow_ranks.size() - 32);
+  if (f.minor_slow_ranks > 0) {
+    minor += fmt::format("{} smaller deviation{} (under 1 % of the step) in cluster.slow_ranks of analyze --json.",
+                         f.minor_slow_ranks, f.minor_slow_ranks == 1 ? "" : "s");
+  }
+  d.set("minor", minor);
   d.set("has_waited_for", data(c.waited_for_size() > 0));
   d.set("has_waits", data(c.collective_waits_size() > 0));
   return d;
@@ -306,17 +315,20 @@ std::string RenderHtmlReport(const ReportData& rd) {
   }
   root.set("headlines", headlines);
   root.set("has_headlines", data(!f.headlines.empty()));
-  if (!f.headlines.empty()) sections.push_back(Section("headline", "Headline"));
 
+  // The proposals come first: what to change, with its predicted gain.
   list proposals;
   for (size_t i = 0; i < rd.proposals.size(); ++i) {
     const advise::Proposal& p = rd.proposals[i];
     data row = object{{"n", std::to_string(i + 1)}, {"title", p.title}, {"knob", p.knob}, {"detail", p.detail},
-                      {"step", p.predicted ? fmt::format("{} \u2192 {} ({:+.1f} %)", FormatDuration(p.step_before_ns),
-                                                         FormatDuration(p.step_after_ns), -100 * p.gain)
-                                           : std::string("not predicted")},
+                      {"gain", p.predicted ? fmt::format("{:+.1f} %", -100 * p.gain) : std::string("not predicted")},
+                      {"step", p.predicted ? fmt::format("{} \u2192 {}", FormatDuration(p.step_before_ns),
+                                                         FormatDuration(p.step_after_ns))
+                                           : std::string()},
                       {"fixes", p.predicted && !p.fixes.empty()
-                                    ? fmt::format("{}: {:.4g} \u2192 {:.4g}", p.fixes, p.fixes_before, p.fixes_after)
+                                    ? fmt::format("{}: {} \u2192 {}", advise::MetricLabel(p.fixes),
+                                                  advise::MetricValue(p.fixes, p.fixes_before),
+                                                  advise::MetricValue(p.fixes, p.fixes_after))
                                     : std::string("-")},
                       {"confidence", fmt::format("{:.0f} %", 100 * p.confidence)}};
     row.set("has_detail", data(!p.detail.empty()));
@@ -324,7 +336,9 @@ std::string RenderHtmlReport(const ReportData& rd) {
   }
   root.set("proposals", proposals);
   root.set("has_proposals", data(!rd.proposals.empty()));
-  if (!rd.proposals.empty()) sections.push_back(Section("advice", "Proposals"));
+  root.set("advised", data(rd.advised || !rd.proposals.empty()));
+  if (rd.advised || !rd.proposals.empty()) sections.push_back(Section("advice", "Proposals"));
+  if (!f.headlines.empty()) sections.push_back(Section("headline", "Headline"));
 
   if (!f.bars.empty()) {
     root.set("breakdown", BreakdownData(f));
@@ -368,8 +382,8 @@ std::string RenderHtmlReport(const ReportData& rd) {
   }
 
   const auto& c = a.cluster();
-  if (c.slow_ranks_size() > 0 || c.waited_for_size() > 0 || c.collective_waits_size() > 0) {
-    root.set("slow", SlowData(c));
+  if (!f.slow_ranks.empty() || c.waited_for_size() > 0 || c.collective_waits_size() > 0) {
+    root.set("slow", SlowData(c, f));
     sections.push_back(Section("slow", "Slow ranks"));
   } else {
     root.set("slow", data(false));

@@ -47,19 +47,25 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   if (f.headlines.empty() && f.bars.empty() && rd.proposals.empty() && !a.has_cluster_output()) {
     s += "Nothing to report: the analysis found no step with device activity.\n\n";
   }
+  // What to change comes first, with its predicted gain.
+  if (!rd.proposals.empty()) {
+    s += "### Top proposals (moetrace advise, best predicted gain first)\n\n"
+         "| # | predicted step time | proposal | setting |\n|---:|---:|---|---|\n";
+    for (size_t i = 0; i < rd.proposals.size() && i < 8; ++i) {
+      const advise::Proposal& p = rd.proposals[i];
+      s += fmt::format("| {} | {} | {} | `{}` |\n", i + 1,
+                       p.predicted ? fmt::format("{:+.1f} %", -100 * p.gain) : "not predicted", Cell(p.title),
+                       Cell(p.knob));
+    }
+    if (rd.proposals.size() > 8) s += fmt::format("\n{} more not shown.\n", rd.proposals.size() - 8);
+    s += "\n";
+  } else if (rd.advised) {
+    s += "The advisor found nothing to propose.\n\n";
+  }
   if (!f.headlines.empty()) {
     s += "| | metric | value | detail |\n|---|---|---:|---|\n";
     for (const Headline& h : f.headlines) {
       s += fmt::format("| {} | {} | {} | {} |\n", Mark(h.verdict), h.label, h.value, Cell(h.detail));
-    }
-    s += "\n";
-  }
-  if (!rd.proposals.empty()) {
-    s += "### Proposals (moetrace advise)\n\n| # | proposal | setting | predicted step time |\n|---:|---|---|---:|\n";
-    for (size_t i = 0; i < rd.proposals.size() && i < 8; ++i) {
-      const advise::Proposal& p = rd.proposals[i];
-      s += fmt::format("| {} | {} | `{}` | {} |\n", i + 1, Cell(p.title), Cell(p.knob),
-                       p.predicted ? fmt::format("{:+.1f} %", -100 * p.gain) : "not predicted");
     }
     s += "\n";
   }
@@ -126,17 +132,21 @@ std::string RenderMarkdownReport(const ReportData& rd) {
     }
     s += ".\n\n";
   }
-  if (c.slow_ranks_size() > 0 || c.waited_for_size() > 0) {
+  if (!f.slow_ranks.empty() || c.waited_for_size() > 0) {
     s += "### Slow ranks\n\n";
-    if (c.slow_ranks_size() > 0) {
+    if (!f.slow_ranks.empty()) {
       s += "| rank | metric | value / step | mean | deviation |\n|---:|---|---:|---:|---:|\n";
-      for (int i = 0; i < c.slow_ranks_size() && i < 10; ++i) {
-        const auto& r = c.slow_ranks(i);
+      for (size_t i = 0; i < f.slow_ranks.size() && i < 10; ++i) {
+        const auto& r = f.slow_ranks[i];
         s += fmt::format("| {} | {} | {} | {} | {:+.1f} % |\n", r.rank(), Cell(r.metric()), FormatDuration(r.value()),
                          FormatDuration(r.mean()), 100 * r.deviation());
       }
-      if (c.slow_ranks_size() > 10) s += fmt::format("\n{} more not shown.\n", c.slow_ranks_size() - 10);
+      if (f.slow_ranks.size() > 10) s += fmt::format("\n{} more not shown.\n", f.slow_ranks.size() - 10);
       s += "\n";
+    }
+    if (f.minor_slow_ranks > 0) {
+      s += fmt::format("{} smaller deviation{} (under 1 % of the step) only in `cluster.slow_ranks` of "
+                       "`analyze --json`.\n\n", f.minor_slow_ranks, f.minor_slow_ranks == 1 ? "" : "s");
     }
     if (c.waited_for_size() > 0) {
       const auto& w = c.waited_for(0);

@@ -18,7 +18,10 @@ struct ReportData {
   std::optional<Timeline> timeline;   // worst step of the slowest rank
   std::optional<MemorySeries> memory; // the rank with the cluster's peak
   ExpertLoads experts;                // empty without routing records
-  std::vector<advise::Proposal> proposals;  // from `advise --json` (reports/advice.h)
+  // Best predicted gain first: the advisor's, run by `report`, or read
+  // from a saved `advise --json` (reports/advice.h).
+  std::vector<advise::Proposal> proposals;
+  bool advised = false;  // the advisor ran (or its output was given): none means none found
 };
 
 // `trace` may be null (a saved analysis): the trace-only parts stay empty.

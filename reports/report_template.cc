@@ -43,6 +43,7 @@ svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
 i.c-compute { background: #4e79a7; } i.c-comm { background: #e15759; } i.c-copy { background: #f28e2b; } i.c-host { background: #b07aa1; } i.c-free { background: #d5d0cc; }
 .outlier { fill: var(--bad); font-weight: 600; }
 .note { color: var(--muted); font-size: 12px; }
+.pre { white-space: pre-line; }
 ul.warn li { color: var(--warn); }
 @media print {
   body { background: #fff; } main { max-width: none; padding: 0; } nav { display: none; }
@@ -57,6 +58,20 @@ ul.warn li { color: var(--warn); }
 <nav>{{#sections}}<a href="#{{id}}">{{name}}</a>{{/sections}}</nav>
 {{^sections}}<p class="note">Nothing to report: the analysis found no step with device activity.</p>{{/sections}}
 
+{{#advised}}
+<section id="advice">
+<h2>Top proposals</h2>
+{{#has_proposals}}
+<p class="note">From <code>moetrace advise</code>, best predicted gain first; each effect is predicted by replaying the trace under the change (regenerated for tracegen traces).</p>
+<table><tr><th>#</th><th>predicted step time</th><th>proposal</th><th>setting</th><th>its metric</th><th>confidence</th></tr>
+{{#proposals}}<tr><td>{{n}}</td><td class="num"><b>{{gain}}</b><br><span class="note">{{step}}</span></td><td>{{title}}{{#has_detail}}<br><span class="note pre">{{detail}}</span>{{/has_detail}}</td><td><code>{{knob}}</code></td><td>{{fixes}}</td><td class="num">{{confidence}}</td></tr>
+{{/proposals}}
+</table>
+{{/has_proposals}}
+{{^has_proposals}}<p>The advisor found nothing to propose: no rule found its evidence, or no change it tried was predicted to help.</p>{{/has_proposals}}
+</section>
+{{/advised}}
+
 {{#has_headlines}}
 <section id="headline">
 <h2>Headline</h2>
@@ -67,16 +82,6 @@ ul.warn li { color: var(--warn); }
 </section>
 {{/has_headlines}}
 
-{{#has_proposals}}
-<section id="advice">
-<h2>Proposals</h2>
-<p class="note">From <code>moetrace advise</code>; the predicted effect comes from replaying the trace under the change.</p>
-<table><tr><th>#</th><th>proposal</th><th>setting</th><th>predicted step time</th><th>fixes</th><th>confidence</th></tr>
-{{#proposals}}<tr><td>{{n}}</td><td>{{title}}{{#has_detail}}<br><span class="note">{{detail}}</span>{{/has_detail}}</td><td><code>{{knob}}</code></td><td class="num">{{step}}</td><td>{{fixes}}</td><td class="num">{{confidence}}</td></tr>
-{{/proposals}}
-</table>
-</section>
-{{/has_proposals}}
 
 {{#breakdown}}
 <section id="breakdown">
@@ -167,6 +172,7 @@ ul.warn li { color: var(--warn); }
 {{/slow_ranks}}
 </table>
 {{/has_slow_ranks}}
+<p class="note">Ranks more than 5 % from the mean and at least 1 % of the step away from it, largest first (the terminal summary's rule).{{#has_minor}} {{minor}}{{/has_minor}}</p>
 {{#has_waited_for}}
 <p>Ranks the others waited for in collectives:</p>
 <table><tr><th>rank</th><th>wait it caused</th><th>collectives where it arrived last</th></tr>

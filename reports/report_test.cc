@@ -106,10 +106,24 @@ TEST(Report, ThousandsOfRanksAreGroupedWithOutliersNamed) {
     ra->mutable_breakdown()->set_compute_ns(r == 777 ? 1500 : 800);
     ra->mutable_breakdown()->set_free_ns(r == 777 ? 500 : 200);
   }
+  a.mutable_cluster()->mutable_step_time_ns()->set_median(1000);
   auto* s = a.mutable_cluster()->add_slow_ranks();
   s->set_rank(777);
   s->set_metric("compute_ns");
+  s->set_value(1500);
+  s->set_mean(800);
+  s->set_deviation(0.875);
+  // Past the 5% rule but 3 ns of a 1000 ns step: counted, not singled out.
+  auto* minor = a.mutable_cluster()->add_slow_ranks();
+  minor->set_rank(5);
+  minor->set_metric("free_ns");
+  minor->set_value(53);
+  minor->set_mean(50);
+  minor->set_deviation(0.06);
   const Findings f = BuildFindings(a, 64);
+  ASSERT_EQ(f.slow_ranks.size(), 1u);
+  EXPECT_EQ(f.slow_ranks[0].rank(), 777);
+  EXPECT_EQ(f.minor_slow_ranks, 1);
   EXPECT_TRUE(f.grouped);
   ASSERT_EQ(f.bars.size(), 64u);  // 62 groups of 66 ranks, one of 4 + rank 777
   EXPECT_EQ(f.bars[0].label, "ranks 0-65 (mean)");
@@ -119,6 +133,31 @@ TEST(Report, ThousandsOfRanksAreGroupedWithOutliersNamed) {
   EXPECT_DOUBLE_EQ(f.bars.back().compute, 1500);
   const std::string md = RenderMarkdownReport(CollectReportData(a, nullptr));
   EXPECT_NE(md.find("| rank 777 (slow) | 0.002 ms |"), std::string::npos) << md;
+  // The slow-rank tables keep to the terminal summary's rule.
+  EXPECT_NE(md.find("| 777 | compute_ns | 0.002 ms | 0.001 ms | +87.5 % |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| 5 | free_ns"), std::string::npos) << md;
+  EXPECT_NE(md.find("1 smaller deviation (under 1 % of the step) only in `cluster.slow_ranks`"), std::string::npos);
+  const std::string html = RenderHtmlReport(CollectReportData(a, nullptr));
+  EXPECT_NE(html.find("<tr><td>777</td><td>compute_ns</td>"), std::string::npos);
+  EXPECT_EQ(html.find("<tr><td>5</td><td>free_ns</td>"), std::string::npos);
+  EXPECT_NE(html.find("1 smaller deviation (under 1 % of the step)"), std::string::npos);
+}
+
+TEST(Report, ThroughputAndProposalsForPeople) {
+  analysis::Analysis a;
+  a.mutable_cluster()->set_tokens_per_s(2365909);
+  const Findings f = BuildFindings(a);
+  ASSERT_EQ(f.headlines.size(), 1u);
+  EXPECT_EQ(f.headlines[0].value, "2.37 M tokens/s");
+  // An advisor that ran and found nothing says so; one that did not run is silent.
+  ReportData rd = CollectReportData(a, nullptr);
+  EXPECT_EQ(RenderHtmlReport(rd).find("<section id=\"advice\">"), std::string::npos);
+  rd.advised = true;
+  const std::string html = RenderHtmlReport(rd);
+  EXPECT_NE(html.find("The advisor found nothing to propose"), std::string::npos);
+  // The proposals section comes before the headline.
+  EXPECT_LT(html.find("<section id=\"advice\">"), html.find("<section id=\"headline\">"));
+  EXPECT_NE(RenderMarkdownReport(rd).find("The advisor found nothing to propose."), std::string::npos);
 }
 
 }  // namespace
