@@ -11,14 +11,7 @@ namespace {
 
 std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
-// Outlier ranks of one metric whose deviations lie close together (no gap
-// over 5 points between neighbours; typically the ranks of one pipeline
-// stage) are one line.
-struct OutlierGroup {
-  std::string metric;
-  std::vector<int32_t> ranks;
-  double value = 0, mean = 0, min_dev = 0, max_dev = 0;
-};
+}  // namespace
 
 std::vector<OutlierGroup> GroupOutliers(std::vector<const analysis::SlowRank*> rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const auto* x, const auto* y) {
@@ -50,12 +43,14 @@ std::vector<OutlierGroup> GroupOutliers(std::vector<const analysis::SlowRank*> r
   return groups;
 }
 
-std::string Deviation(const OutlierGroup& g) {
+std::string OutlierDeviation(const OutlierGroup& g) {
   if (std::round(1000 * g.min_dev) == std::round(1000 * g.max_dev)) {
     return fmt::format("{:+.1f} %", 100.0 * g.min_dev);
   }
   return fmt::format("{:+.1f}..{:+.1f} %", 100.0 * g.min_dev, 100.0 * g.max_dev);
 }
+
+namespace {
 
 // "0-7,12,14" from sorted ranks; long lists end with the count.
 std::string RankList(const std::vector<int32_t>& ranks) {
@@ -72,6 +67,10 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 }
 
 }  // namespace
+
+std::string OutlierRanks(const OutlierGroup& g) {
+  return (g.ranks.size() == 1 ? "rank " : "ranks ") + RankList(g.ranks);
+}
 
 bool IsNotableOutlier(const analysis::SlowRank& r, double step_ns) {
   return std::abs(r.value() - r.mean()) >= 0.01 * step_ns;
@@ -92,8 +91,8 @@ std::string FormatOutlierRanks(const google::protobuf::RepeatedPtrField<analysis
   const std::vector<OutlierGroup> groups = GroupOutliers(shown);
   for (size_t i = 0; i < groups.size() && i < 10; ++i) {
     const OutlierGroup& g = groups[i];
-    const std::string who = (g.ranks.size() == 1 ? "rank " : "ranks ") + RankList(g.ranks);
-    s += fmt::format("{}  {:<11} {:<11} {}  ({} vs mean {} per step)\n", indent, who, g.metric, Deviation(g),
+    s += fmt::format("{}  {:<11} {:<11} {}  ({} vs mean {} per step)\n", indent, OutlierRanks(g), g.metric,
+                     OutlierDeviation(g),
                      Ms(g.value), Ms(g.mean));
   }
   if (groups.size() > 10) s += fmt::format("{}  ... {} more\n", indent, groups.size() - 10);

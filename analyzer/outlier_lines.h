@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analyzer/proto/analysis.pb.h"
 
@@ -17,6 +18,20 @@ namespace moetrace {
 // 1% of the step (`step_ns`, the median step time). A 70% swing of a 0.04 ms
 // free time is in the JSON, not in front of a person.
 bool IsNotableOutlier(const analysis::SlowRank& r, double step_ns);
+
+// Outlier ranks of one metric whose deviations lie close together (no gap
+// over 5 points between neighbours; typically the ranks of one pipeline
+// stage) are one group, largest time away from the mean first.
+struct OutlierGroup {
+  std::string metric;
+  std::vector<int32_t> ranks;  // sorted
+  double value = 0, mean = 0, min_dev = 0, max_dev = 0;  // value: the ranks' mean
+};
+std::vector<OutlierGroup> GroupOutliers(std::vector<const analysis::SlowRank*> rows);
+// "rank 3", "ranks 0-7,12" (long lists end with the count).
+std::string OutlierRanks(const OutlierGroup& g);
+// "+12.0 %", "-49.6..-38.3 %".
+std::string OutlierDeviation(const OutlierGroup& g);
 
 // "" when `rows` is empty. `indent` prefixes every line; `json_path` names
 // where the rows not shown are.

@@ -153,9 +153,9 @@ Findings BuildFindings(const analysis::Analysis& a, size_t max_bars) {
       ++f.minor_slow_ranks;
     }
   }
-  std::stable_sort(f.slow_ranks.begin(), f.slow_ranks.end(), [](const auto& x, const auto& y) {
-    return std::abs(x.value() - x.mean()) > std::abs(y.value() - y.mean());
-  });
+  std::vector<const analysis::SlowRank*> notable;
+  for (const auto& s : f.slow_ranks) notable.push_back(&s);
+  f.slow_groups = GroupOutliers(notable);
 
   // Step breakdown bars.
   std::set<int32_t> slow;

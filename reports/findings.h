@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/outlier_lines.h"
 #include "analyzer/proto/analysis.pb.h"
 
 namespace moetrace {
@@ -45,6 +46,7 @@ struct Findings {
   // analyzer/outlier_lines.h: at least 1% of the step away from the mean),
   // largest time away from the mean first; the others are only counted.
   std::vector<analysis::SlowRank> slow_ranks;
+  std::vector<OutlierGroup> slow_groups;  // the same, grouped as the terminal groups them
   int minor_slow_ranks = 0;
   std::vector<std::string> warnings;
 };

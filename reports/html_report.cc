@@ -237,11 +237,11 @@ data MemoryData(const analysis::Analysis& a, const std::optional<MemorySeries>& 
 
 data SlowData(const analysis::Cluster& c, const Findings& f) {
   list slow;
-  for (size_t i = 0; i < f.slow_ranks.size() && i < 32; ++i) {
-    const auto& s = f.slow_ranks[i];
-    slow.push_back(object{{"rank", std::to_string(s.rank())}, {"metric", s.metric()},
-                          {"value", FormatDuration(s.value())}, {"mean", FormatDuration(s.mean())},
-                          {"deviation", fmt::format("{:+.1f} %", 100 * s.deviation())}});
+  for (size_t i = 0; i < f.slow_groups.size() && i < 32; ++i) {
+    const OutlierGroup& g = f.slow_groups[i];
+    slow.push_back(object{{"rank", OutlierRanks(g)}, {"metric", g.metric},
+                          {"value", FormatDuration(g.value)}, {"mean", FormatDuration(g.mean)},
+                          {"deviation", OutlierDeviation(g)}});
   }
   list waited;
   for (int i = 0; i < c.waited_for_size() && i < 10; ++i) {
@@ -257,9 +257,9 @@ data SlowData(const analysis::Cluster& c, const Findings& f) {
   }
   data d = object{{"slow_ranks", slow}, {"waited_for", waited}, {"waits", waits}};
   d.set("has_slow_ranks", data(!f.slow_ranks.empty()));
-  d.set("has_minor", data(f.minor_slow_ranks > 0 || f.slow_ranks.size() > 32));
+  d.set("has_minor", data(f.minor_slow_ranks > 0 || f.slow_groups.size() > 32));
   std::string minor;
-  if (f.slow_ranks.size() > 32) minor = fmt::format("{} more past the rule not shown. ", f.slow_ranks.size() - 32);
+  if (f.slow_groups.size() > 32) minor = fmt::format("{} more lines not shown. ", f.slow_groups.size() - 32);
   if (f.minor_slow_ranks > 0) {
     minor += fmt::format("{} smaller deviation{} (under 1 % of the step) in cluster.slow_ranks of analyze --json.",
                          f.minor_slow_ranks, f.minor_slow_ranks == 1 ? "" : "s");

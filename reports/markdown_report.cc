@@ -78,7 +78,7 @@ std::string RenderMarkdownReport(const ReportData& rd) {
          "|---|---:|---:|---:|---:|---:|---:|\n";
     for (size_t i = 0; i < bars.size() && i < 12; ++i) {
       const RankBar& b = bars[i];
-      s += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} |\n", b.label, b.outlier ? " (slow)" : "",
+      s += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} |\n", b.label, b.outlier ? " (outlier)" : "",
                        FormatDuration(b.span), FormatDuration(b.compute), FormatDuration(b.comm_exposed), FormatDuration(b.copy_exposed),
                        FormatDuration(b.host_bound), FormatDuration(b.other_free));
     }
@@ -135,13 +135,13 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   if (!f.slow_ranks.empty() || c.waited_for_size() > 0) {
     s += "### Slow ranks\n\n";
     if (!f.slow_ranks.empty()) {
-      s += "| rank | metric | value / step | mean | deviation |\n|---:|---|---:|---:|---:|\n";
-      for (size_t i = 0; i < f.slow_ranks.size() && i < 10; ++i) {
-        const auto& r = f.slow_ranks[i];
-        s += fmt::format("| {} | {} | {} | {} | {:+.1f} % |\n", r.rank(), Cell(r.metric()), FormatDuration(r.value()),
-                         FormatDuration(r.mean()), 100 * r.deviation());
+      s += "| ranks | metric | value / step | mean | deviation |\n|---|---|---:|---:|---:|\n";
+      for (size_t i = 0; i < f.slow_groups.size() && i < 10; ++i) {
+        const OutlierGroup& g = f.slow_groups[i];
+        s += fmt::format("| {} | {} | {} | {} | {} |\n", OutlierRanks(g), Cell(g.metric), FormatDuration(g.value),
+                         FormatDuration(g.mean), OutlierDeviation(g));
       }
-      if (f.slow_ranks.size() > 10) s += fmt::format("\n{} more not shown.\n", f.slow_ranks.size() - 10);
+      if (f.slow_groups.size() > 10) s += fmt::format("\n{} more lines not shown.\n", f.slow_groups.size() - 10);
       s += "\n";
     }
     if (f.minor_slow_ranks > 0) {

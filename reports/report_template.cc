@@ -167,12 +167,12 @@ ul.warn li { color: var(--warn); }
 <section id="slow">
 <h2>Slow ranks</h2>
 {{#has_slow_ranks}}
-<table><tr><th>rank</th><th>metric</th><th>value / step</th><th>mean over ranks</th><th>deviation</th></tr>
+<table><tr><th>ranks</th><th>metric</th><th>value / step (their mean)</th><th>mean over ranks</th><th>deviation</th></tr>
 {{#slow_ranks}}<tr><td>{{rank}}</td><td>{{metric}}</td><td class="num">{{value}}</td><td class="num">{{mean}}</td><td class="num">{{deviation}}</td></tr>
 {{/slow_ranks}}
 </table>
 {{/has_slow_ranks}}
-<p class="note">Ranks more than 5 % from the mean and at least 1 % of the step away from it, largest first (the terminal summary's rule).{{#has_minor}} {{minor}}{{/has_minor}}</p>
+<p class="note">Ranks more than 5 % from the mean and at least 1 % of the step away from it, ranks with close deviations on one line, largest time away from the mean first (the terminal summary's rule).{{#has_minor}} {{minor}}{{/has_minor}}</p>
 {{#has_waited_for}}
 <p>Ranks the others waited for in collectives:</p>
 <table><tr><th>rank</th><th>wait it caused</th><th>collectives where it arrived last</th></tr>
