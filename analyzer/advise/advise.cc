@@ -295,7 +295,9 @@ class Advisor {
     if (v < kDispatchHostBound) return;
     std::vector<Evidence> ev = {{"cluster.breakdown.host_bound_dispatch_ns / span_ns", v},
                                 {"cluster.ratios.host_bound", a_.cluster().ratios().host_bound()}};
-    const std::string fixes = "cluster.ratios.host_bound";
+    // The time, not the ratio: a fix that shortens the step with the
+    // host-bound time keeps the ratio where it was.
+    const std::string fixes = "cluster.breakdown.host_bound_dispatch_ns";
     const bool tq_off = cfg_ ? !cfg_->host().task_queue() : !HasDispatchThread(trace_);
     // The knobs are torch_npu's; a GPU trace gets the same advice with its equivalent named.
     const std::string& dev = trace_.metadata.device;
@@ -343,7 +345,7 @@ class Advisor {
                                   s->count == 1 ? "" : "s"),
                       fmt::format("remove sync '{}' (keep token counts on device, e.g. "
                                   "--moe-permutation-async-comm)", s->name),
-                      config, {"sync.remove=" + s->name}, "cluster.ratios.host_bound", ev);
+                      config, {"sync.remove=" + s->name}, "cluster.breakdown.host_bound_sync_ns", ev);
     if (config.empty()) p.replay = {"sync.remove=" + s->name};
   }
 

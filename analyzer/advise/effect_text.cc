@@ -26,6 +26,8 @@ std::string MetricLabel(std::string_view path) {
   struct Name { std::string_view path, label; };
   static constexpr Name kNames[] = {
       {"cluster.ratios.host_bound", "host-bound"},
+      {"cluster.breakdown.host_bound_dispatch_ns", "host-bound dispatch time (all ranks)"},
+      {"cluster.breakdown.host_bound_sync_ns", "host-bound sync time (all ranks)"},
       {"cluster.ratios.bubble", "bubble"},
       {"cluster.ratios.free", "device free"},
       {"cluster.comm_by_class.EP.unmasked_fraction", "unmasked EP comm"},
@@ -44,7 +46,7 @@ std::string MetricValue(std::string_view path, double v) {
   if (IsRatio(path)) return fmt::format("{:.1f} %", 100 * v);
   if (EndsWith(path, "_bytes")) return fmt::format("{:.2f} GiB", v / 1073741824.0);
   if (EndsWith(path, "_ns") || path.find("_ns.") != std::string_view::npos) {
-    return fmt::format("{:.3f} ms", v / 1e6);
+    return std::abs(v) >= 1e10 ? fmt::format("{:.1f} s", v / 1e9) : fmt::format("{:.3f} ms", v / 1e6);
   }
   return fmt::format("{:.2f}", v);
 }
@@ -85,8 +87,9 @@ std::string DropReason(const Proposal& p) {
     return fmt::format("{} {} -> {}: the plan does not lower its own metric", MetricLabel(p.fixes),
                        MetricValue(p.fixes, p.fixes_before), MetricValue(p.fixes, p.fixes_after));
   }
-  // Memory fixes trade time for memory; every other proposal must save time.
-  if (!memory_fix && p.gain <= 0) {
+  // Memory fixes trade time for memory; every other proposal must save time,
+  // at least as printed (-0.1 %): "-0.0 %" is no gain.
+  if (!memory_fix && p.gain < 0.0005) {
     return fmt::format("step time {:+.1f} %: no gain", -100 * p.gain);
   }
   return "";

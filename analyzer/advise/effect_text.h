@@ -28,7 +28,9 @@ bool ImprovesItsMetric(const Proposal& p);
 // Empty when the proposal was not predicted.
 std::string EffectText(const Proposal& p);
 
-// Why a predicted proposal is not proposed ("bubble 38.9 % -> 44.4 %: the
+// Why a predicted proposal is not proposed: its metric does not go down
+// (ImprovesItsMetric), or it is not a memory fix and the step time does not
+// shorten by at least 0.05 % (what prints as -0.1 %) ("bubble 38.9 % -> 44.4 %: the
 // plan does not lower its own metric"); empty when it is kept.
 std::string DropReason(const Proposal& p);
 
