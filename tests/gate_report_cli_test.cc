@@ -116,8 +116,14 @@ TEST(ReportCli, HtmlAndMarkdownFromTraceAndFromJson) {
   EXPECT_NE(html.find("<section id=\"timeline\">"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(&quot;pwn&quot; &amp; &apos;x&apos;)&lt;/script&gt;"), std::string::npos);
-  const std::string md = ReadFile(dir + "/r.md");
-  EXPECT_EQ(md.rfind("## moetrace report: 2 ranks, ", 0), 0u) << md;
+  // The advisor ran on the trace (its section is there, proposals or not).
+  EXPECT_NE(html.find("<section id=\"advice\">"), std::string::npos);
+  EXPECT_EQ(ReadFile(dir + "/r.md").rfind("## moetrace report: 2 ranks, ", 0), 0u);
+  // Without the advisor the trace's report is its saved analysis's report.
+  r = RunMoetrace("report " + trace + " --no-advice --md " + dir + "/r0.md");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string md = ReadFile(dir + "/r0.md");
+  EXPECT_EQ(md.find("proposals"), std::string::npos) << md;
   ASSERT_EQ(RunMoetrace("analyze " + trace + " --json " + dir + "/a.json").exit_code, 0);
   r = RunMoetrace("report " + dir + "/a.json --md " + dir + "/r2.md --html " + dir + "/r2.html");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -139,7 +145,16 @@ TEST(ReportCli, AdvisorProposalsFromSavedAdvice) {
                                 "/r.html --md " + dir + "/r.md");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(ReadFile(dir + "/r.html").find("<section id=\"advice\">"), std::string::npos);
-  EXPECT_NE(ReadFile(dir + "/r.md").find("### Proposals (moetrace advise)\n\n| # | proposal |"), std::string::npos);
+  const std::string saved = ReadFile(dir + "/r.md");
+  EXPECT_NE(saved.find("### Top proposals (moetrace advise, best predicted gain first)\n\n"
+                       "| # | predicted step time | proposal | setting |\n|---:|---:|---|---|\n| 1 | -"),
+            std::string::npos)
+      << saved;
+  // Run by the report itself: the same proposals, first.
+  r = RunMoetrace("report " + dir + "/t.mtrace --md " + dir + "/run.md");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(ReadFile(dir + "/run.md"), saved);
+  EXPECT_NE(RunMoetrace("report " + dir + "/t.mtrace --no-advice --advice " + dir + "/advice.json").exit_code, 0);
   std::ofstream(dir + "/bad.json") << "{\"proposals\": 3}";
   r = RunMoetrace("report " + dir + "/t.mtrace --advice " + dir + "/bad.json --md " + dir + "/x.md");
   EXPECT_EQ(r.exit_code, 2);
