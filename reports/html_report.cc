@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "analyzer/advise/effect_text.h"
+#include "analyzer/human_number.h"
 #include "reports/cluster_output_rows.h"
 #include "reports/findings.h"
 #include "reports/report.h"
@@ -118,7 +119,7 @@ data ExpertData(const analysis::ExpertImbalance& ei, const ExpertLoads& loads) {
     const double x0 = 70, cell_w = std::clamp(1000.0 / experts, 1.0, 24.0);
     const double cell_h = loads.tokens.size() > 48 ? 6 : 14;
     list rows;
-    double y = 2;
+    double y = cell_h >= 12 ? 2 : 8;  // room above the first 11 px label of thin rows
     for (size_t l = 0; l < loads.tokens.size() && l < max_rows; ++l) {
       const auto& v = loads.tokens[l];
       double sum = 0;
@@ -130,9 +131,13 @@ data ExpertData(const analysis::ExpertImbalance& ei, const ExpertLoads& loads) {
         cells.push_back(object{{"x", Num(x0 + e * cell_w)}, {"y", Num(y)}, {"w", Num(cell_w)}, {"h", Num(cell_h)},
                                {"fill", HeatColour(ratio)},
                                {"title", fmt::format("layer {} expert {}: {} tokens ({:.2f}x mean)",
-                                                     loads.layers[l], e, v[e], ratio)}});
+                                                     loads.layers[l], e, HumanCount(double(v[e])), ratio)}});
       }
-      rows.push_back(object{{"layer", std::to_string(loads.layers[l])}, {"ty", Num(y + cell_h - 2)}, {"cells", cells}});
+      data row = object{{"layer", std::to_string(loads.layers[l])}, {"ty", Num(y + cell_h - 2)}, {"cells", cells}};
+      // 11 px labels on 6 px rows would overprint: label every third row
+      // then (each row's cells still name their layer on hover).
+      row.set("labelled", data(cell_h >= 12 || l % 3 == 0));
+      rows.push_back(row);
       y += cell_h;
     }
     d.set("heatmap", object{{"rows", rows}, {"width", Num(x0 + experts * cell_w + 4)}, {"height", Num(y + 2)}});
@@ -149,7 +154,7 @@ data ExpertData(const analysis::ExpertImbalance& ei, const ExpertLoads& loads) {
     std::string hot;
     for (const auto& h : l.hot_experts()) {
       if (!hot.empty()) hot += ", ";
-      hot += fmt::format("#{} ({})", h.expert(), h.tokens());
+      hot += fmt::format("#{} ({})", h.expert(), HumanCount(double(h.tokens())));
     }
     rows.push_back(object{{"layer", std::to_string(l.layer())},
                           {"max_vio", l.has_max_vio() ? fmt::format("{:.3f}", l.max_vio()) : std::string("-")},
@@ -336,8 +341,11 @@ std::string RenderHtmlReport(const ReportData& rd) {
   }
   root.set("proposals", proposals);
   root.set("has_proposals", data(!rd.proposals.empty()));
-  root.set("advised", data(rd.advised || !rd.proposals.empty()));
-  if (rd.advised || !rd.proposals.empty()) sections.push_back(Section("advice", "Proposals"));
+  root.set("advice_note", rd.advice_note);
+  root.set("has_advice_note", data(!rd.advice_note.empty()));
+  const bool advice_section = rd.advised || !rd.proposals.empty() || !rd.advice_note.empty();
+  root.set("advised", data(advice_section));
+  if (advice_section) sections.push_back(Section("advice", "Proposals"));
   if (!f.headlines.empty()) sections.push_back(Section("headline", "Headline"));
 
   if (!f.bars.empty()) {
@@ -384,7 +392,7 @@ std::string RenderHtmlReport(const ReportData& rd) {
   const auto& c = a.cluster();
   if (!f.slow_ranks.empty() || c.waited_for_size() > 0 || c.collective_waits_size() > 0) {
     root.set("slow", SlowData(c, f));
-    sections.push_back(Section("slow", "Slow ranks"));
+    sections.push_back(Section("slow", "Outlier ranks"));
   } else {
     root.set("slow", data(false));
   }

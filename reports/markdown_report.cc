@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "analyzer/human_number.h"
 #include "reports/cluster_output_rows.h"
 #include "reports/findings.h"
 #include "reports/report.h"
@@ -62,6 +63,7 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   } else if (rd.advised) {
     s += "The advisor found nothing to propose.\n\n";
   }
+  if (!rd.advice_note.empty()) s += "> " + Cell(rd.advice_note) + "\n\n";
   if (!f.headlines.empty()) {
     s += "| | metric | value | detail |\n|---|---|---:|---|\n";
     for (const Headline& h : f.headlines) {
@@ -107,7 +109,7 @@ std::string RenderMarkdownReport(const ReportData& rd) {
       std::string hot;
       for (const auto& h : l.hot_experts()) {
         if (!hot.empty()) hot += ", ";
-        hot += fmt::format("#{} ({})", h.expert(), h.tokens());
+        hot += fmt::format("#{} ({})", h.expert(), HumanCount(double(h.tokens())));
       }
       s += fmt::format("| {} | {} | {:.3f} | {} |\n", l.layer(),
                        l.has_max_vio() ? fmt::format("{:.3f}", l.max_vio()) : "-", l.ep_max_vio(),
@@ -133,7 +135,7 @@ std::string RenderMarkdownReport(const ReportData& rd) {
     s += ".\n\n";
   }
   if (!f.slow_ranks.empty() || c.waited_for_size() > 0) {
-    s += "### Slow ranks\n\n";
+    s += "### Outlier ranks (slow or fast)\n\n";
     if (!f.slow_ranks.empty()) {
       s += "| ranks | metric | value / step | mean | deviation |\n|---|---|---:|---:|---:|\n";
       for (size_t i = 0; i < f.slow_groups.size() && i < 10; ++i) {

@@ -22,6 +22,7 @@ struct ReportData {
   // from a saved `advise --json` (reports/advice.h).
   std::vector<advise::Proposal> proposals;
   bool advised = false;  // the advisor ran (or its output was given): none means none found
+  std::string advice_note;  // why the advisor did not run, shown in its place
 };
 
 // `trace` may be null (a saved analysis): the trace-only parts stay empty.

@@ -68,7 +68,8 @@ ul.warn li { color: var(--warn); }
 {{/proposals}}
 </table>
 {{/has_proposals}}
-{{^has_proposals}}<p>The advisor found nothing to propose: no rule found its evidence, or no change it tried was predicted to help.</p>{{/has_proposals}}
+{{#has_advice_note}}<p class="note">{{advice_note}}</p>{{/has_advice_note}}
+{{^has_proposals}}{{^has_advice_note}}<p>The advisor found nothing to propose: no rule found its evidence, or no change it tried was predicted to help.</p>{{/has_advice_note}}{{/has_proposals}}
 </section>
 {{/advised}}
 
@@ -85,7 +86,7 @@ ul.warn li { color: var(--warn); }
 
 {{#breakdown}}
 <section id="breakdown">
-<h2>Step breakdown {{#grouped}}(rank groups; slow ranks on their own){{/grouped}}</h2>
+<h2>Step breakdown {{#grouped}}(rank groups; outlier ranks on their own, in red){{/grouped}}</h2>
 <p class="note">Mean step per {{#grouped}}rank group{{/grouped}}{{^grouped}}rank{{/grouped}}; the parts add up to the step span. Host-bound is the part of free time where the device waited for the host.</p>
 <p class="legend"><span><i class="c-compute"></i>compute</span><span><i class="c-comm"></i>exposed communication</span><span><i class="c-copy"></i>exposed copy</span><span><i class="c-host"></i>host-bound</span><span><i class="c-free"></i>other free</span></p>
 <svg viewBox="0 0 1080 {{height}}" width="1080" role="img" aria-label="step breakdown per rank">
@@ -127,7 +128,7 @@ ul.warn li { color: var(--warn); }
 {{#heatmap}}
 <p class="note">Tokens per expert (columns) and MoE layer (rows), summed over ranks and steps; colour = load / layer mean (blue below, red above).</p>
 <svg viewBox="0 0 {{width}} {{height}}" width="{{width}}" role="img" aria-label="expert load heat map">
-{{#rows}}<text x="0" y="{{ty}}">layer {{layer}}</text>{{#cells}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="{{h}}" fill="{{fill}}"><title>{{title}}</title></rect>{{/cells}}
+{{#rows}}{{#labelled}}<text x="0" y="{{ty}}">layer {{layer}}</text>{{/labelled}}{{#cells}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="{{h}}" fill="{{fill}}"><title>{{title}}</title></rect>{{/cells}}
 {{/rows}}
 </svg>
 {{/heatmap}}
@@ -165,7 +166,7 @@ ul.warn li { color: var(--warn); }
 
 {{#slow}}
 <section id="slow">
-<h2>Slow ranks</h2>
+<h2>Outlier ranks</h2>
 {{#has_slow_ranks}}
 <table><tr><th>ranks</th><th>metric</th><th>value / step (their mean)</th><th>mean over ranks</th><th>deviation</th></tr>
 {{#slow_ranks}}<tr><td>{{rank}}</td><td>{{metric}}</td><td class="num">{{value}}</td><td class="num">{{mean}}</td><td class="num">{{deviation}}</td></tr>

@@ -158,6 +158,15 @@ TEST(Report, ThroughputAndProposalsForPeople) {
   // The proposals section comes before the headline.
   EXPECT_LT(html.find("<section id=\"advice\">"), html.find("<section id=\"headline\">"));
   EXPECT_NE(RenderMarkdownReport(rd).find("The advisor found nothing to propose."), std::string::npos);
+  // Not run at scale: the note stands in its place (escaped).
+  rd.advised = false;
+  rd.advice_note = "The advisor was not run: 214 M events <more>";
+  const std::string skipped = RenderHtmlReport(rd);
+  EXPECT_NE(skipped.find("<p class=\"note\">The advisor was not run: 214 M events &lt;more&gt;</p>"),
+            std::string::npos);
+  EXPECT_EQ(skipped.find("found nothing to propose"), std::string::npos);
+  EXPECT_NE(RenderMarkdownReport(rd).find("> The advisor was not run: 214 M events &lt;more&gt;\n"),
+            std::string::npos);
 }
 
 }  // namespace
