@@ -51,6 +51,7 @@ int RunReport(const ReportArgs& args) {
     // CPU, 2.9 GB on the 718B trace against the report's 14 s), so the
     // report says how to get them instead; --always-advise runs them.
     std::string advice_note;
+    std::vector<advise::Proposal> not_proposed;
     bool run_advisor = false;
     if (eligible) {
       int decide = 0;
@@ -73,6 +74,7 @@ int RunReport(const ReportArgs& args) {
       OnFirstProcess(comm, [&] {
         advise::AdviseOptions options;
         if (advised.roles) options.roles = &*advised.roles;
+        options.dropped = &not_proposed;
         proposals = advise::Advise(advised.trace, advised.before, options);
       });
     }
@@ -81,6 +83,7 @@ int RunReport(const ReportArgs& args) {
       data.proposals = std::move(proposals);
       data.advised = run_advisor || !args.advice.empty();
       data.advice_note = std::move(advice_note);
+      data.not_proposed = std::move(not_proposed);
       const std::string md = RenderMarkdownReport(data);
       if (!args.html.empty()) WriteFileAtomically(args.html, RenderHtmlReport(data));
       if (!args.md.empty()) WriteFileAtomically(args.md, md);

@@ -341,6 +341,12 @@ std::string RenderHtmlReport(const ReportData& rd) {
   }
   root.set("proposals", proposals);
   root.set("has_proposals", data(!rd.proposals.empty()));
+  list dropped;
+  for (const advise::Proposal& p : rd.not_proposed) {
+    dropped.push_back(object{{"title", p.title}, {"why", p.not_proposed}});
+  }
+  root.set("not_proposed", dropped);
+  root.set("has_not_proposed", data(!rd.not_proposed.empty()));
   root.set("advice_note", rd.advice_note);
   root.set("has_advice_note", data(!rd.advice_note.empty()));
   const bool advice_section = rd.advised || !rd.proposals.empty() || !rd.advice_note.empty();

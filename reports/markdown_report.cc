@@ -63,6 +63,14 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   } else if (rd.advised) {
     s += "The advisor found nothing to propose.\n\n";
   }
+  if (!rd.not_proposed.empty()) {
+    s += "Tried and not proposed: ";
+    for (size_t i = 0; i < rd.not_proposed.size() && i < 5; ++i) {
+      s += fmt::format("{}{} ({})", i ? "; " : "", Cell(rd.not_proposed[i].title), Cell(rd.not_proposed[i].not_proposed));
+    }
+    if (rd.not_proposed.size() > 5) s += fmt::format("; {} more", rd.not_proposed.size() - 5);
+    s += ".\n\n";
+  }
   if (!rd.advice_note.empty()) s += "> " + Cell(rd.advice_note) + "\n\n";
   if (!f.headlines.empty()) {
     s += "| | metric | value | detail |\n|---|---|---:|---|\n";

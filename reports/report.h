@@ -23,6 +23,9 @@ struct ReportData {
   std::vector<advise::Proposal> proposals;
   bool advised = false;  // the advisor ran (or its output was given): none means none found
   std::string advice_note;  // why the advisor did not run, shown in its place
+  // Candidates the advisor dropped, each with `not_proposed` (when it ran
+  // here; a saved `advise --json` does not keep them).
+  std::vector<advise::Proposal> not_proposed;
 };
 
 // `trace` may be null (a saved analysis): the trace-only parts stay empty.

@@ -68,6 +68,10 @@ ul.warn li { color: var(--warn); }
 {{/proposals}}
 </table>
 {{/has_proposals}}
+{{#has_not_proposed}}<p class="note">Tried and not proposed, with the numbers of their replay:</p>
+<ul class="note">{{#not_proposed}}<li>{{title}}: {{why}}</li>
+{{/not_proposed}}</ul>
+{{/has_not_proposed}}
 {{#has_advice_note}}<p class="note">{{advice_note}}</p>{{/has_advice_note}}
 {{^has_proposals}}{{^has_advice_note}}<p>The advisor found nothing to propose: no rule found its evidence, or no change it tried was predicted to help.</p>{{/has_advice_note}}{{/has_proposals}}
 </section>

@@ -158,6 +158,18 @@ TEST(Report, ThroughputAndProposalsForPeople) {
   // The proposals section comes before the headline.
   EXPECT_LT(html.find("<section id=\"advice\">"), html.find("<section id=\"headline\">"));
   EXPECT_NE(RenderMarkdownReport(rd).find("The advisor found nothing to propose."), std::string::npos);
+  // What the advisor tried and dropped is listed with its reason.
+  advise::Proposal bubble;
+  bubble.title = "interleaved pipeline <2>";
+  bubble.not_proposed = "bubble 38.9 % -> 44.4 %: the plan does not lower its own metric";
+  rd.not_proposed = {bubble};
+  EXPECT_NE(RenderHtmlReport(rd).find("<li>interleaved pipeline &lt;2&gt;: bubble 38.9 % -&gt; 44.4 %: the plan does "
+                                      "not lower its own metric</li>"),
+            std::string::npos);
+  EXPECT_NE(RenderMarkdownReport(rd).find("Tried and not proposed: interleaved pipeline &lt;2&gt; (bubble 38.9 % "
+                                          "-&gt; 44.4 %: the plan does not lower its own metric).\n"),
+            std::string::npos);
+  rd.not_proposed.clear();
   // Not run at scale: the note stands in its place (escaped).
   rd.advised = false;
   rd.advice_note = "The advisor was not run: 214 M events <more>";
