@@ -1,0 +1,119 @@
+#include "formats/ascend/kept_buffer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstring>
+
+#include "formats/errors.h"
+
+namespace moetrace {
+namespace {
+
+struct SlotState {
+  std::unique_ptr<char[]> buf;
+  size_t capacity = 0;
+  bool lent = false;
+};
+
+SlotState& State(KeptBuffer::Slot slot) {
+  thread_local SlotState slots[KeptBuffer::kSlotCount];
+  return slots[slot];
+}
+
+}  // namespace
+
+KeptBuffer::KeptBuffer(Slot slot, size_t size, size_t padding)
+    : slot_(slot), size_(size), padding_(padding) {
+  SlotState& s = State(slot);
+  const size_t need = size + padding;
+  if (!s.lent && size <= kKeptBufferBytes) {
+    if (s.capacity < need) {
+      // Grown by half again at least, so a rank a little larger than the
+      // last one does not allocate (and fault in) a whole new buffer.
+      size_t cap = std::max(need, s.capacity + s.capacity / 2);
+      cap = std::min(cap, kKeptBufferBytes + padding);
+      s.buf.reset();
+      s.buf.reset(new char[cap]);
+      s.capacity = cap;
+    }
+    s.lent = true;
+    kept_ = true;
+    data_ = s.buf.get();
+  } else {
+    own_.reset(new char[need]);
+    data_ = own_.get();
+  }
+  std::memset(data_ + size, 0, padding);
+}
+
+KeptBuffer::KeptBuffer(KeptBuffer&& other) noexcept
+    : slot_(other.slot_),
+      data_(other.data_),
+      size_(other.size_),
+      padding_(other.padding_),
+      kept_(other.kept_),
+      own_(std::move(other.own_)) {
+  other.kept_ = false;
+  other.data_ = nullptr;
+  other.size_ = other.padding_ = 0;
+}
+
+KeptBuffer& KeptBuffer::operator=(KeptBuffer&& other) noexcept {
+  if (this != &other) {
+    Release();
+    slot_ = other.slot_;
+    data_ = other.data_;
+    size_ = other.size_;
+    padding_ = other.padding_;
+    kept_ = other.kept_;
+    own_ = std::move(other.own_);
+    other.kept_ = false;
+    other.data_ = nullptr;
+    other.size_ = other.padding_ = 0;
+  }
+  return *this;
+}
+
+void KeptBuffer::Release() {
+  if (kept_) State(slot_).lent = false;
+  kept_ = false;
+  own_.reset();
+  data_ = nullptr;
+}
+
+KeptBuffer::~KeptBuffer() { Release(); }
+
+KeptBuffer KeptBuffer::Copy(Slot slot, std::string_view text, size_t padding) {
+  KeptBuffer b(slot, text.size(), padding);
+  if (!text.empty()) std::memcpy(b.data(), text.data(), text.size());
+  return b;
+}
+
+KeptBuffer KeptBuffer::Load(Slot slot, const std::string& path, size_t padding) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) ThrowInputError(path, "", "cannot open file");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    ThrowInputError(path, "", "cannot read file");
+  }
+  KeptBuffer b(slot, static_cast<size_t>(st.st_size), padding);
+  size_t done = 0;
+  while (done < b.size()) {
+    const ssize_t n = ::read(fd, b.data() + done, b.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      ThrowInputError(path, "", "cannot read file");
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return b;
+}
+
+}  // namespace moetrace
