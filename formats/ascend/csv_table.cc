@@ -196,10 +196,7 @@ std::string_view CsvTable::Field(size_t r, int c) const {
   return TrimField(std::string_view(data_.data() + s.offset(), s.size()));
 }
 
-bool CsvTable::IsAbsent(size_t r, int c) const {
-  std::string_view f = Field(r, c);
-  return f.empty() || f == "N/A" || f == "NA";
-}
+bool CsvTable::IsAbsent(size_t r, int c) const { return AbsentText(Field(r, c)); }
 
 void CsvTable::Fail(size_t r, int c, std::string_view what) const {
   std::string col = c >= 0 && static_cast<size_t>(c) < header_.size() ? header_[c] : "?";
@@ -219,8 +216,9 @@ int64_t CsvTable::Scaled(size_t r, int c, int scale) const {
 
 int64_t CsvTable::Int(size_t r, int c) const { return Scaled(r, c, 0); }
 
-double CsvTable::Double(size_t r, int c) const {
-  std::string_view f = Field(r, c);
+double CsvTable::Double(size_t r, int c) const { return DoubleOf(Field(r, c), r, c); }
+
+double CsvTable::DoubleOf(std::string_view f, size_t r, int c) const {
   // Exact to 1e-9 of the unit, which is far below what the profiler prints.
   int64_t v = 0;
   if (ParseScaledDecimal(f, 9, &v)) return static_cast<double>(v) / 1e9;

@@ -48,6 +48,11 @@ class CsvTable {
   int64_t Scaled(size_t r, int c, int scale) const;  // decimal * 10^scale
   int64_t MicrosNs(size_t r, int c) const { return Scaled(r, c, 3); }
   double Double(size_t r, int c) const;
+  // Double of `field`, the text Field(r, c) gave (read once by a caller
+  // that also tests it for absence: the trims were a fifth of the reader).
+  double DoubleOf(std::string_view field, size_t r, int c) const;
+  // Whether a field's text is "", "N/A" or "NA" (IsAbsent of its text).
+  static bool AbsentText(std::string_view f) { return f.empty() || f == "N/A" || f == "NA"; }
   [[noreturn]] void Fail(size_t r, int c, std::string_view what) const;
 
  private:
