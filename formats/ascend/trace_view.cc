@@ -559,8 +559,28 @@ constexpr const char* kBadOverlapTime =
 void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::string& file, Rank* rank,
                            std::vector<LabeledValue>* overlap = nullptr, int32_t rank_id = 0) {
   OverlapSums overlap_sums;
+  // The row lists of the thread's last import, their pages already mapped
+  // (kept_buffer.h: fresh ones were most of the gap between 100 k and 1 M
+  // events); given back at the end when within kKeptBufferBytes.
+  struct KeptRows {
+    std::vector<XRow> x;
+    std::vector<FlowRow> flows;
+  };
+  thread_local KeptRows kept;
   std::vector<XRow> x;
   std::vector<FlowRow> flows;
+  x.swap(kept.x);
+  flows.swap(kept.flows);
+  x.clear();
+  flows.clear();
+  struct GiveBack {
+    std::vector<XRow>& x;
+    std::vector<FlowRow>& flows;
+    ~GiveBack() {
+      if (x.capacity() * sizeof(XRow) <= kKeptBufferBytes) kept.x.swap(x);
+      if (flows.capacity() * sizeof(FlowRow) <= kKeptBufferBytes) kept.flows.swap(flows);
+    }
+  } give_back{x, flows};
   // Real files hold about one complete event per 150-250 bytes, and a flow
   // end per ~400. Reserved generously: pages never written cost nothing,
   // where growing the vectors copies them and faults fresh pages in.
