@@ -82,6 +82,21 @@ BENCHMARK(BM_TraceView)
     ->Arg(4000000)
     ->Unit(benchmark::kMillisecond);
 
+// The Overlap Analysis scan that opening a folder of several ranks runs on
+// each trace_view.json before the import parses it again (ascend_importer.cc):
+// what that second pass costs, per input byte.
+void BM_ScanOverlap(benchmark::State& state) {
+  int64_t events = 0;
+  std::string json = MakeTraceView(static_cast<int>(state.range(0) / 11), &events);
+  for (auto _ : state) {
+    std::vector<LabeledValue> v = ScanOverlapAnalysis(json, "bench.json", 0);
+    benchmark::DoNotOptimize(v);
+  }
+  state.SetItemsProcessed(state.iterations() * events);
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(json.size()));
+}
+BENCHMARK(BM_ScanOverlap)->Arg(1000000)->Unit(benchmark::kMillisecond);
+
 // One CSV file: `make` builds it, `import` reads the parsed table.
 template <typename Make, typename Import>
 void RunCsv(benchmark::State& state, Make make, Import import) {
