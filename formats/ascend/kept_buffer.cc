@@ -1,6 +1,7 @@
 #include "formats/ascend/kept_buffer.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,8 +57,10 @@ KeptBuffer::KeptBuffer(KeptBuffer&& other) noexcept
       size_(other.size_),
       padding_(other.padding_),
       kept_(other.kept_),
-      own_(std::move(other.own_)) {
+      own_(std::move(other.own_)),
+      mapped_(other.mapped_) {
   other.kept_ = false;
+  other.mapped_ = 0;
   other.data_ = nullptr;
   other.size_ = other.padding_ = 0;
 }
@@ -71,6 +74,8 @@ KeptBuffer& KeptBuffer::operator=(KeptBuffer&& other) noexcept {
     padding_ = other.padding_;
     kept_ = other.kept_;
     own_ = std::move(other.own_);
+    mapped_ = other.mapped_;
+    other.mapped_ = 0;
     other.kept_ = false;
     other.data_ = nullptr;
     other.size_ = other.padding_ = 0;
@@ -80,6 +85,8 @@ KeptBuffer& KeptBuffer::operator=(KeptBuffer&& other) noexcept {
 
 void KeptBuffer::Release() {
   if (kept_) State(slot_).lent = false;
+  if (mapped_ > 0) ::munmap(data_, mapped_);
+  mapped_ = 0;
   kept_ = false;
   own_.reset();
   data_ = nullptr;
@@ -93,6 +100,40 @@ KeptBuffer KeptBuffer::Copy(Slot slot, std::string_view text, size_t padding) {
   return b;
 }
 
+KeptBuffer KeptBuffer::Map(const std::string& path, size_t padding) {
+  KeptBuffer b;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return b;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+    ::close(fd);
+    return b;
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t file_pages = (size + page - 1) / page * page;
+  const size_t total = (size + padding + page - 1) / page * page;
+  // Zero pages for the whole length, the file mapped over their start: the
+  // bytes of its last page past the end read as zero, as do the pages after.
+  void* base = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) {
+    ::close(fd);
+    return b;
+  }
+  void* file = ::mmap(base, file_pages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE,
+                      fd, 0);
+  ::close(fd);
+  if (file == MAP_FAILED) {
+    ::munmap(base, total);
+    return b;
+  }
+  b.data_ = static_cast<char*>(base);
+  b.size_ = size;
+  b.padding_ = padding;
+  b.mapped_ = total;
+  return b;
+}
+
 KeptBuffer KeptBuffer::Load(Slot slot, const std::string& path, size_t padding) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) ThrowInputError(path, "", "cannot open file");
@@ -100,6 +141,13 @@ KeptBuffer KeptBuffer::Load(Slot slot, const std::string& path, size_t padding) 
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     ThrowInputError(path, "", "cannot read file");
+  }
+  if (static_cast<size_t>(st.st_size) > kKeptBufferBytes) {
+    KeptBuffer mapped = Map(path, padding);
+    if (mapped.data() != nullptr && mapped.size() == static_cast<size_t>(st.st_size)) {
+      ::close(fd);
+      return mapped;
+    }
   }
   KeptBuffer b(slot, static_cast<size_t>(st.st_size), padding);
   size_t done = 0;

@@ -31,8 +31,14 @@ class KeptBuffer {
   KeptBuffer() = default;  // empty, nothing lent
   // The copy of `text`, padded.
   static KeptBuffer Copy(Slot slot, std::string_view text, size_t padding);
-  // The file's bytes, padded. Throws InputError "cannot read file".
+  // The file's bytes, padded. Throws InputError "cannot read file". A
+  // file larger than kKeptBufferBytes is mapped (Map), not copied.
   static KeptBuffer Load(Slot slot, const std::string& path, size_t padding);
+  // The file mapped privately (writes stay in this process), followed by
+  // `padding` zero bytes: no copy, and no fresh pages zeroed for it (both
+  // cost about as much as the parse at 0.5-2 GB a file). Empty (data()
+  // null) when the file cannot be mapped; Load then reads it.
+  static KeptBuffer Map(const std::string& path, size_t padding);
 
   KeptBuffer(KeptBuffer&& other) noexcept;
   KeptBuffer& operator=(KeptBuffer&& other) noexcept;
@@ -53,6 +59,7 @@ class KeptBuffer {
   size_t padding_ = 0;
   bool kept_ = false;              // lent by the thread's slot
   std::unique_ptr<char[]> own_;    // else owned
+  size_t mapped_ = 0;              // else mapped: the mapping's length
 };
 
 }  // namespace moetrace

@@ -60,5 +60,29 @@ TEST(KeptBuffer, LoadReadsTheWholeFileOrNamesIt) {
   }
 }
 
+TEST(KeptBuffer, MapGivesTheFileAndZeroPaddingAtAnyLength) {
+  // Load maps files over kKeptBufferBytes; Map is tested directly on small
+  // ones, at a page boundary (padding from the zero pages after the file)
+  // and inside a page (from the file's last page, past its end).
+  for (size_t size : {size_t{4096}, size_t{5000}}) {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "kept_buffer_map_test.json").string();
+    std::string text(size, 'y');
+    text[size / 2] = '\n';
+    std::ofstream(path, std::ios::binary) << text;
+    {
+      KeptBuffer b = KeptBuffer::Map(path, 64);
+      ASSERT_NE(b.data(), nullptr) << size;
+      EXPECT_EQ(b.view(), text);
+      for (size_t i = 0; i < 64; ++i) ASSERT_EQ(b.data()[size + i], 0) << size << " " << i;
+      KeptBuffer moved = std::move(b);  // the mapping moves, unmapped once
+      EXPECT_EQ(moved.view(), text);
+      EXPECT_EQ(b.data(), nullptr);
+    }
+    std::remove(path.c_str());
+    EXPECT_EQ(KeptBuffer::Map(path, 64).data(), nullptr);  // missing: Load reports it
+  }
+}
+
 }  // namespace
 }  // namespace moetrace
