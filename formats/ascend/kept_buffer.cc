@@ -48,7 +48,7 @@ KeptBuffer::KeptBuffer(Slot slot, size_t size, size_t padding)
     own_.reset(new char[need]);
     data_ = own_.get();
   }
-  std::memset(data_ + size, 0, padding);
+  if (padding > 0) std::memset(data_ + size, 0, padding);  // data_ may be null when both are 0
 }
 
 KeptBuffer::KeptBuffer(KeptBuffer&& other) noexcept
