@@ -77,8 +77,12 @@ ascend_trace_view() {
     printf '{"traceEvents": [\n{"ph":"M","name":"process_name","pid":1,"tid":0,"args":{"name":"Python"}},\n'
     printf '{"ph":"M","name":"process_name","pid":2,"tid":0,"args":{"name":"CANN"}},\n'
     printf '{"ph":"M","name":"process_name","pid":3,"tid":0,"args":{"name":"Ascend Hardware"}}'
-    awk -v n="$tasks" -v t0="$t" 'function us(ns) { return sprintf("%d.%03d", ns / 1000, ns % 1000) }
-      BEGIN { for (i = 0; i < n; ++i) { t = t0 + i * 25000;
+    # awk numbers are doubles and mawk's %d stops at 2^31 - 1: times are
+    # printed as whole µs (exact below 2^53) and the ns offset from t0, whose
+    # µs and ns parts are passed apart (t0 itself does not fit a double).
+    awk -v n="$tasks" -v t0us="${t%???}" -v t0ns="${t: -3}" 'function us(ns) {
+        ns += t0ns; return sprintf("%.0f.%03d", t0us + int(ns / 1000), ns % 1000) }
+      BEGIN { for (i = 0; i < n; ++i) { t = i * 25000;
         printf ",\n{\"ph\":\"X\",\"name\":\"aten::add_\",\"pid\":1,\"tid\":1,\"ts\":\"%s\",\"dur\":20.5,\"cat\":\"cpu_op\",\"args\":{\"Sequence number\":-1}}", us(t);
         printf ",\n{\"ph\":\"X\",\"name\":\"Enqueue\",\"pid\":1,\"tid\":1,\"ts\":\"%s\",\"dur\":3.33,\"cat\":\"enqueue\",\"args\":{\"correlation_id\":%d}}", us(t + 2000), i;
         printf ",\n{\"ph\":\"s\",\"bp\":\"e\",\"name\":\"enqueue_to_dequeue\",\"id\":%d,\"pid\":1,\"tid\":1,\"ts\":\"%s\",\"cat\":\"async_task_queue\"}", i, us(t + 2000);

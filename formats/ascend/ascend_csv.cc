@@ -217,13 +217,13 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
   if (gmm_unparsed) rank->AddStat("skipped.grouped_matmul.no_input_shapes", gmm_unparsed);
 }
 
-std::vector<LabeledValue> StepTraceReference(const CsvTable& csv, int32_t rank) {
-  std::vector<LabeledValue> out;
-  int c_step = csv.Find("Step");
+StepTraceFigures ReadStepTrace(const CsvTable& csv) {
+  StepTraceFigures out;
+  const int c_step = csv.Find("Step");
+  const size_t columns = csv.header().size();
   // A key per column, made once (not per value: the reader's cost was there).
-  std::vector<std::string> keys;
-  for (const auto& column : csv.header()) keys.push_back("step_trace." + ReferenceKeyPart(column) + "_us");
-  out.reserve(csv.row_count() * (keys.size() - (c_step >= 0 ? 1 : 0)));
+  for (const auto& column : csv.header()) out.keys.push_back("step_trace." + ReferenceKeyPart(column) + "_us");
+  out.figures.reserve(csv.row_count() * (columns - (c_step >= 0 ? 1 : 0)));
   for (size_t r = 0; r < csv.row_count(); ++r) {
     int32_t step = kNone;
     if (c_step >= 0 && !csv.IsAbsent(r, c_step)) {
@@ -232,12 +232,25 @@ std::vector<LabeledValue> StepTraceReference(const CsvTable& csv, int32_t rank) 
         step = static_cast<int32_t>(s);
       }
     }
-    for (size_t c = 0; c < csv.header().size(); ++c) {
-      if (static_cast<int>(c) == c_step || csv.IsAbsent(r, static_cast<int>(c))) continue;
-      out.push_back({rank, step, keys[c], csv.Double(r, static_cast<int>(c))});
+    for (size_t c = 0; c < columns; ++c) {
+      if (static_cast<int>(c) == c_step) continue;
+      const std::string_view f = csv.Field(r, static_cast<int>(c));
+      if (CsvTable::AbsentText(f)) continue;
+      out.figures.push_back({step, static_cast<uint32_t>(c), csv.DoubleOf(f, r, static_cast<int>(c))});
     }
   }
   return out;
+}
+
+std::vector<LabeledValue> StepTraceFigures::Reference(int32_t rank) const {
+  std::vector<LabeledValue> out;
+  out.reserve(figures.size());
+  for (const Figure& f : figures) out.push_back({rank, f.step, keys[f.column], f.value});
+  return out;
+}
+
+std::vector<LabeledValue> StepTraceReference(const CsvTable& csv, int32_t rank) {
+  return ReadStepTrace(csv).Reference(rank);
 }
 
 std::vector<LabeledValue> ClusterStepTraceReference(const CsvTable& csv,

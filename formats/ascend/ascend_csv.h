@@ -32,6 +32,23 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank);
 // step_trace.communication_not_overlapped_us).
 std::vector<LabeledValue> StepTraceReference(const CsvTable& csv, int32_t rank);
 
+// The same figures, compactly: a key per column and 16 bytes per value. A
+// LabeledValue holds its key as a std::string (48 bytes plus a heap copy of
+// the ~30-byte key), which was the reader's cost at 87 MB/s per core; the
+// values of a many-row file stay in this form until the caller needs them
+// as LabeledValues (real files hold a row per step).
+struct StepTraceFigures {
+  struct Figure {
+    int32_t step = kNone;
+    uint32_t column = 0;  // index into keys
+    double value = 0;
+  };
+  std::vector<std::string> keys;  // "step_trace.<column>_us", by CSV column
+  std::vector<Figure> figures;    // file order: rows, then columns
+  std::vector<LabeledValue> Reference(int32_t rank) const;
+};
+StepTraceFigures ReadStepTrace(const CsvTable& csv);
+
 // cluster_step_trace_time.csv: the same keys, one set per `rank` row (Type =
 // rank, Index = rank id); `stage` rows and odd fields are skipped (cluster_output.h).
 // Fills `ranks` with the rank ids.

@@ -1,6 +1,5 @@
 #include "formats/ascend/csv_table.h"
 
-#include <fstream>
 #include <algorithm>
 
 #include "formats/decimal.h"
@@ -24,12 +23,10 @@ const SpecialChars kSpecial;
 // so a plain field is a span of the file as read (no copy), and a quoted
 // one keeps its inner text with doubled quotes collapsed.
 template <typename Span>
-bool NextRecord(std::string& d, size_t* pos, int64_t* line, std::vector<Span>* spans,
+bool NextRecord(char* s, size_t n, size_t* pos, int64_t* line, std::vector<Span>* spans,
                 const std::string& file) {
-  const size_t n = d.size();
   size_t i = *pos;
   if (i >= n) return false;
-  char* s = d.data();
   const int64_t start_line = *line;
   size_t start = i, w = i;  // the field's start and its write cursor
   bool was_quoted = false;
@@ -100,24 +97,56 @@ bool NextRecord(std::string& d, size_t* pos, int64_t* line, std::vector<Span>* s
 
 }  // namespace
 
-CsvTable CsvTable::Parse(std::string_view text, std::string file) {
-  return ParseOwned(std::string(text), std::move(file));
+CsvTable::Lists& CsvTable::KeptLists() {
+  thread_local Lists lists;
+  return lists;
 }
 
-CsvTable CsvTable::ParseOwned(std::string text, std::string file) {
+CsvTable::~CsvTable() {
+  // Kept when within the bound and larger than what the thread holds.
+  Lists& kept = KeptLists();
+  if (spans_.capacity() * sizeof(Span) <= kKeptBufferBytes &&
+      spans_.capacity() > kept.spans.capacity()) {
+    spans_.clear();
+    kept.spans.swap(spans_);
+  }
+  if (rows_.capacity() * sizeof(Row) <= kKeptBufferBytes && rows_.capacity() > kept.rows.capacity()) {
+    rows_.clear();
+    kept.rows.swap(rows_);
+  }
+}
+
+CsvTable CsvTable::Parse(std::string_view text, std::string file) {
   CsvTable t;
+  t.data_ = KeptBuffer::Copy(KeptBuffer::kCsvText, text, 0);
+  t.Split(std::move(file));
+  return t;
+}
+
+CsvTable CsvTable::Load(const std::string& path) {
+  CsvTable t;
+  t.data_ = KeptBuffer::Load(KeptBuffer::kCsvText, path, 0);
+  t.Split(path);
+  return t;
+}
+
+void CsvTable::Split(std::string file) {
+  CsvTable& t = *this;
   t.file_ = std::move(file);
-  t.data_ = std::move(text);
+  t.spans_.swap(KeptLists().spans);
+  t.rows_.swap(KeptLists().rows);
+  t.spans_.clear();
+  t.rows_.clear();
+  char* const d = t.data_.data();
+  const size_t n = t.data_.size();
   size_t pos = 0;
-  if (t.data_.size() >= 3 && static_cast<unsigned char>(t.data_[0]) == 0xEF &&
-      static_cast<unsigned char>(t.data_[1]) == 0xBB && static_cast<unsigned char>(t.data_[2]) == 0xBF) {
+  if (n >= 3 && static_cast<unsigned char>(d[0]) == 0xEF &&
+      static_cast<unsigned char>(d[1]) == 0xBB && static_cast<unsigned char>(d[2]) == 0xBF) {
     pos = 3;  // UTF-8 BOM
   }
   int64_t line = 1;
-  auto span_text = [&t](const Span& s) {
-    return TrimField(std::string_view(t.data_).substr(s.offset(), s.size()));
-  };
-  if (!NextRecord(t.data_, &pos, &line, &t.spans_, t.file_) ||
+  auto span_text = [d](const Span& s) { return TrimField(std::string_view(d + s.offset(), s.size())); };
+  if (!NextRecord(d, n, &pos, &line, &t.spans_, t.file_) ||
       (t.spans_.size() == 1 && span_text(t.spans_[0]).empty())) {
     ThrowInputError(t.file_, "line 1", "expected a CSV header, found an empty file");
   }
@@ -126,16 +155,15 @@ CsvTable CsvTable::ParseOwned(std::string text, std::string file) {
   // Reserve once rather than grow (and copy, and fault in) the lists
   // log(n) times on a large file: a row per line, as many fields as the
   // header, and never more fields than bytes (each ends at a ',' or '\n').
-  if (pos < t.data_.size()) {
-    size_t lines = 1 + static_cast<size_t>(
-                           std::count(t.data_.begin() + static_cast<std::ptrdiff_t>(pos), t.data_.end(), '\n'));
+  if (pos < n) {
+    size_t lines = 1 + static_cast<size_t>(std::count(d + pos, d + n, '\n'));
     t.rows_.reserve(lines);
-    t.spans_.reserve(std::min(lines * t.header_.size(), t.data_.size() - pos + 1));
+    t.spans_.reserve(std::min(lines * t.header_.size(), n - pos + 1));
   }
   while (true) {
     int64_t row_line = line;
     size_t first = t.spans_.size();
-    if (!NextRecord(t.data_, &pos, &line, &t.spans_, t.file_)) break;
+    if (!NextRecord(d, n, &pos, &line, &t.spans_, t.file_)) break;
     size_t count = t.spans_.size() - first;
     if (count == 1 && span_text(t.spans_[first]).empty()) {  // blank line
       t.spans_.resize(first);
@@ -144,18 +172,6 @@ CsvTable CsvTable::ParseOwned(std::string text, std::string file) {
     if (t.spans_.size() > UINT32_MAX) ThrowInputError(t.file_, "line " + std::to_string(row_line), "too many fields");
     t.rows_.push_back(Row{row_line, static_cast<uint32_t>(first), static_cast<uint32_t>(count)});
   }
-  return t;
-}
-
-CsvTable CsvTable::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) ThrowInputError(path, "", "cannot open file");
-  std::string text(static_cast<size_t>(in.tellg()), '\0');
-  in.seekg(0);
-  if (!in.read(text.data(), static_cast<std::streamsize>(text.size()))) {
-    ThrowInputError(path, "", "cannot read file");
-  }
-  return ParseOwned(std::move(text), path);
 }
 
 int CsvTable::Find(std::string_view name) const {
@@ -180,10 +196,7 @@ std::string_view CsvTable::Field(size_t r, int c) const {
   return TrimField(std::string_view(data_.data() + s.offset(), s.size()));
 }
 
-bool CsvTable::IsAbsent(size_t r, int c) const {
-  std::string_view f = Field(r, c);
-  return f.empty() || f == "N/A" || f == "NA";
-}
+bool CsvTable::IsAbsent(size_t r, int c) const { return AbsentText(Field(r, c)); }
 
 void CsvTable::Fail(size_t r, int c, std::string_view what) const {
   std::string col = c >= 0 && static_cast<size_t>(c) < header_.size() ? header_[c] : "?";
@@ -203,8 +216,9 @@ int64_t CsvTable::Scaled(size_t r, int c, int scale) const {
 
 int64_t CsvTable::Int(size_t r, int c) const { return Scaled(r, c, 0); }
 
-double CsvTable::Double(size_t r, int c) const {
-  std::string_view f = Field(r, c);
+double CsvTable::Double(size_t r, int c) const { return DoubleOf(Field(r, c), r, c); }
+
+double CsvTable::DoubleOf(std::string_view f, size_t r, int c) const {
   // Exact to 1e-9 of the unit, which is far below what the profiler prints.
   int64_t v = 0;
   if (ParseScaledDecimal(f, 9, &v)) return static_cast<double>(v) / 1e9;

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/ascend/kept_buffer.h"
+
 namespace moetrace {
 
 class CsvTable {
@@ -19,8 +21,11 @@ class CsvTable {
   // Throws InputError for an unterminated quote or an empty file.
   static CsvTable Parse(std::string_view text, std::string file);
   static CsvTable Load(const std::string& path);  // reads the file, then Parse
-  // Parse, taking the text: the table's fields are spans of it.
-  static CsvTable ParseOwned(std::string text, std::string file);
+
+  CsvTable() = default;
+  CsvTable(CsvTable&&) = default;
+  CsvTable& operator=(CsvTable&&) = default;
+  ~CsvTable();  // gives the span and row lists back to the thread
 
   const std::string& file() const { return file_; }
   const std::vector<std::string>& header() const { return header_; }
@@ -43,6 +48,11 @@ class CsvTable {
   int64_t Scaled(size_t r, int c, int scale) const;  // decimal * 10^scale
   int64_t MicrosNs(size_t r, int c) const { return Scaled(r, c, 3); }
   double Double(size_t r, int c) const;
+  // Double of `field`, the text Field(r, c) gave (read once by a caller
+  // that also tests it for absence: the trims were a fifth of the reader).
+  double DoubleOf(std::string_view field, size_t r, int c) const;
+  // Whether a field's text is "", "N/A" or "NA" (IsAbsent of its text).
+  static bool AbsentText(std::string_view f) { return f.empty() || f == "N/A" || f == "NA"; }
   [[noreturn]] void Fail(size_t r, int c, std::string_view what) const;
 
  private:
@@ -65,9 +75,19 @@ class CsvTable {
     uint32_t first = 0;  // index into spans_
     uint32_t count = 0;
   };
+  // Parses data_ (the table's copy of the file, written in place).
+  void Split(std::string file);
+  // The lists of the thread's last table, capacity kept (kept_buffer.h:
+  // fresh lists fault their pages in, and were as large as the text).
+  struct Lists {
+    std::vector<Span> spans;
+    std::vector<Row> rows;
+  };
+  static Lists& KeptLists();
+
   std::string file_;
   std::vector<std::string> header_;
-  std::string data_;
+  KeptBuffer data_;  // the text, in the thread's kept buffer when free
   std::vector<Span> spans_;
   std::vector<Row> rows_;
 };

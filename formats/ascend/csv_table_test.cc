@@ -77,6 +77,24 @@ TEST(CsvTable, FieldOver16MiBIsAnError) {
             "big.csv: line 2: a field longer than 16 MiB");
 }
 
+TEST(CsvTable, TablesOfOneThreadKeepTheirOwnText) {
+  // The thread lends its kept buffers (kept_buffer.h) to one table at a
+  // time: a table read while another is alive must not share its text or
+  // lists, and a table after a larger one must not see the older rows.
+  CsvTable big = CsvTable::Parse("A,B\n1,2\n3,4\n5,6\n7,8\n", "big.csv");
+  CsvTable small = CsvTable::Parse("C\n\"x,y\"\n", "small.csv");
+  ASSERT_EQ(big.row_count(), 4u);
+  ASSERT_EQ(small.row_count(), 1u);
+  EXPECT_EQ(big.Field(3, 1), "8");
+  EXPECT_EQ(small.Field(0, 0), "x,y");
+  big = CsvTable::Parse("D,E\n9,10\n", "moved.csv");  // the old table's buffers go back
+  EXPECT_EQ(big.row_count(), 1u);
+  EXPECT_EQ(big.header(), (std::vector<std::string>{"D", "E"}));
+  EXPECT_EQ(big.Field(0, 1), "10");
+  EXPECT_EQ(big.Field(1 - 1, 2), "");
+  EXPECT_EQ(small.Field(0, 0), "x,y");
+}
+
 TEST(CsvTable, HeaderProbe) {
   EXPECT_TRUE(CsvHeaderHas("Step Id,Name,Type\n1,a,b", "Name"));
   EXPECT_FALSE(CsvHeaderHas("Step Id,Op Name,Type\n", "Name"));

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "formats/decimal.h"
+#include "formats/ascend/kept_buffer.h"
 #include "formats/ascend/ns_carry.h"
 #include "formats/errors.h"
 #include "formats/kineto/raw_value.h"  // a string value's text without a copy
@@ -113,8 +114,8 @@ struct XRow {
   int64_t ts = 0;
   int64_t dur = 0;     // ns, set once the row's track is known
   int64_t dur_ps = 0;  // as parsed
-  std::string_view name;       // the TextTable's view
-  std::string_view task_type;  // the TextTable's view
+  // Name and task type are read through TextTable::View: views kept here
+  // made the row 96 bytes, and the rows' pages were a fifth of the import.
 };
 
 struct FlowRow {
@@ -271,7 +272,7 @@ void ForEachEvent(simdjson::ondemand::document& doc, F&& on_event) {
   }
 }
 
-std::string Position(simdjson::ondemand::document& doc, const simdjson::padded_string& text,
+std::string Position(simdjson::ondemand::document& doc, const simdjson::padded_string_view& text,
                      int64_t event_index) {
   const char* loc = nullptr;
   if (doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
@@ -282,7 +283,7 @@ std::string Position(simdjson::ondemand::document& doc, const simdjson::padded_s
 }
 
 // Byte offset of the event object being read (its '{'), or -1.
-int64_t EventStart(simdjson::ondemand::document& doc, const simdjson::padded_string& text) {
+int64_t EventStart(simdjson::ondemand::document& doc, const simdjson::padded_string_view& text) {
   const char* loc = nullptr;
   if (doc.current_location().get(loc) != simdjson::SUCCESS || loc < text.data() ||
       loc > text.data() + text.size()) {
@@ -298,10 +299,10 @@ int64_t EventStart(simdjson::ondemand::document& doc, const simdjson::padded_str
 // parser faults its pages in again for every rank read, a cost of the
 // order of the parse itself. Larger files get a parser of their own, so
 // what a thread keeps between reads stays bounded.
-constexpr size_t kKeptParserBytes = size_t{256} << 20;
+constexpr size_t kKeptParserBytes = kKeptBufferBytes;
 
 template <typename F>
-void ParseGuarded(const simdjson::padded_string& text, const std::string& file, F&& body) {
+void ParseGuarded(const simdjson::padded_string_view& text, const std::string& file, F&& body) {
   thread_local simdjson::ondemand::parser kept_parser;
   simdjson::ondemand::parser own_parser;
   simdjson::ondemand::parser& parser = text.size() <= kKeptParserBytes ? kept_parser : own_parser;
@@ -555,11 +556,31 @@ constexpr const char* kBadOverlapTime =
 
 // `overlap`, when given, receives the Overlap Analysis figures of `rank_id`
 // (what ScanOverlapAnalysis gives), taken in the same pass.
-void ImportTraceViewPadded(const simdjson::padded_string& json, const std::string& file, Rank* rank,
+void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::string& file, Rank* rank,
                            std::vector<LabeledValue>* overlap = nullptr, int32_t rank_id = 0) {
   OverlapSums overlap_sums;
+  // The row lists of the thread's last import, their pages already mapped
+  // (kept_buffer.h: fresh ones were most of the gap between 100 k and 1 M
+  // events); given back at the end when within kKeptBufferBytes.
+  struct KeptRows {
+    std::vector<XRow> x;
+    std::vector<FlowRow> flows;
+  };
+  thread_local KeptRows kept;
   std::vector<XRow> x;
   std::vector<FlowRow> flows;
+  x.swap(kept.x);
+  flows.swap(kept.flows);
+  x.clear();
+  flows.clear();
+  struct GiveBack {
+    std::vector<XRow>& x;
+    std::vector<FlowRow>& flows;
+    ~GiveBack() {
+      if (x.capacity() * sizeof(XRow) <= kKeptBufferBytes) kept.x.swap(x);
+      if (flows.capacity() * sizeof(FlowRow) <= kKeptBufferBytes) kept.flows.swap(flows);
+    }
+  } give_back{x, flows};
   // Real files hold about one complete event per 150-250 bytes, and a flow
   // end per ~400. Reserved generously: pages never written cost nothing,
   // where growing the vectors copies them and faults fresh pages in.
@@ -573,7 +594,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
   IdMapper ids;
 
   ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
-                               const simdjson::padded_string& text, int64_t& event_index) {
+                               const simdjson::padded_string_view& text, int64_t& event_index) {
     int64_t count = 0;
     ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
       event_index = count++;
@@ -667,11 +688,9 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         }
         r.dur = (r.dur_ps + 500) / 1000;
         r.name_id = texts.Id(name);
-        r.name = texts.View(r.name_id);
         r.cat_id = texts.Id(cat);
         r.cat_code = CatOf(cat);
         r.type_id = texts.Id(task_type);
-        r.task_type = texts.View(r.type_id);
         if (x.size() >= UINT32_MAX) fail("too many events");
         x.push_back(r);
         return;
@@ -719,7 +738,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     auto classify = [&](const XRow& r) {
       uint64_t key = uint64_t{r.name_id} << 32 | r.type_id;
       auto [it, inserted] = category_of.try_emplace(key, Category::kCompute);
-      if (inserted) it->second = ClassifyAscendTask(r.name, r.task_type, "");
+      if (inserted) it->second = ClassifyAscendTask(texts.View(r.name_id), texts.View(r.type_id), "");
       return it->second;
     };
     std::vector<Proc> proc(x.size());
@@ -772,7 +791,7 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
         case Proc::kHardware:
         case Proc::kComm: {
           if (proc[i] == Proc::kComm) {
-            if (!StartsWith(r.name, "hcom_")) {
+            if (!StartsWith(texts.View(r.name_id), "hcom_")) {
               skipped_subtask.Add(stats);
               continue;
             }
@@ -965,8 +984,8 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
     };
     std::vector<Marker> markers;
     for (size_t i = 0; i < x.size(); ++i) {
-      if (proc[i] == Proc::kPython && StartsWith(x[i].name, "ProfilerStep#")) {
-        markers.push_back({x[i].ts, x[i].ts + x[i].dur, ParseStepNumber(x[i].name)});
+      if (proc[i] == Proc::kPython && StartsWith(texts.View(x[i].name_id), "ProfilerStep#")) {
+        markers.push_back({x[i].ts, x[i].ts + x[i].dur, ParseStepNumber(texts.View(x[i].name_id))});
       }
     }
     std::sort(markers.begin(), markers.end(),
@@ -1027,17 +1046,18 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
       track.events.Reserve(tb.rows.size());
       for (uint32_t r : tb.rows) {
         const XRow& row = x[r];
+        const std::string_view row_name = texts.View(row.name_id);
         Event e;
         e.ts = row.ts;
         e.dur = row.dur;
         StringId& name_id = rank_names[row.name_id];
-        if (name_id == kNoName) name_id = rank->strings.Intern(row.name);
+        if (name_id == kNoName) name_id = rank->strings.Intern(row_name);
         e.name = name_id;
         uint32_t root = uf.Find(r);
         if (tb.device) {
           e.category = classify(row);
           if (e.category == Category::kCollective || e.category == Category::kP2P) {
-            CommRecord rec = HcclRecord(row.name, row.task_type, &rank->strings);
+            CommRecord rec = HcclRecord(row_name, texts.View(row.type_id), &rank->strings);
             e.comm = static_cast<int32_t>(track.comms.size());
             track.comms.push_back(std::move(rec));
             ++comm;
@@ -1053,16 +1073,16 @@ void ImportTraceViewPadded(const simdjson::padded_string& json, const std::strin
             e.category = Category::kLaunch;
             e.correlation = corr[root];
             if (first_launch[root] != INT64_MAX) e.step = step_at(first_launch[root]);
-          } else if (StartsWith(row.name, "ProfilerStep#")) {
+          } else if (StartsWith(row_name, "ProfilerStep#")) {
             e.category = Category::kMarker;
             e.flags = kFlagStepMarker;
-            e.step = ParseStepNumber(row.name);
+            e.step = ParseStepNumber(row_name);
           } else {
             e.category = Category::kHostOp;
           }
         } else {  // CANN
-          bool sync = Contains(row.name, "aclrtSynchronize");
-          bool blocking_copy = Contains(row.name, "aclrtMemcpy") && !Contains(row.name, "Async");
+          bool sync = Contains(row_name, "aclrtSynchronize");
+          bool blocking_copy = Contains(row_name, "aclrtMemcpy") && !Contains(row_name, "Async");
           if (issuing[r] && corr[root] >= 0) {
             e.category = Category::kLaunch;
             e.correlation = corr[root];
@@ -1127,29 +1147,35 @@ CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable*
   return rec;
 }
 
+// The text goes into the thread's kept buffer (kept_buffer.h), not a fresh
+// padded_string: its pages are then already mapped on the next read.
+namespace {
+simdjson::padded_string_view Padded(const KeptBuffer& b) {
+  return simdjson::padded_string_view(b.data(), b.size(), b.capacity());
+}
+}  // namespace
+
 void ImportTraceView(std::string_view json, const std::string& file, Rank* rank,
                      std::vector<LabeledValue>* overlap, int32_t rank_id) {
-  ImportTraceViewPadded(simdjson::padded_string(json), file, rank, overlap, rank_id);
+  const KeptBuffer text = KeptBuffer::Copy(KeptBuffer::kJsonText, json, simdjson::SIMDJSON_PADDING);
+  ImportTraceViewPadded(Padded(text), file, rank, overlap, rank_id);
 }
 
 void ImportTraceViewFile(const std::string& path, Rank* rank, std::vector<LabeledValue>* overlap,
                          int32_t rank_id) {
-  simdjson::padded_string text;
-  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
-    ThrowInputError(path, "", "cannot read file");
-  }
-  ImportTraceViewPadded(text, path, rank, overlap, rank_id);
+  const KeptBuffer text = KeptBuffer::Load(KeptBuffer::kJsonText, path, simdjson::SIMDJSON_PADDING);
+  ImportTraceViewPadded(Padded(text), path, rank, overlap, rank_id);
 }
 
 namespace {
 
-std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
+std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string_view& json,
                                            const std::string& file, int32_t rank) {
   OverlapSums sums;
   std::unordered_map<int64_t, std::string> process_names;
   IdMapper ids;
   ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
-                               const simdjson::padded_string& text, int64_t& event_index) {
+                               const simdjson::padded_string_view& text, int64_t& event_index) {
     int64_t count = 0;
     ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
       event_index = count++;
@@ -1198,15 +1224,13 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string& json,
 
 std::vector<LabeledValue> ScanOverlapAnalysis(std::string_view json, const std::string& file,
                                               int32_t rank) {
-  return ScanOverlapPadded(simdjson::padded_string(json), file, rank);
+  const KeptBuffer text = KeptBuffer::Copy(KeptBuffer::kJsonText, json, simdjson::SIMDJSON_PADDING);
+  return ScanOverlapPadded(Padded(text), file, rank);
 }
 
 std::vector<LabeledValue> ScanOverlapAnalysisFile(const std::string& path, int32_t rank) {
-  simdjson::padded_string text;
-  if (simdjson::padded_string::load(path).get(text) != simdjson::SUCCESS) {
-    ThrowInputError(path, "", "cannot read file");
-  }
-  return ScanOverlapPadded(text, path, rank);
+  const KeptBuffer text = KeptBuffer::Load(KeptBuffer::kJsonText, path, simdjson::SIMDJSON_PADDING);
+  return ScanOverlapPadded(Padded(text), path, rank);
 }
 
 }  // namespace moetrace

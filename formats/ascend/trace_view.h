@@ -60,7 +60,7 @@ CommRecord HcclRecord(std::string_view name, std::string_view type, StringTable*
 }  // namespace moetrace
 
 namespace moetrace {
-// The same, reading the file (into simdjson's padded buffer, one copy).
+// The same, reading the file (one copy, into the thread's kept buffer: kept_buffer.h).
 void ImportTraceViewFile(const std::string& path, Rank* rank,
                          std::vector<LabeledValue>* overlap = nullptr, int32_t rank_id = 0);
 std::vector<LabeledValue> ScanOverlapAnalysisFile(const std::string& path, int32_t rank);
