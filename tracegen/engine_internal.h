@@ -423,6 +423,11 @@ class EngineImpl {
   mutable std::mutex groups_mu_;
   mutable std::unordered_map<uint64_t, std::weak_ptr<GroupRoutingStore>> groups_;
   mutable std::unordered_map<uint64_t, std::vector<double>> popularity_;
+  // Redundant copies by (layer, step) and copies held per EP position by
+  // stage: asked for by every rank, computed once (copies_mu_).
+  mutable std::mutex copies_mu_;
+  mutable std::unordered_map<uint64_t, ExpertCopies> copies_;
+  mutable std::unordered_map<int, std::vector<int>> held_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
   // per-rank constant memory
   double dense_params_ = 0, expert_params_ = 0;

@@ -35,21 +35,35 @@ ExpertCopies EngineImpl::Copies(int layer, int step) const {
   // Chosen from the loads the placement itself is chosen from (EDPB: the
   // last migration point's popularity; else the layer's popularity at step 0,
   // the statistics a static EPLB deployment is planned with).
-  int at = 0;
+  int at = 0, placed = 0;
   if (cfg.routing().edpb() && step > 0) {
     const int interval = std::max(1, cfg.routing().edpb_interval());
-    at = std::max(0, (step / interval) * interval - 1);
+    placed = (step / interval) * interval;
+    at = std::max(0, placed - 1);
   }
-  return ReplicateExperts(Popularity(layer, at), Placement(layer, step), shape.expert_group, n);
+  const uint64_t key = (uint64_t(layer) << 32) | uint32_t(placed);
+  {
+    std::lock_guard<std::mutex> lock(copies_mu_);
+    auto it = copies_.find(key);
+    if (it != copies_.end()) return it->second;
+  }
+  ExpertCopies c = ReplicateExperts(Popularity(layer, at), Placement(layer, placed), shape.expert_group, n);
+  std::lock_guard<std::mutex> lock(copies_mu_);
+  return copies_.emplace(key, std::move(c)).first->second;
 }
 
 int EngineImpl::CopiesHeld(int stage, int ep_pos) const {
-  if (cfg.routing().redundant_experts() <= 0 || ep_pos < 0) return 0;
-  int held = 0;
+  if (cfg.routing().redundant_experts() <= 0 || ep_pos < 0 || ep_pos >= shape.expert_group) return 0;
+  {
+    std::lock_guard<std::mutex> lock(copies_mu_);
+    auto it = held_.find(stage);
+    if (it != held_.end()) return it->second[size_t(ep_pos)];
+  }
+  std::vector<int> held(size_t(shape.expert_group), 0);
   auto add_slice = [&](int ms) {
     for (int l = shape.stage_first_layer[ms]; l < shape.stage_first_layer[ms] + shape.stage_layers[ms]; ++l) {
       if (!shape.IsMoe(l)) continue;
-      for (int32_t p : Copies(l, 0).position) held += p == ep_pos;
+      for (int32_t p : Copies(l, 0).position) ++held[size_t(p)];
     }
   };
   if (shape.schedule == "dualpipe") {
@@ -58,7 +72,8 @@ int EngineImpl::CopiesHeld(int stage, int ep_pos) const {
   } else {
     for (int c = 0; c < shape.vpp; ++c) add_slice(c * shape.pp + stage);
   }
-  return held;
+  std::lock_guard<std::mutex> lock(copies_mu_);
+  return held_.emplace(stage, std::move(held)).first->second[size_t(ep_pos)];
 }
 
 void EngineImpl::ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>& members,
