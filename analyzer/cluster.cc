@@ -65,6 +65,7 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
       for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) agg.tokens[e] += r.tokens_per_expert[e];
       if (agg.placement.empty()) agg.placement = r.expert_to_ep_rank;
       if (agg.ep_size == 0) agg.ep_size = r.ep_size;
+      agg.copies.Add(r);
     }
   }
 
@@ -305,11 +306,18 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
       for (int64_t t : agg.tokens) var += (static_cast<double>(t) - mean) * (static_cast<double>(t) - mean);
       double cv = std::sqrt(var / static_cast<double>(E)) / mean;
       const int32_t ep = std::max(1, agg.ep_size);
-      std::vector<double> ep_load(static_cast<size_t>(ep), 0.0);
-      for (size_t e = 0; e < E; ++e) {
-        int32_t r = e < agg.placement.size() ? agg.placement[e]
-                                              : static_cast<int32_t>(e * static_cast<size_t>(ep) / E);
-        if (r >= 0 && r < ep) ep_load[static_cast<size_t>(r)] += static_cast<double>(agg.tokens[e]);
+      std::vector<double> ep_load;
+      if (agg.copies.expert.empty()) {
+        ep_load.assign(static_cast<size_t>(ep), 0.0);
+        for (size_t e = 0; e < E; ++e) {
+          int32_t r = e < agg.placement.size() ? agg.placement[e]
+                                                : static_cast<int32_t>(e * static_cast<size_t>(ep) / E);
+          if (r >= 0 && r < ep) ep_load[static_cast<size_t>(r)] += static_cast<double>(agg.tokens[e]);
+        }
+      } else {
+        // Redundant copies took part of their experts' tokens to other ranks.
+        ep_load = EpLoads(std::vector<double>(agg.tokens.begin(), agg.tokens.end()), agg.placement, ep,
+                          agg.copies);
       }
       double ep_mx = *std::max_element(ep_load.begin(), ep_load.end());
       double ep_vio = ep_mx / (sum / ep) - 1;

@@ -16,6 +16,7 @@
 
 #include "analyzer/collective_table.h"
 #include "analyzer/proto/analysis.pb.h"
+#include "analyzer/rank_experts.h"
 #include "analyzer/rank_metrics.h"
 #include "formats/trace.h"
 
@@ -67,6 +68,7 @@ class ClusterAccumulator {
     std::vector<int64_t> tokens;
     std::vector<int32_t> placement;
     int32_t ep_size = 0;
+    CopyLoads copies;
   };
 
   // Collectives by key, in shards of their own lock and table.

@@ -698,6 +698,9 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     r.ep_size = p.ep_size();
     r.tokens_per_expert.assign(p.tokens_per_expert().begin(), p.tokens_per_expert().end());
     r.expert_to_ep_rank.assign(p.expert_to_ep_rank().begin(), p.expert_to_ep_rank().end());
+    r.copy_expert.assign(p.copy_expert().begin(), p.copy_expert().end());
+    r.copy_ep_rank.assign(p.copy_ep_rank().begin(), p.copy_ep_rank().end());
+    r.copy_tokens.assign(p.copy_tokens().begin(), p.copy_tokens().end());
   }
   rank.import_stats.resize(static_cast<size_t>(h.import_stats_size()));
   for (int i = 0; i < h.import_stats_size(); ++i) {

@@ -96,6 +96,9 @@ bool ParseRouting(const uint8_t* p, const uint8_t* end, moetrace::RoutingRecord*
   r->step = r->micro_batch = r->layer = r->ep_size = 0;
   r->tokens_per_expert.clear();
   r->expert_to_ep_rank.clear();
+  r->copy_expert.clear();
+  r->copy_ep_rank.clear();
+  r->copy_tokens.clear();
   while (p < end) {
     uint32_t field, wt;
     p = GetTag(p, end, &field, &wt);
@@ -114,6 +117,12 @@ bool ParseRouting(const uint8_t* p, const uint8_t* end, moetrace::RoutingRecord*
       if (!ReadRepeated(p, end, wt, &r->tokens_per_expert)) return false;
     } else if (field == 7 && (wt == 0 || wt == 2)) {
       if (!ReadRepeated(p, end, wt, &r->expert_to_ep_rank)) return false;
+    } else if (field == 8 && (wt == 0 || wt == 2)) {
+      if (!ReadRepeated(p, end, wt, &r->copy_expert)) return false;
+    } else if (field == 9 && (wt == 0 || wt == 2)) {
+      if (!ReadRepeated(p, end, wt, &r->copy_ep_rank)) return false;
+    } else if (field == 10 && (wt == 0 || wt == 2)) {
+      if (!ReadRepeated(p, end, wt, &r->copy_tokens)) return false;
     } else {
       p = SkipField(p, end, wt);  // unknown fields: ignored, as protobuf does
       if (p == nullptr) return false;

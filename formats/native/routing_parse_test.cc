@@ -31,6 +31,12 @@ RankHeader Header() {
     r->add_tokens_per_expert(t);
   }
   for (int32_t e : {0, 5, -3, std::numeric_limits<int32_t>::min()}) r->add_expert_to_ep_rank(e);
+  r->add_copy_expert(3);
+  r->add_copy_expert(-7);
+  r->add_copy_ep_rank(12);
+  r->add_copy_ep_rank(63);
+  r->add_copy_tokens(150000);
+  r->add_copy_tokens(-2);
   RoutingRecord* empty = h.add_routing();  // every field at its default
   (void)empty;
   h.add_import_stats()->set_key("rows");
@@ -56,7 +62,10 @@ TEST(SplitRankHeader, RoutingAsProtobufReadsItAndTheRestUntouched) {
                                   std::numeric_limits<int64_t>::min()}));
   EXPECT_EQ(routing[0].expert_to_ep_rank,
             (std::vector<int32_t>{0, 5, -3, std::numeric_limits<int32_t>::min()}));
-  EXPECT_EQ(routing[1], (moetrace::RoutingRecord{0, 0, 0, 0, 0, {}, {}}));
+  EXPECT_EQ(routing[0].copy_expert, (std::vector<int32_t>{3, -7}));
+  EXPECT_EQ(routing[0].copy_ep_rank, (std::vector<int32_t>{12, 63}));
+  EXPECT_EQ(routing[0].copy_tokens, (std::vector<int64_t>{150000, -2}));
+  EXPECT_EQ(routing[1], (moetrace::RoutingRecord{0, 0, 0, 0, 0, {}, {}, {}, {}, {}}));
 
   RankHeader expect = h;
   expect.clear_routing();
