@@ -2,11 +2,12 @@
 
 namespace moetrace {
 
-CollectiveAgg* CollectiveTable::Find(uint64_t key, uint64_t hash) {
-  // At most 3/4 full: linear probes stay short.
-  if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = static_cast<size_t>(hash >> shift_);; i = (i + 1) & mask) {
+CollectiveAgg* CollectiveTable::Find(uint64_t key) {
+  // At most 7/8 full: consecutive sequences never collide (each has its own
+  // slot), so the fill only lengthens the probes of sparse sequences.
+  if ((size_ + 1) * 8 > slots_.size() * 7) Grow();
+  const size_t n = slots_.size();
+  for (size_t i = Slot(key);;) {
     CollectiveAgg& c = slots_[i];
     if (c.members == 0) {
       // Claimed by the caller's fold (which sets members >= 1).
@@ -15,21 +16,26 @@ CollectiveAgg* CollectiveTable::Find(uint64_t key, uint64_t hash) {
       return &c;
     }
     if (c.key == key) return &c;
+    if (++i == n) i = 0;
   }
 }
 
 void CollectiveTable::Grow() {
   std::vector<CollectiveAgg> old;
   old.swap(slots_);
-  const size_t n = old.empty() ? 1024 : old.size() * 2;
-  shift_ = 64;
-  for (size_t s = n; s > 1; s >>= 1) --shift_;
+  // Odd capacities: sequences with a power-of-two stride (a PP pair's
+  // send / recv, numbered by micro-batch and stage) still spread over every
+  // slot. From 47, the capacities (95, 191, 383, 767, 1,535, ...) sit just
+  // above 1.4 times the powers of two that group sizes tend to be: a group of
+  // 1,024 collectives fills 67% of its table, not 50%.
+  const size_t n = old.empty() ? 47 : old.size() * 2 + 1;
   slots_.resize(n);
-  const size_t mask = n - 1;
   for (const CollectiveAgg& c : old) {
     if (c.members == 0) continue;
-    size_t i = static_cast<size_t>(Hash(c.key) >> shift_);
-    while (slots_[i].members != 0) i = (i + 1) & mask;
+    size_t i = Slot(c.key);
+    while (slots_[i].members != 0) {
+      if (++i == n) i = 0;
+    }
     slots_[i] = c;
   }
 }

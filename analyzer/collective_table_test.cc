@@ -13,12 +13,14 @@ uint64_t Key(uint64_t group, uint64_t sequence) { return (group << 40) ^ sequenc
 TEST(CollectiveTable, FindsEveryKeyAgainAcrossGrowth) {
   CollectiveTable t;
   std::map<uint64_t, int32_t> expected;
-  // 7 groups x 5,000 sequences: the table grows from 1,024 slots to 64 Ki.
+  // 7 groups x 5,000 sequences in one table (ClusterAccumulator keeps one
+  // group per table, but any keys must work): the table grows from 47 slots
+  // to 49,151, and each slot is the home of 7 keys.
   for (int pass = 0; pass < 3; ++pass) {
     for (uint64_t g = 0; g < 7; ++g) {
       for (uint64_t s = 0; s < 5000; ++s) {
         const uint64_t k = Key(g, s);
-        CollectiveAgg* c = t.Find(k, CollectiveTable::Hash(k));
+        CollectiveAgg* c = t.Find(k);
         EXPECT_EQ(c->key, k);
         c->members += 1;
         c->sum_dur += static_cast<int64_t>(s);
@@ -37,18 +39,45 @@ TEST(CollectiveTable, FindsEveryKeyAgainAcrossGrowth) {
   EXPECT_EQ(seen, 35000u);
   // A key inserted before the growth is the same entry after it.
   const uint64_t k = Key(3, 1234);
-  EXPECT_EQ(t.Find(k, CollectiveTable::Hash(k))->members, 3);
+  EXPECT_EQ(t.Find(k)->members, 3);
   EXPECT_EQ(t.size(), 35000u);
 }
 
 TEST(CollectiveTable, KeyZeroIsAnOrdinaryKey) {
   // Group 0, sequence 0: emptiness is members == 0, not key == 0.
   CollectiveTable t;
-  CollectiveAgg* c = t.Find(0, CollectiveTable::Hash(0));
+  CollectiveAgg* c = t.Find(0);
   EXPECT_EQ(c->members, 0);
   c->members = 2;
-  EXPECT_EQ(t.Find(0, CollectiveTable::Hash(0))->members, 2);
+  EXPECT_EQ(t.Find(0)->members, 2);
   EXPECT_EQ(t.size(), 1u);
+}
+
+TEST(CollectiveTable, StridedSequencesOfAPipelinePair) {
+  // A PP pair's sequences: stride 64 (2 x 32 model stages), two residues.
+  // Odd capacities spread them; every one is found again, once.
+  CollectiveTable t;
+  for (int member = 0; member < 2; ++member) {
+    for (uint64_t k = 0; k < 128; ++k) {
+      for (uint64_t r : {1u, 2u}) {
+        CollectiveAgg* c = t.Find((5ull << 40) ^ (64 * k + r));
+        c->members += 1;
+        c->sum_dur += static_cast<int64_t>(64 * k + r);
+      }
+    }
+  }
+  EXPECT_EQ(t.size(), 256u);
+  int64_t sum = 0;
+  size_t seen = 0;
+  t.ForEach([&](const CollectiveAgg& c) {
+    ++seen;
+    EXPECT_EQ(c.members, 2);
+    EXPECT_EQ(c.key >> 40, 5u);
+    sum += c.sum_dur;
+  });
+  EXPECT_EQ(seen, 256u);
+  // 2 x sum over k < 128 of (128 k + 3) = 2 x (128 x 8,128 + 384).
+  EXPECT_EQ(sum, 2 * (128 * 8128 + 384));
 }
 
 }  // namespace
