@@ -118,6 +118,9 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
   for (size_t g = 0; g < ng; ++g) {
     GroupTable& gt = *tables[g];
     std::lock_guard<std::mutex> lock(gt.mu);
+    // The group's first member: its arrivals are (usually) all of the
+    // group's collectives.
+    if (gt.table.size() == 0) gt.table.Reserve(at[g + 1] - at[g]);
     for (uint32_t j = at[g]; j < at[g + 1]; ++j) {
       const Arrival& a = m.arrivals[order[j]];
       Collective one;

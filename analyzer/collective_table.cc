@@ -20,15 +20,23 @@ CollectiveAgg* CollectiveTable::Find(uint64_t key) {
   }
 }
 
-void CollectiveTable::Grow() {
-  std::vector<CollectiveAgg> old;
-  old.swap(slots_);
+void CollectiveTable::Reserve(size_t n) {
+  size_t capacity = slots_.size();
+  if ((size_ + n) * 8 <= capacity * 7) return;
   // Odd capacities: sequences with a power-of-two stride (a PP pair's
   // send / recv, numbered by micro-batch and stage) still spread over every
   // slot. From 47, the capacities (95, 191, 383, 767, 1,535, ...) sit just
   // above 1.4 times the powers of two that group sizes tend to be: a group of
   // 1,024 collectives fills 67% of its table, not 50%.
-  const size_t n = old.empty() ? 47 : old.size() * 2 + 1;
+  do {
+    capacity = capacity == 0 ? 47 : capacity * 2 + 1;
+  } while ((size_ + n) * 8 > capacity * 7);
+  Rehash(capacity);
+}
+
+void CollectiveTable::Rehash(size_t n) {
+  std::vector<CollectiveAgg> old;
+  old.swap(slots_);
   slots_.resize(n);
   for (const CollectiveAgg& c : old) {
     if (c.members == 0) continue;

@@ -43,6 +43,11 @@ class CollectiveTable {
   // of an absent key.
   CollectiveAgg* Find(uint64_t key);
   size_t size() const { return size_; }
+  size_t capacity() const { return slots_.size(); }
+  // Makes room for `n` more keys at once (a group's first member brings all
+  // of the group's collectives: one table of the final size, not a chain of
+  // copies through every smaller one).
+  void Reserve(size_t n);
   // Every entry, in slot order (which depends on insertion order: callers
   // that need a stable order sort).
   template <typename F>
@@ -53,7 +58,8 @@ class CollectiveTable {
   }
 
  private:
-  void Grow();
+  void Grow() { Reserve(1); }
+  void Rehash(size_t capacity);
   size_t Slot(uint64_t key) const {
     return static_cast<size_t>((key & kCollectiveSequenceMask) % slots_.size());
   }

@@ -14,11 +14,12 @@ TEST(CollectiveTable, FindsEveryKeyAgainAcrossGrowth) {
   CollectiveTable t;
   std::map<uint64_t, int32_t> expected;
   // 7 groups x 5,000 sequences in one table (ClusterAccumulator keeps one
-  // group per table, but any keys must work): the table grows from 47 slots
-  // to 49,151, and each slot is the home of 7 keys.
+  // group per table, but any keys must work): group g has sequences
+  // [4,000 g, 4,000 g + 5,000), so neighbouring groups share 1,000 home
+  // slots. The table grows from 47 slots to 49,151.
   for (int pass = 0; pass < 3; ++pass) {
     for (uint64_t g = 0; g < 7; ++g) {
-      for (uint64_t s = 0; s < 5000; ++s) {
+      for (uint64_t s = 4000 * g; s < 4000 * g + 5000; ++s) {
         const uint64_t k = Key(g, s);
         CollectiveAgg* c = t.Find(k);
         EXPECT_EQ(c->key, k);
@@ -37,8 +38,9 @@ TEST(CollectiveTable, FindsEveryKeyAgainAcrossGrowth) {
     EXPECT_EQ(c.sum_dur, 3 * static_cast<int64_t>(c.key & ((1ull << 40) - 1)));
   });
   EXPECT_EQ(seen, 35000u);
+  EXPECT_EQ(t.capacity(), 49151u);
   // A key inserted before the growth is the same entry after it.
-  const uint64_t k = Key(3, 1234);
+  const uint64_t k = Key(3, 12345);
   EXPECT_EQ(t.Find(k)->members, 3);
   EXPECT_EQ(t.size(), 35000u);
 }
@@ -51,6 +53,24 @@ TEST(CollectiveTable, KeyZeroIsAnOrdinaryKey) {
   c->members = 2;
   EXPECT_EQ(t.Find(0)->members, 2);
   EXPECT_EQ(t.size(), 1u);
+}
+
+TEST(CollectiveTable, ReserveSizesOnceForAGroup) {
+  // A TP group's 1,024 collectives: one table of 1,535 slots (67% full),
+  // not 47 -> 95 -> ... -> 1,535 through every copy.
+  CollectiveTable t;
+  t.Reserve(1024);
+  EXPECT_EQ(t.capacity(), 1535u);
+  for (uint64_t s = 0; s < 1024; ++s) t.Find((3ull << 40) ^ s)->members = 1;
+  EXPECT_EQ(t.capacity(), 1535u);
+  EXPECT_EQ(t.size(), 1024u);
+  t.Reserve(0);
+  EXPECT_EQ(t.capacity(), 1535u);
+  // 7/8 of 1,535 is 1,343: the 1,344th key grows the table to 3,071.
+  for (uint64_t s = 1024; s < 1344; ++s) t.Find((3ull << 40) ^ s)->members = 1;
+  EXPECT_EQ(t.capacity(), 3071u);
+  EXPECT_EQ(t.Find((3ull << 40) ^ 17)->members, 1);
+  EXPECT_EQ(t.size(), 1344u);
 }
 
 TEST(CollectiveTable, StridedSequencesOfAPipelinePair) {
