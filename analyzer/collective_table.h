@@ -30,11 +30,14 @@ struct CollectiveAgg {
   int32_t group_size = 0;
   int32_t last_rank = -1;
   int32_t name_rank = -1;  // the member whose op name / layer / step is kept
-  uint32_t name = 0;
   int32_t layer = -1, step = -1;
   int32_t load_n = 0;
-  bool a2a = false, combine = false;
+  // The flags share a word with the name id (72 bytes an entry, not 80:
+  // millions of entries). Name ids are far below 2^30.
+  uint32_t name : 30 = 0;
+  uint32_t a2a : 1 = 0, combine : 1 = 0;
 };
+static_assert(sizeof(CollectiveAgg) == 72);
 
 class CollectiveTable {
  public:
@@ -58,7 +61,7 @@ class CollectiveTable {
   }
 
  private:
-  void Grow() { Reserve(1); }
+  void Grow();
   void Rehash(size_t capacity);
   size_t Slot(uint64_t key) const {
     return static_cast<size_t>((key & kCollectiveSequenceMask) % slots_.size());

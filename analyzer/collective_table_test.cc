@@ -56,21 +56,31 @@ TEST(CollectiveTable, KeyZeroIsAnOrdinaryKey) {
 }
 
 TEST(CollectiveTable, ReserveSizesOnceForAGroup) {
-  // A TP group's 1,024 collectives: one table of 1,535 slots (67% full),
+  // A TP group's 1,024 collectives: one table of 1,171 slots (7/8 full),
   // not 47 -> 95 -> ... -> 1,535 through every copy.
   CollectiveTable t;
   t.Reserve(1024);
-  EXPECT_EQ(t.capacity(), 1535u);
+  EXPECT_EQ(t.capacity(), 1171u);
   for (uint64_t s = 0; s < 1024; ++s) t.Find((3ull << 40) ^ s)->members = 1;
-  EXPECT_EQ(t.capacity(), 1535u);
+  EXPECT_EQ(t.capacity(), 1171u);
   EXPECT_EQ(t.size(), 1024u);
   t.Reserve(0);
-  EXPECT_EQ(t.capacity(), 1535u);
-  // 7/8 of 1,535 is 1,343: the 1,344th key grows the table to 3,071.
-  for (uint64_t s = 1024; s < 1344; ++s) t.Find((3ull << 40) ^ s)->members = 1;
-  EXPECT_EQ(t.capacity(), 3071u);
-  EXPECT_EQ(t.Find((3ull << 40) ^ 17)->members, 1);
-  EXPECT_EQ(t.size(), 1344u);
+  EXPECT_EQ(t.capacity(), 1171u);
+  // The other members find the same 1,024 in the full table: no growth.
+  for (int member = 1; member < 8; ++member) {
+    for (uint64_t s = 0; s < 1024; ++s) t.Find((3ull << 40) ^ s)->members += 1;
+  }
+  EXPECT_EQ(t.capacity(), 1171u);
+  EXPECT_EQ(t.Find((3ull << 40) ^ 1023)->members, 8);
+  // The 1,025th key doubles it (2 x 1,171 + 1).
+  t.Find((3ull << 40) ^ 1024)->members = 1;
+  EXPECT_EQ(t.capacity(), 2343u);
+  EXPECT_EQ(t.Find((3ull << 40) ^ 17)->members, 8);
+  EXPECT_EQ(t.size(), 1025u);
+  // A PP pair's 256: 293 slots.
+  CollectiveTable pp;
+  pp.Reserve(256);
+  EXPECT_EQ(pp.capacity(), 293u);
 }
 
 TEST(CollectiveTable, StridedSequencesOfAPipelinePair) {
