@@ -143,14 +143,9 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
   }
 }
 
-void ClusterAccumulator::FoldInto(uint64_t key, const Collective& from) {
-  GroupTable* gt;
-  {
-    std::lock_guard<std::mutex> lock(*names_mu_);
-    gt = groups_[key >> 40].get();
-  }
-  std::lock_guard<std::mutex> lock(gt->mu);
-  Fold(from, gt->table.Find(key));
+void ClusterAccumulator::FoldInto(GroupTable* table, uint64_t key, const Collective& from) {
+  std::lock_guard<std::mutex> lock(table->mu);
+  Fold(from, table->table.Find(key));
 }
 
 uint32_t ClusterAccumulator::GroupId(std::string_view name) {

@@ -53,9 +53,10 @@ class ClusterAccumulator {
   // Folds `from` (members of the same group and sequence) into `into`: Add
   // folds one member, Merge another process's. `from.name` is a NameId.
   static void Fold(const Collective& from, Collective* into);
-  // Finds or inserts `key` in its group's table and folds `from` in (takes
-  // the table's lock; callers hold no lock).
-  void FoldInto(uint64_t key, const Collective& from);
+  struct GroupTable;
+  // Finds or inserts `key` in its group's `table` and folds `from` in
+  // (takes the table's lock; callers hold no lock).
+  void FoldInto(GroupTable* table, uint64_t key, const Collective& from);
   // Every collective, in (group name, sequence) order.
   std::vector<const Collective*> SortedCollectives() const;
   struct RoutingKey {
