@@ -101,8 +101,8 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
     }
   }
   // Arrivals by group (a counting sort that keeps each group's arrivals in
-  // the rank's order, i.e. by sequence), then each group's table locked once
-  // and its slots walked in order.
+  // the rank's order: sequence order for TP and EP groups, most of them),
+  // then each group's table locked once and its slots walked in order.
   thread_local std::vector<uint32_t> order, at;
   const size_t na = m.arrivals.size();
   const size_t ng = tables.size();
