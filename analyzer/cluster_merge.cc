@@ -117,14 +117,17 @@ void ClusterAccumulator::Merge(const std::string& bytes) {
     from.load_max = o.load_max();
     from.load_n = o.load_n();
     uint64_t key;
+    GroupTable* table;
     {
       std::lock_guard<std::mutex> lock(*names_mu_);
-      key = (static_cast<uint64_t>(GroupId(o.group())) << 40) ^
+      const uint32_t group = GroupId(o.group());
+      table = groups_[group].get();
+      key = (static_cast<uint64_t>(group) << 40) ^
             (static_cast<uint64_t>(o.sequence()) & kSequenceMask);
       from.name = NameId(o.name());
       from.combine = name_is_combine_[from.name] != 0;
     }
-    FoldInto(key, from);
+    FoldInto(table, key, from);
   }
   // The same rules as Add: tokens summed, the first placement and EP size kept.
   for (const auto& o : st.routing()) {

@@ -92,6 +92,49 @@ TEST(SplitRankHeader, UnpackedElementsAndUnknownFieldsAsProtobuf) {
   EXPECT_TRUE(rest.empty());
 }
 
+TEST(SplitRankHeader, LongRunsOfMixedLengthsAsProtobuf) {
+  // Token counts as a 6,144-rank trace has them, one and two bytes mixed at
+  // random, with some longer values (and negatives) among them: the four-
+  // at-a-time, one-at-a-time and general paths must all agree with protobuf,
+  // whatever the run's length (0..40 values around each 8-byte boundary,
+  // and 5,000).
+  uint64_t x = 12345;
+  auto next = [&x] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x >> 33;
+  };
+  RankHeader h;
+  for (int len : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 40, 5000}) {
+    RoutingRecord* r = h.add_routing();
+    r->set_layer(len);
+    for (int i = 0; i < len; ++i) {
+      const uint64_t kind = next() % 100;
+      const int64_t v = kind < 60   ? static_cast<int64_t>(next() % 64)
+                        : kind < 93 ? static_cast<int64_t>(next() % 8192)
+                        : kind < 97 ? -static_cast<int64_t>(next() % 5000)
+                                    : static_cast<int64_t>(next()) << 20;
+      r->add_tokens_per_expert(v);
+      r->add_expert_to_ep_rank(static_cast<int32_t>(v));
+    }
+  }
+  const std::vector<uint8_t> bytes = Bytes(h.SerializeAsString());
+  std::vector<uint8_t> rest;
+  std::vector<moetrace::RoutingRecord> routing;
+  ASSERT_TRUE(SplitRankHeader(bytes.data(), bytes.size(), &rest, &routing));
+  ASSERT_EQ(routing.size(), 15u);
+  for (int k = 0; k < 15; ++k) {
+    const RoutingRecord& want = h.routing(k);
+    EXPECT_EQ(routing[k].layer, want.layer());
+    EXPECT_EQ(routing[k].tokens_per_expert,
+              std::vector<int64_t>(want.tokens_per_expert().begin(), want.tokens_per_expert().end()))
+        << "run of " << want.layer();
+    EXPECT_EQ(routing[k].expert_to_ep_rank,
+              std::vector<int32_t>(want.expert_to_ep_rank().begin(), want.expert_to_ep_rank().end()))
+        << "run of " << want.layer();
+  }
+  EXPECT_TRUE(rest.empty());
+}
+
 TEST(SplitRankHeader, MalformedIsLeftToProtobuf) {
   std::vector<uint8_t> rest;
   std::vector<moetrace::RoutingRecord> routing;
