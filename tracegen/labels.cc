@@ -286,9 +286,10 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
       vio_sum += MaxVio(v);
       int g = std::max(1, r->ep_size);
       std::vector<double> ep(g, 0);
+      const size_t per_rank = std::max<size_t>(1, v.size() / g);  // clang before 16 cannot
+      // capture a structured binding (v) in a lambda
       auto pos_of = [&](size_t e) {
-        int pos = !r->expert_to_ep_rank.empty() ? r->expert_to_ep_rank[e]
-                                                : int(e / std::max<size_t>(1, v.size() / g));
+        int pos = !r->expert_to_ep_rank.empty() ? r->expert_to_ep_rank[e] : int(e / per_rank);
         return std::min(pos, g - 1);
       };
       for (size_t e = 0; e < v.size(); ++e) ep[pos_of(e)] += v[e];
