@@ -95,7 +95,11 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
         recv_tokens += c;
       }
     }
-    TimeNs a2a_dur = g.a2a_dur;
+    // What is used of `g` below is copied first: the last user erases it.
+    const TimeNs a2a_dur = g.a2a_dur;
+    const int group_members = g.members;
+    // The copies this rank holds are more weights for its grouped GEMMs to read.
+    const double local_experts = g.copy_of.empty() ? shape.ExpertsPerRank() : local_physical;
     if (ph != Phase::kRecompute && !r.keep_routing && --g.uses_left == 0)
       r.routing->erase(Key(shape.EpGroupId(r.rank), r.step, mb, layer));
     b.a2a.push_back(std::move(info));
@@ -114,15 +118,15 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     // of work meanwhile.
     int32_t counts_ready = router;
     const bool sync = cfg.host().sync_before_a2a() && ph != Phase::kBackward;
-    if (sync && g.members > 1)
+    if (sync && group_members > 1)
       counts_ready = Add(b, chain, Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather,
                                               CommClass::kEP, ep_gid, members,
-                                              double(E) * 4 * g.members, ph, mb, layer, bw));
+                                              double(E) * 4 * group_members, ph, mb, layer, bw));
     Op perm = Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw);
     if (sync) {
       perm.host_sync = true;
       perm.sync_on = counts_ready;
-      perm.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * g.members * HostFactor()));
+      perm.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * group_members * HostFactor()));
     }
     int32_t permute = Add(b, chain, perm);
     auto shared_ops = [&](int32_t dep) {
@@ -145,8 +149,6 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     disp.dep = permute;
     int32_t dispatch = Add(b, chain, disp);
     if (overlap) shared_ops(permute);
-    // The copies this rank holds are more weights for its grouped GEMMs to read.
-    double local_experts = g.copy_of.empty() ? shape.ExpertsPerRank() : local_physical;
     double tpe = recv_tokens / std::max(1.0, local_experts);
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
