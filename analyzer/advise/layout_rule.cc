@@ -121,10 +121,12 @@ std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, 
   const int layers = base.model().num_layers();
   Proposal p;
   p.rule = "layout";
-  p.title = fmt::format("change the layout to {} (searched {} layouts on {} cards{})",
-                        search::Describe(chosen->layout), r.feasible, cards,
-                        mine_estimated ? fmt::format(": the configured one ranks {}", r.configured->rank)
-                                       : std::string(": the configured one is not in the space"));
+  p.title = fmt::format("change the layout to {} (searched on {} cards: {})", search::Describe(chosen->layout),
+                        cards,
+                        mine_estimated ? fmt::format("the configured one ranks {} of the {} that fit",
+                                                     r.configured->rank, r.feasible)
+                                       : fmt::format("the configured one is not among the {} that fit",
+                                                     r.feasible));
   p.knob = search::MindSpeedArgs(chosen->layout, layers);
   p.config = ChangedKeys(base, next);
   p.fixes = "cluster.step_time_ns.max";
