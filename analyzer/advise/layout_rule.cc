@@ -8,6 +8,7 @@
 
 #include "analyzer/search/search.h"
 #include "analyzer/search/verify.h"
+#include "formats/errors.h"
 #include "tracegen/config.h"
 
 namespace moetrace::advise {
@@ -62,7 +63,9 @@ int VerifyCount(int cards) { return cards <= 1024 ? 3 : 1; }
 
 }  // namespace
 
-std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, bool simulate) {
+namespace {
+
+std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool simulate) {
   tracegen::RunConfig base = trace_config;
   tracegen::ResolveHardware(&base);
   base.set_steps(1);  // the simulations compare one step each
@@ -154,6 +157,24 @@ std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, 
   }
   p.detail += fmt::format("estimated {} layouts in {:.2f} s CPU", r.valid, r.estimate_cpu_s);
   return p;
+}
+
+}  // namespace
+
+std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, bool simulate) {
+  try {
+    return Propose(trace_config, simulate);
+  } catch (const InputError& e) {
+    // A configuration the search cannot take (e.g. an unknown hardware
+    // preset): the other rules still run; this one is listed as not
+    // proposed, with the reason.
+    Proposal p;
+    p.rule = "layout";
+    p.title = "change the layout";
+    p.fixes = "cluster.step_time_ns.max";
+    p.not_proposed = std::string("no layout search on this configuration: ") + e.what();
+    return p;
+  }
 }
 
 }  // namespace moetrace::advise

@@ -31,7 +31,8 @@ inline constexpr double kLayoutEvidence = 0.01;
 // `fixes` = cluster.step_time_ns.max, the slowest rank's step) and
 // `config` lists the RunConfig keys that change, `knob` the MindSpeed
 // arguments of the new layout. Whether it is kept is advise's common rule
-// (DropReason).
+// (DropReason). A configuration the search cannot take (InputError) gives a
+// proposal with `not_proposed` saying why (advise lists it as not proposed).
 std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& config, bool simulate);
 
 }  // namespace moetrace::advise

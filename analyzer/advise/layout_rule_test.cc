@@ -128,5 +128,17 @@ TEST(LayoutRule, WithoutReplayTheBestEstimateIsUnpredicted) {
   EXPECT_NE(p->detail.find("best estimate 9.421 ms (not simulated)"), std::string::npos) << p->detail;
 }
 
+// A configuration the search cannot take is not fatal to advise: the rule
+// says why it proposes nothing.
+TEST(LayoutRule, UnsearchableConfigurationIsNotProposedWithTheReason) {
+  tracegen::RunConfig c = TinyMoeConfig({});
+  c.mutable_hardware()->set_preset("no-such-npu");
+  const std::optional<Proposal> p = LayoutProposal(c, true);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p->predicted);
+  EXPECT_EQ(p->not_proposed.rfind("no layout search on this configuration: ", 0), 0u) << p->not_proposed;
+  EXPECT_NE(p->not_proposed.find("no-such-npu"), std::string::npos) << p->not_proposed;
+}
+
 }  // namespace
 }  // namespace moetrace::advise
