@@ -155,7 +155,9 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
   } else {
     p.detail += fmt::format("best estimate {:.3f} ms (not simulated)\n", best_estimate * 1e3);
   }
-  p.detail += fmt::format("estimated {} layouts in {:.2f} s CPU", r.valid, r.estimate_cpu_s);
+  // No CPU seconds here: advise's output (and the report) must be the same
+  // on every run and process count.
+  p.detail += fmt::format("estimated {} valid layouts, global batch {} fixed", r.valid, r.global_batch);
   return p;
 }
 
