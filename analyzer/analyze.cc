@@ -33,6 +33,7 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
   std::vector<char> analysed(n, 0);
   std::mutex mu;
   std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};  // a worker failed: the others end their run early
   size_t done = 0;
   std::exception_ptr error;
   const uint64_t capacity = source.metadata().device_memory_bytes;
@@ -40,12 +41,25 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
   // Each worker holds one rank at a time: memory is bounded by the thread
   // count, whatever the number of ranks. The worker's Rank is reused
   // (ReadRankInto): once grown, reading a rank allocates nothing.
+  // Workers claim runs of consecutive ranks, not single ranks: members of a
+  // TP or EP group are usually consecutive rank ids, so the collectives a
+  // run's ranks share stay in this core's cache between members (one rank
+  // at a time from a shared counter, consecutive ranks alternate between
+  // cores and every collective moves between the two caches). Short runs
+  // when ranks are few, so that every worker still gets work.
+  const size_t run = std::clamp<size_t>(n / (threads * 16), 1, 32);
   auto worker = [&] {
     RankScratch scratch;
     Rank rank;
+    size_t claimed = 0, claimed_end = 0;
     for (;;) {
-      size_t i = next.fetch_add(1);
-      if (i >= n) return;
+      if (stop.load(std::memory_order_relaxed)) return;
+      if (claimed == claimed_end) {
+        claimed = next.fetch_add(run);
+        claimed_end = std::min(claimed + run, n);
+      }
+      if (claimed >= n) return;
+      const size_t i = claimed++;
       bool read = false;
       try {
         source.ReadRankInto(indices[i], &rank);
@@ -76,11 +90,13 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
         }
         if (!error) error = std::current_exception();
         next.store(n);
+        stop.store(true);
         return;
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (!error) error = std::current_exception();
         next.store(n);
+        stop.store(true);
         return;
       }
     }

@@ -12,7 +12,7 @@
 namespace moetrace {
 namespace {
 
-constexpr uint64_t kSequenceMask = (1ull << 40) - 1;
+constexpr uint64_t kSequenceMask = kCollectiveSequenceMask;
 
 uint64_t CollectiveKey(uint32_t group, int64_t sequence) {
   return (static_cast<uint64_t>(group) << 40) ^ (static_cast<uint64_t>(sequence) & kSequenceMask);
@@ -25,8 +25,7 @@ double Mean(const std::vector<double>& v) {
 }  // namespace
 
 ClusterAccumulator::ClusterAccumulator()
-    : shards_(new Shard[kShards]),
-      names_mu_(std::make_unique<std::mutex>()),
+    : names_mu_(std::make_unique<std::mutex>()),
       mu_(std::make_unique<std::mutex>()) {}
 ClusterAccumulator::ClusterAccumulator(ClusterAccumulator&&) noexcept = default;
 ClusterAccumulator& ClusterAccumulator::operator=(ClusterAccumulator&&) noexcept = default;
@@ -65,6 +64,7 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
       for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) agg.tokens[e] += r.tokens_per_expert[e];
       if (agg.placement.empty()) agg.placement = r.expert_to_ep_rank;
       if (agg.ep_size == 0) agg.ep_size = r.ep_size;
+      agg.copies.Add(r);
     }
   }
 
@@ -76,13 +76,24 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
   // arrival): one short hold of the name lock per rank.
   thread_local std::vector<int64_t> local_group, local_name;
   thread_local std::vector<char> local_combine;
+  // The rank's groups in order of first arrival, and each local group
+  // string's index among them.
+  thread_local std::vector<GroupTable*> tables;
+  thread_local std::vector<int32_t> local_slot;
   local_group.assign(rank.strings.size(), -1);
   local_name.assign(rank.strings.size(), -1);
   local_combine.assign(rank.strings.size(), 0);
+  local_slot.assign(rank.strings.size(), -1);
+  tables.clear();
   {
     std::lock_guard<std::mutex> lock(*names_mu_);
     for (const Arrival& a : m.arrivals) {
-      if (local_group[a.group] < 0) local_group[a.group] = GroupId(rank.strings.Get(a.group));
+      if (local_group[a.group] < 0) {
+        const uint32_t id = GroupId(rank.strings.Get(a.group));
+        local_group[a.group] = id;
+        local_slot[a.group] = static_cast<int32_t>(tables.size());
+        tables.push_back(groups_[id].get());
+      }
       if (local_name[a.name] < 0) {
         const uint32_t id = NameId(rank.strings.Get(a.name));
         local_name[a.name] = id;
@@ -90,36 +101,29 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
       }
     }
   }
-  // Arrivals by shard (a counting sort), then each shard locked once.
-  thread_local std::vector<uint64_t> keys, hashes;
-  thread_local std::vector<uint32_t> order;
+  // Arrivals by group (a counting sort that keeps each group's arrivals in
+  // the rank's order: sequence order for TP and EP groups, most of them),
+  // then each group's table locked once and its slots walked in order.
+  thread_local std::vector<uint32_t> order, at;
   const size_t na = m.arrivals.size();
-  keys.resize(na);
-  hashes.resize(na);
+  const size_t ng = tables.size();
   order.resize(na);
-  uint32_t at[kShards + 1] = {};
+  at.assign(ng + 1, 0);
+  for (const Arrival& a : m.arrivals) ++at[static_cast<size_t>(local_slot[a.group]) + 1];
+  for (size_t g = 0; g < ng; ++g) at[g + 1] += at[g];
+  thread_local std::vector<uint32_t> fill;
+  fill.assign(at.begin(), at.end() - 1);
   for (size_t i = 0; i < na; ++i) {
-    const Arrival& a = m.arrivals[i];
-    keys[i] = CollectiveKey(static_cast<uint32_t>(local_group[a.group]), a.sequence);
-    hashes[i] = CollectiveTable::Hash(keys[i]);
-    ++at[ShardOf(hashes[i]) + 1];
+    order[fill[static_cast<size_t>(local_slot[m.arrivals[i].group])]++] = static_cast<uint32_t>(i);
   }
-  for (int k = 0; k < kShards; ++k) at[k + 1] += at[k];
-  uint32_t fill[kShards];
-  std::copy(at, at + kShards, fill);
-  for (size_t i = 0; i < na; ++i) order[fill[ShardOf(hashes[i])]++] = static_cast<uint32_t>(i);
-  for (int k = 0; k < kShards; ++k) {
-    if (at[k] == at[k + 1]) continue;
-    Shard& shard = shards_[k];
-    std::lock_guard<std::mutex> lock(shard.mu);
-    constexpr uint32_t kAhead = 8;
-    for (uint32_t j = at[k]; j < at[k + 1] && j < at[k] + kAhead; ++j) {
-      shard.table.Prefetch(hashes[order[j]]);
-    }
-    for (uint32_t j = at[k]; j < at[k + 1]; ++j) {
-      if (j + kAhead < at[k + 1]) shard.table.Prefetch(hashes[order[j + kAhead]]);
-      const uint32_t i = order[j];
-      const Arrival& a = m.arrivals[i];
+  for (size_t g = 0; g < ng; ++g) {
+    GroupTable& gt = *tables[g];
+    std::lock_guard<std::mutex> lock(gt.mu);
+    // The group's first member: its arrivals are (usually) all of the
+    // group's collectives.
+    if (gt.table.size() == 0) gt.table.Reserve(at[g + 1] - at[g]);
+    for (uint32_t j = at[g]; j < at[g + 1]; ++j) {
+      const Arrival& a = m.arrivals[order[j]];
       Collective one;
       one.members = 1;
       one.group_size = a.group_size;
@@ -134,21 +138,23 @@ void ClusterAccumulator::Add(const RankMetrics& m, const Rank& rank) {
         one.load_sum = one.load_max = a.recv_load;
         one.load_n = 1;
       }
-      Fold(one, shard.table.Find(keys[i], hashes[i]));
+      Fold(one, gt.table.Find(CollectiveKey(static_cast<uint32_t>(local_group[a.group]),
+                                            a.sequence)));
     }
   }
 }
 
-void ClusterAccumulator::FoldInto(uint64_t key, const Collective& from) {
-  const uint64_t hash = CollectiveTable::Hash(key);
-  Shard& shard = shards_[ShardOf(hash)];
-  std::lock_guard<std::mutex> lock(shard.mu);
-  Fold(from, shard.table.Find(key, hash));
+void ClusterAccumulator::FoldInto(GroupTable* table, uint64_t key, const Collective& from) {
+  std::lock_guard<std::mutex> lock(table->mu);
+  Fold(from, table->table.Find(key));
 }
 
 uint32_t ClusterAccumulator::GroupId(std::string_view name) {
   auto [it, added] = group_ids_.emplace(std::string(name), static_cast<uint32_t>(group_names_.size()));
-  if (added) group_names_.emplace_back(name);
+  if (added) {
+    group_names_.emplace_back(name);
+    groups_.push_back(std::make_unique<GroupTable>());
+  }
   return it->second;
 }
 
@@ -187,8 +193,8 @@ void ClusterAccumulator::Fold(const Collective& f, Collective* c) {
 
 std::vector<const ClusterAccumulator::Collective*> ClusterAccumulator::SortedCollectives() const {
   std::vector<const Collective*> all;
-  for (int k = 0; k < kShards; ++k) {
-    shards_[k].table.ForEach([&](const Collective& c) { all.push_back(&c); });
+  for (const auto& g : groups_) {
+    g->table.ForEach([&](const Collective& c) { all.push_back(&c); });
   }
   std::sort(all.begin(), all.end(), [this](const Collective* a, const Collective* b) {
     const std::string& ga = group_names_[a->key >> 40];
@@ -226,8 +232,8 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
   struct Wait { uint64_t key; const Collective* c; int64_t total; };
   std::vector<Wait> waits;
   std::map<int32_t, std::pair<int64_t, int64_t>> caused;  // rank -> (ns, collectives)
-  for (int k = 0; k < kShards; ++k) {
-    shards_[k].table.ForEach([&](const Collective& col) {
+  for (const auto& g : groups_) {
+    g->table.ForEach([&](const Collective& col) {
       if (col.members < 2) return;
       if (col.group_size > 0 && col.members != col.group_size) return;  // not every member seen
       int64_t total = col.sum_dur - static_cast<int64_t>(col.members) * col.min_dur;
@@ -305,11 +311,18 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
       for (int64_t t : agg.tokens) var += (static_cast<double>(t) - mean) * (static_cast<double>(t) - mean);
       double cv = std::sqrt(var / static_cast<double>(E)) / mean;
       const int32_t ep = std::max(1, agg.ep_size);
-      std::vector<double> ep_load(static_cast<size_t>(ep), 0.0);
-      for (size_t e = 0; e < E; ++e) {
-        int32_t r = e < agg.placement.size() ? agg.placement[e]
-                                              : static_cast<int32_t>(e * static_cast<size_t>(ep) / E);
-        if (r >= 0 && r < ep) ep_load[static_cast<size_t>(r)] += static_cast<double>(agg.tokens[e]);
+      std::vector<double> ep_load;
+      if (agg.copies.expert.empty()) {
+        ep_load.assign(static_cast<size_t>(ep), 0.0);
+        for (size_t e = 0; e < E; ++e) {
+          int32_t r = e < agg.placement.size() ? agg.placement[e]
+                                                : static_cast<int32_t>(e * static_cast<size_t>(ep) / E);
+          if (r >= 0 && r < ep) ep_load[static_cast<size_t>(r)] += static_cast<double>(agg.tokens[e]);
+        }
+      } else {
+        // Redundant copies took part of their experts' tokens to other ranks.
+        ep_load = EpLoads(std::vector<double>(agg.tokens.begin(), agg.tokens.end()), agg.placement, ep,
+                          agg.copies);
       }
       double ep_mx = *std::max_element(ep_load.begin(), ep_load.end());
       double ep_vio = ep_mx / (sum / ep) - 1;

@@ -1,8 +1,8 @@
 // Cross-rank accumulation: sums, per-rank summaries for the spread and the
 // slow-rank rule, matched collectives (group, sequence) for wait
 // attribution, expert loads. Ranks are added in any order, by any number of
-// threads at once (Add locks what it touches: the collectives are sharded by
-// key, so two workers rarely wait for each other).
+// threads at once (Add locks what it touches: the collectives are kept by
+// group, so two workers rarely wait for each other).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 
 #include "analyzer/collective_table.h"
 #include "analyzer/proto/analysis.pb.h"
+#include "analyzer/rank_experts.h"
 #include "analyzer/rank_metrics.h"
 #include "formats/trace.h"
 
@@ -53,8 +54,10 @@ class ClusterAccumulator {
   // Folds `from` (members of the same group and sequence) into `into`: Add
   // folds one member, Merge another process's. `from.name` is a NameId.
   static void Fold(const Collective& from, Collective* into);
-  // Finds or inserts `key` in its shard and folds `from` in (takes the lock).
-  void FoldInto(uint64_t key, const Collective& from);
+  struct GroupTable;
+  // Finds or inserts `key` in its group's `table` and folds `from` in
+  // (takes the table's lock; callers hold no lock).
+  void FoldInto(GroupTable* table, uint64_t key, const Collective& from);
   // Every collective, in (group name, sequence) order.
   std::vector<const Collective*> SortedCollectives() const;
   struct RoutingKey {
@@ -67,18 +70,18 @@ class ClusterAccumulator {
     std::vector<int64_t> tokens;
     std::vector<int32_t> placement;
     int32_t ep_size = 0;
+    CopyLoads copies;
   };
 
-  // Collectives by key, in shards of their own lock and table.
-  static constexpr int kShards = 64;
-  struct Shard {
+  // Collectives by group (index: group id), each group's table under its
+  // own lock. The vector grows under names_mu_ (with group_ids_); the
+  // GroupTables themselves never move.
+  struct GroupTable {
     std::mutex mu;
     CollectiveTable table;
   };
-  // Mid bits of the hash: the tables index by its top bits.
-  static int ShardOf(uint64_t hash) { return static_cast<int>((hash >> 24) & (kShards - 1)); }
-  std::unique_ptr<Shard[]> shards_;
-  // Guards group_ids_ .. names_.
+  std::vector<std::unique_ptr<GroupTable>> groups_;
+  // Guards groups_, group_ids_ .. names_.
   std::unique_ptr<std::mutex> names_mu_;
   // Guards total_ .. max_steps_.
   std::unique_ptr<std::mutex> mu_;

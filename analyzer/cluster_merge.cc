@@ -1,5 +1,6 @@
 // ClusterAccumulator::Serialize / Merge: another process's ranks folded in
 // as if they had been Added here (mpirun, analyzer/distributed.h).
+#include <algorithm>
 #include <stdexcept>
 
 #include "analyzer/cluster.h"
@@ -67,6 +68,9 @@ std::string ClusterAccumulator::Serialize() const {
     o->mutable_tokens()->Add(agg.tokens.begin(), agg.tokens.end());
     o->mutable_placement()->Add(agg.placement.begin(), agg.placement.end());
     o->set_ep_size(agg.ep_size);
+    o->mutable_copy_expert()->Add(agg.copies.expert.begin(), agg.copies.expert.end());
+    o->mutable_copy_ep_rank()->Add(agg.copies.ep_rank.begin(), agg.copies.ep_rank.end());
+    o->mutable_copy_tokens()->Add(agg.copies.tokens.begin(), agg.copies.tokens.end());
   }
   for (const auto& [key, by_rank] : local_) {
     for (const auto& [rank, tokens] : by_rank) {
@@ -113,14 +117,17 @@ void ClusterAccumulator::Merge(const std::string& bytes) {
     from.load_max = o.load_max();
     from.load_n = o.load_n();
     uint64_t key;
+    GroupTable* table;
     {
       std::lock_guard<std::mutex> lock(*names_mu_);
-      key = (static_cast<uint64_t>(GroupId(o.group())) << 40) ^
+      const uint32_t group = GroupId(o.group());
+      table = groups_[group].get();
+      key = (static_cast<uint64_t>(group) << 40) ^
             (static_cast<uint64_t>(o.sequence()) & kSequenceMask);
       from.name = NameId(o.name());
       from.combine = name_is_combine_[from.name] != 0;
     }
-    FoldInto(key, from);
+    FoldInto(table, key, from);
   }
   // The same rules as Add: tokens summed, the first placement and EP size kept.
   for (const auto& o : st.routing()) {
@@ -129,6 +136,8 @@ void ClusterAccumulator::Merge(const std::string& bytes) {
     for (int e = 0; e < o.tokens_size(); ++e) agg.tokens[e] += o.tokens(e);
     if (agg.placement.empty()) agg.placement.assign(o.placement().begin(), o.placement().end());
     if (agg.ep_size == 0) agg.ep_size = o.ep_size();
+    const int copies = std::min({o.copy_expert_size(), o.copy_ep_rank_size(), o.copy_tokens_size()});
+    for (int k = 0; k < copies; ++k) agg.copies.Add(o.copy_expert(k), o.copy_ep_rank(k), o.copy_tokens(k));
   }
   for (const auto& o : st.local()) {
     std::vector<int64_t>& v = local_[{o.step(), o.layer()}][o.rank()];

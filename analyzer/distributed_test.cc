@@ -27,10 +27,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Trace TinyMoe() {
-  tracegen::RunConfig config = tracegen::BuildConfig(
-      {"tiny-moe", "", {"steps=2", "parallel.dp=16", "parallel.world_size=32",
-                        "parallel.global_batch_size=64"}, 0});
+Trace TinyMoe(std::vector<std::string> extra = {}) {
+  std::vector<std::string> sets = {"steps=2", "parallel.dp=16", "parallel.world_size=32",
+                                   "parallel.global_batch_size=64"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  tracegen::RunConfig config = tracegen::BuildConfig({"tiny-moe", "", sets, 0});
   MemorySink sink;
   tracegen::Generate(config, {}, sink);
   return std::move(sink.trace());
@@ -64,6 +65,29 @@ TEST(SerializeMerge, AnySplitOfTinyMoeGivesTheSameDocument) {
   }
   // Merged in the other order.
   EXPECT_EQ(one, Merged(src, 3, [&](size_t i) { return 2 - int(i * 3 / n); }));
+}
+
+// Redundant expert copies travel with the routing loads: a split gives the
+// one-process EP MaxVio, which the copies lower (stripped, it is the copies-less figure).
+TEST(SerializeMerge, RedundantExpertCopiesMergeLikeOneProcess) {
+  Trace with = TinyMoe({"routing.skew=2", "routing.redundant_experts=7"});
+  Trace stripped = with;
+  for (Rank& r : stripped.ranks) {
+    for (RoutingRecord& rec : r.routing) {
+      rec.copy_expert.clear();
+      rec.copy_ep_rank.clear();
+      rec.copy_tokens.clear();
+    }
+  }
+  MemorySource src(std::move(with));
+  const analysis::Analysis a = Analyze(src);
+  const std::string one = ToStableJson(a);
+  EXPECT_EQ(one, Merged(src, 3, [&](size_t i) { return int(i % 3); }));
+  MemorySource bare(std::move(stripped));
+  const double vio = a.cluster().expert_imbalance().ep_max_vio_mean();
+  const double bare_vio = Analyze(bare).cluster().expert_imbalance().ep_max_vio_mean();
+  EXPECT_NEAR(vio, 0.25307, 1e-5);
+  EXPECT_NEAR(bare_vio, 1.45799, 1e-5);
 }
 
 // Workers add ranks to the sharded collective tables without a common lock:

@@ -53,6 +53,12 @@ std::vector<Case> Cases() {
   c.push_back({"tiny_moe_knobs_flipped", "tiny-moe",
                {"steps=2", "host.task_queue=false", "host.numa_affinity=false",
                 "host.sync_before_a2a=true", "memory.recompute=full", "routing.edpb=true"}});
+  // Redundant expert copies: their tokens count on the copies' EP ranks in
+  // the labels and in the analysis alike (with EDPB: copies of the migrated layout).
+  c.push_back({"tiny_moe_redundant_experts", "tiny-moe",
+               {"steps=2", "routing.skew=2", "routing.redundant_experts=7"}});
+  c.push_back({"tiny_moe_redundant_experts_edpb", "tiny-moe",
+               {"steps=2", "routing.skew=2", "routing.redundant_experts=4", "routing.edpb=true"}});
   const std::string p = "pangu-ultra-moe-718b";
   // The preset: MBS 2, interleaved VPP 2, hierarchical all-to-all, task
   // queue, NUMA binding, no token-count sync, skew 0.6, no EDPB, selective
@@ -68,6 +74,7 @@ std::vector<Case> Cases() {
   c.push_back({"pangu_sync_before_a2a", p, Pangu({"host.sync_before_a2a=true"})});
   c.push_back({"pangu_skew0", p, Pangu({"routing.skew=0"})});
   c.push_back({"pangu_skew1", p, Pangu({"routing.skew=1"})});
+  c.push_back({"pangu_redundant_experts", p, Pangu({"routing.redundant_experts=32"})});
   // EDPB migrates experts between steps: the second step uses it.
   c.push_back({"pangu_edpb", p, Pangu({"routing.edpb=true"}, 2)});
   c.push_back({"pangu_recompute_none", p, Pangu({"memory.recompute=none"})});

@@ -17,11 +17,49 @@ double MaxVio(const double* loads, size_t n) {
   return mean > 0 ? mx / mean - 1 : 0;
 }
 
+void CopyLoads::Add(int32_t e, int32_t r, int64_t t) {
+  for (size_t k = 0; k < expert.size(); ++k) {
+    if (expert[k] == e && ep_rank[k] == r) {
+      tokens[k] += t;
+      return;
+    }
+  }
+  expert.push_back(e);
+  ep_rank.push_back(r);
+  tokens.push_back(t);
+}
+
+void CopyLoads::Add(const RoutingRecord& r) {
+  const size_t n = std::min({r.copy_expert.size(), r.copy_ep_rank.size(), r.copy_tokens.size()});
+  for (size_t k = 0; k < n; ++k) Add(r.copy_expert[k], r.copy_ep_rank[k], r.copy_tokens[k]);
+}
+
+std::vector<double> EpLoads(const std::vector<double>& tokens, const std::vector<int32_t>& placement,
+                            int32_t ep, const CopyLoads& copies) {
+  const int32_t g = std::max(1, ep);
+  const size_t E = tokens.size();
+  std::vector<double> out(static_cast<size_t>(g), 0.0);
+  auto pos_of = [&](size_t e) {
+    const int32_t p = e < placement.size() ? placement[e]
+                                           : static_cast<int32_t>(e * static_cast<size_t>(g) / std::max<size_t>(E, 1));
+    return static_cast<size_t>(std::clamp(p, 0, g - 1));
+  };
+  for (size_t e = 0; e < E; ++e) out[pos_of(e)] += tokens[e];
+  for (size_t k = 0; k < copies.expert.size(); ++k) {
+    const int32_t e = copies.expert[k], r = copies.ep_rank[k];
+    // A copy of an expert the records do not count, or on no EP rank: odd, left out.
+    if (e < 0 || static_cast<size_t>(e) >= E || r < 0 || r >= g) continue;
+    out[pos_of(static_cast<size_t>(e))] -= static_cast<double>(copies.tokens[k]);
+    out[static_cast<size_t>(r)] += static_cast<double>(copies.tokens[k]);
+  }
+  return out;
+}
+
 bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, ExpertVio* total) {
   steps->clear();
   if (rank.routing.empty()) return false;
   // (step, layer) -> loads per expert, and the record giving the placement.
-  struct Layer { std::vector<double> loads; const RoutingRecord* rec = nullptr; };
+  struct Layer { std::vector<double> loads; const RoutingRecord* rec = nullptr; CopyLoads copies; };
   std::map<std::pair<int32_t, int32_t>, Layer> layers;
   for (const RoutingRecord& r : rank.routing) {
     // ep_size 0: loads of this rank's own experts (Ascend GroupedMatmul),
@@ -32,6 +70,7 @@ bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, Expert
     for (size_t e = 0; e < r.tokens_per_expert.size(); ++e)
       l.loads[e] += static_cast<double>(r.tokens_per_expert[e]);
     if (!l.rec || !r.expert_to_ep_rank.empty()) l.rec = &r;
+    l.copies.Add(r);
   }
   if (layers.empty()) return false;
   std::vector<double> ep;
@@ -45,16 +84,8 @@ bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, Expert
       const std::vector<double>& v = it->second.loads;
       const RoutingRecord& r = *it->second.rec;
       const size_t E = v.size();
-      const int32_t g = std::max(1, r.ep_size);
-      ep.assign(static_cast<size_t>(g), 0.0);
-      for (size_t e = 0; e < E; ++e) {
-        // The placement of EDPB when recorded, else contiguous blocks.
-        int32_t pos = e < r.expert_to_ep_rank.size()
-                          ? r.expert_to_ep_rank[e]
-                          : static_cast<int32_t>(e * static_cast<size_t>(g) / std::max<size_t>(E, 1));
-        pos = std::clamp(pos, 0, g - 1);
-        ep[static_cast<size_t>(pos)] += v[e];
-      }
+      // The placement of EDPB when recorded, else contiguous blocks; copies moved.
+      ep = EpLoads(v, r.expert_to_ep_rank, r.ep_size, it->second.copies);
       s_vio += MaxVio(v.data(), E);
       s_ep += MaxVio(ep.data(), ep.size());
       ++s_n;

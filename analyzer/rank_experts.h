@@ -23,4 +23,19 @@ bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, Expert
 // max / mean - 1 (DeepSeek's MaxVio); 0 for empty or all-zero loads.
 double MaxVio(const double* loads, size_t n);
 
+// Tokens received by redundant expert copies (RoutingRecord::copy_*),
+// summed per (expert, EP rank) over records.
+struct CopyLoads {
+  std::vector<int32_t> expert, ep_rank;
+  std::vector<int64_t> tokens;
+  void Add(int32_t expert, int32_t ep_rank, int64_t tokens);
+  void Add(const RoutingRecord& r);
+};
+
+// EP-rank loads of one layer: each expert's tokens on its rank (`placement`,
+// else contiguous blocks), less what its copies received, which lands on
+// the copies' ranks.
+std::vector<double> EpLoads(const std::vector<double>& tokens, const std::vector<int32_t>& placement,
+                            int32_t ep, const CopyLoads& copies);
+
 }  // namespace moetrace

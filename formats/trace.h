@@ -223,6 +223,13 @@ struct RoutingRecord {
   int32_t ep_size = 0;                   // EP ranks the experts are spread over
   std::vector<int64_t> tokens_per_expert;
   std::vector<int32_t> expert_to_ep_rank;  // placement; empty = contiguous blocks
+  // Redundant copies of hot experts (parallel lists, one entry per copy):
+  // the expert, the EP rank holding the copy, and how many of this record's
+  // tokens of that expert went to the copy. tokens_per_expert still counts
+  // every token of an expert; the copies say which EP rank received them.
+  std::vector<int32_t> copy_expert;
+  std::vector<int32_t> copy_ep_rank;
+  std::vector<int64_t> copy_tokens;
   bool operator==(const RoutingRecord&) const = default;
 };
 

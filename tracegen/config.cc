@@ -326,6 +326,11 @@ void Validate(const RunConfig& c) {
   if (c.routing().drift() < 0) KeyError("routing.drift", "must be >= 0");
   if (c.routing().edpb() && c.routing().edpb_interval() < 1)
     KeyError("routing.edpb_interval", "must be >= 1");
+  if (c.routing().redundant_experts() < 0 || c.routing().redundant_experts() > m.num_experts())
+    KeyError("routing.redundant_experts",
+             fmt::format("must be between 0 and model.num_experts ({})", m.num_experts()));
+  if (c.routing().redundant_experts() > 0 && p.ep() * (p.tp_extend_ep() ? p.tp() : 1) < 2)
+    KeyError("routing.redundant_experts", "copies need experts spread over EP ranks (ep > 1)");
   if (c.steps() < 1 || c.steps() > 10000) KeyError("steps", "must be between 1 and 10000");
   for (auto [key, v] : {std::pair<const char*, double>{"hardware.peak_flops", h.peak_flops()},
                         {"hardware.hbm_bytes", h.hbm_bytes()},

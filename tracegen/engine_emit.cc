@@ -64,20 +64,24 @@ void EngineImpl::InitRankOutput(RankSim& r, const EmitScratch& s) const {
   // Constant memory: bf16 weights, fp32 gradients, Adam states (12 B/param,
   // sharded over DP with the distributed optimizer).
   double weights = 0, grads = 0, opt = 0;
-  StaticMemory(r.stage, &weights, &grads, &opt);
+  StaticMemory(r.stage, &weights, &grads, &opt, shape.EpPosition(r.rank));
   r.mem_events.emplace_back(kBaseTime, 0, uint8_t(CounterKind::kMemWeights), int64_t(weights));
   r.mem_events.emplace_back(kBaseTime, 1, uint8_t(CounterKind::kMemGradients), int64_t(grads));
   r.mem_events.emplace_back(kBaseTime, 2, uint8_t(CounterKind::kMemOptimizer), int64_t(opt));
 }
 
-void EngineImpl::StaticMemory(int stage, double* weights, double* grads, double* opt) const {
+void EngineImpl::StaticMemory(int stage, double* weights, double* grads, double* opt, int ep_pos) const {
   double dense = 0, expert = 0;
   ComputeParams(stage, &dense, &expert);
   const int edp = std::max(1, shape.dp / shape.ep);
   *opt = cfg.memory().distributed_optimizer() ? 12 * (dense / shape.dp + expert / edp)
                                               : 12 * (dense + expert);
-  *weights = 2 * (dense + expert);
-  *grads = 4 * (dense + expert);
+  // A redundant copy holds the expert's weights and its own gradient (summed
+  // into the original's before the update); the optimizer states stay with
+  // the original, which refreshes the copy after the step.
+  const double copies = CopiesHeld(stage, ep_pos) * shape.ExpertParamsEach();
+  *weights = 2 * (dense + expert + copies);
+  *grads = 4 * (dense + expert + copies);
 }
 
 void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, TimeNs dq0,
@@ -185,6 +189,9 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
     rr.ep_size = shape.expert_group;
     rr.tokens_per_expert = a.local_counts;
     if (cfg.routing().edpb()) rr.expert_to_ep_rank = a.placement;
+    rr.copy_expert = a.copy_expert;
+    rr.copy_ep_rank = a.copy_pos;
+    rr.copy_tokens = a.copy_tokens;
     r.out->routing.push_back(std::move(rr));
   }
   while (r.mem_ptr < r.block.mem.size() && r.block.mem[r.mem_ptr].op == int32_t(i)) {

@@ -44,7 +44,8 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(GroupedMatmulGateUp) X(SwiGluExperts) X(GroupedMatmulDown) X(AllToAllVCombine)         \
   X(MoeFinalizeRouting) X(Embedding) X(MatMulLmHead) X(CrossEntropy) X(Send) X(Recv)       \
   X(SwapOut) X(SwapIn) X(ReduceScatterGradsDp) X(ReduceScatterGradsEdp)                    \
-  X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts)
+  X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts) \
+  X(ExpertCopySync)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -96,6 +97,9 @@ struct A2AInfo {
   std::vector<uint64_t> send, recv;  // bytes per member
   std::vector<int64_t> local_counts;  // routing record (tokens per expert)
   std::vector<int32_t> placement;
+  // Redundant copies: expert, EP position, this rank's tokens sent to it.
+  std::vector<int32_t> copy_expert, copy_pos;
+  std::vector<int64_t> copy_tokens;
   int32_t group_pos = 0;
 };
 
@@ -114,8 +118,11 @@ struct Block {
 // Routing of one (step, micro-batch, layer) in one EP group.
 struct GroupRouting {
   int members = 0;
-  std::vector<int32_t> counts;     // members x experts
-  std::vector<int32_t> placement;  // expert -> position
+  // Physical experts: the experts, then their redundant copies (copy_of:
+  // the expert of each copy); counts and placement cover all of them.
+  std::vector<int32_t> counts;     // members x physical experts
+  std::vector<int32_t> placement;  // physical expert -> position
+  std::vector<int32_t> copy_of;
   TimeNs a2a_dur = 0;
   int uses_left = 0;
 };
@@ -312,7 +319,8 @@ class EngineImpl {
 
   // Constant memory of a rank of pipeline stage `stage`: bf16 weights, fp32
   // gradients, Adam states (sharded with the distributed optimizer).
-  void StaticMemory(int stage, double* weights, double* grads, double* opt) const;
+  // ep_pos >= 0 adds the redundant expert copies that EP position holds.
+  void StaticMemory(int stage, double* weights, double* grads, double* opt, int ep_pos = -1) const;
 
  private:
   friend struct Prober;  // probe.cc
@@ -343,6 +351,10 @@ class EngineImpl {
   GroupRouting& Routing(RankSim& r, int mb, int layer) const;
   const std::vector<double>& Popularity(int layer, int step) const;
   std::vector<int32_t> Placement(int layer, int step) const;
+  // routing.redundant_experts copies of `layer` at `step` (none when 0).
+  ExpertCopies Copies(int layer, int step) const;
+  // Copies the EP position holds over the layers of `stage` (step 0's).
+  int CopiesHeld(int stage, int ep_pos) const;
   void ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>& members,
                           const std::vector<double>& pop, int64_t tokens) const;
   struct ActBytes {
@@ -411,6 +423,11 @@ class EngineImpl {
   mutable std::mutex groups_mu_;
   mutable std::unordered_map<uint64_t, std::weak_ptr<GroupRoutingStore>> groups_;
   mutable std::unordered_map<uint64_t, std::vector<double>> popularity_;
+  // Redundant copies by (layer, step) and copies held per EP position by
+  // stage: asked for by every rank, computed once (copies_mu_).
+  mutable std::mutex copies_mu_;
+  mutable std::unordered_map<uint64_t, ExpertCopies> copies_;
+  mutable std::unordered_map<int, std::vector<int>> held_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
   // per-rank constant memory
   double dense_params_ = 0, expert_params_ = 0;

@@ -66,19 +66,31 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     const std::vector<int32_t>& members = r.ep_members;
     A2AInfo info;
     info.group_pos = pos;
-    if (cfg.routing().edpb()) info.placement = g.placement;  // recorded only with EDPB
+    if (cfg.routing().edpb())  // recorded only with EDPB; the experts' own, not the copies'
+      info.placement.assign(g.placement.begin(), g.placement.begin() + E);
     info.send.assign(g.members, 0);
     info.recv.assign(g.members, 0);
     info.local_counts.assign(E, 0);
-    const int32_t* mine = &g.counts[size_t(pos) * E];
+    // Physical experts: E, then the redundant copies (GroupRouting).
+    const int P = static_cast<int>(g.placement.size());
+    const int32_t* mine = &g.counts[size_t(pos) * P];
     const uint64_t tok_bytes = uint64_t(2 * shape.hidden);
-    for (int e = 0; e < E; ++e) {
-      info.local_counts[e] = mine[e];
+    int local_physical = 0;
+    for (int e = 0; e < P; ++e) {
+      // The record counts every token of an expert, its copies' included.
+      const int x = e < E ? e : g.copy_of[e - E];
+      info.local_counts[x] += mine[e];
+      if (e >= E) {
+        info.copy_expert.push_back(x);
+        info.copy_pos.push_back(g.placement[e]);
+        info.copy_tokens.push_back(mine[e]);
+      }
       info.send[g.placement[e]] += uint64_t(mine[e]) * tok_bytes;
       if (g.placement[e] != pos) continue;
+      ++local_physical;
       // Only this rank's experts: what every member sends to it.
       for (int i = 0; i < g.members; ++i) {
-        const int32_t c = g.counts[size_t(i) * E + e];
+        const int32_t c = g.counts[size_t(i) * P + e];
         info.recv[i] += uint64_t(c) * tok_bytes;
         recv_tokens += c;
       }
@@ -133,7 +145,8 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     disp.dep = permute;
     int32_t dispatch = Add(b, chain, disp);
     if (overlap) shared_ops(permute);
-    double local_experts = shape.ExpertsPerRank();
+    // The copies this rank holds are more weights for its grouped GEMMs to read.
+    double local_experts = g.copy_of.empty() ? shape.ExpertsPerRank() : local_physical;
     double tpe = recv_tokens / std::max(1.0, local_experts);
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);

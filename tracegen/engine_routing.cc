@@ -29,9 +29,57 @@ std::vector<int32_t> EngineImpl::Placement(int layer, int step) const {
   return BalancedPlacement(Popularity(layer, at - 1), g);
 }
 
+ExpertCopies EngineImpl::Copies(int layer, int step) const {
+  const int n = cfg.routing().redundant_experts();
+  if (n <= 0) return {};
+  // Chosen from the loads the placement itself is chosen from (EDPB: the
+  // last migration point's popularity; else the layer's popularity at step 0,
+  // the statistics a static EPLB deployment is planned with).
+  int at = 0, placed = 0;
+  if (cfg.routing().edpb() && step > 0) {
+    const int interval = std::max(1, cfg.routing().edpb_interval());
+    placed = (step / interval) * interval;
+    at = std::max(0, placed - 1);
+  }
+  const uint64_t key = (uint64_t(layer) << 32) | uint32_t(placed);
+  {
+    std::lock_guard<std::mutex> lock(copies_mu_);
+    auto it = copies_.find(key);
+    if (it != copies_.end()) return it->second;
+  }
+  ExpertCopies c = ReplicateExperts(Popularity(layer, at), Placement(layer, placed), shape.expert_group, n);
+  std::lock_guard<std::mutex> lock(copies_mu_);
+  return copies_.emplace(key, std::move(c)).first->second;
+}
+
+int EngineImpl::CopiesHeld(int stage, int ep_pos) const {
+  if (cfg.routing().redundant_experts() <= 0 || ep_pos < 0 || ep_pos >= shape.expert_group) return 0;
+  {
+    std::lock_guard<std::mutex> lock(copies_mu_);
+    auto it = held_.find(stage);
+    if (it != held_.end()) return it->second[size_t(ep_pos)];
+  }
+  std::vector<int> held(size_t(shape.expert_group), 0);
+  auto add_slice = [&](int ms) {
+    for (int l = shape.stage_first_layer[ms]; l < shape.stage_first_layer[ms] + shape.stage_layers[ms]; ++l) {
+      if (!shape.IsMoe(l)) continue;
+      for (int32_t p : Copies(l, 0).position) ++held[size_t(p)];
+    }
+  };
+  if (shape.schedule == "dualpipe") {
+    add_slice(stage);
+    if (shape.pp - 1 - stage != stage) add_slice(shape.pp - 1 - stage);
+  } else {
+    for (int c = 0; c < shape.vpp; ++c) add_slice(c * shape.pp + stage);
+  }
+  std::lock_guard<std::mutex> lock(copies_mu_);
+  return held_.emplace(stage, std::move(held)).first->second[size_t(ep_pos)];
+}
+
 void EngineImpl::ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>& members,
                                     const std::vector<double>& pop, int64_t tokens) const {
-  const int n = g.members, E = shape.experts, k = shape.top_k;
+  // Physical experts (copies included; the probe's routing has none).
+  const int n = g.members, E = static_cast<int>(g.placement.size()), k = shape.top_k;
   const double tok_bytes = 2.0 * shape.hidden;
   if (n <= 1) {
     g.a2a_dur = 0;
@@ -118,7 +166,36 @@ GroupRouting& EngineImpl::Routing(RankSim& r, int mb, int layer) const {
   for (int i = 0; i < g.members; ++i)
     routing.SampleCounts(pop, tokens, r.step, mb, layer, members[i], &g.counts[size_t(i) * shape.experts]);
   g.placement = Placement(layer, r.step);
-  ComputeA2ADuration(g, members, pop, tokens);
+  const ExpertCopies copies = Copies(layer, r.step);
+  if (copies.expert.empty()) {
+    ComputeA2ADuration(g, members, pop, tokens);
+    return g;
+  }
+  // Redundant copies: each member's tokens of a copied expert split evenly
+  // over its holders (the original, then its copies).
+  const int E = shape.experts, P = E + static_cast<int>(copies.expert.size());
+  g.copy_of = copies.expert;
+  g.placement.insert(g.placement.end(), copies.position.begin(), copies.position.end());
+  std::vector<int> holders(E, 1);
+  for (int32_t e : copies.expert) ++holders[e];
+  std::vector<int32_t> phys(size_t(g.members) * P, 0);
+  for (int i = 0; i < g.members; ++i) {
+    const int32_t* c = &g.counts[size_t(i) * E];
+    int32_t* out = &phys[size_t(i) * P];
+    std::vector<int> nth(E, 0);  // holder index of the next copy of each expert
+    for (int e = 0; e < E; ++e) out[e] = int32_t(CopyShare(c[e], holders[e], 0, i));
+    for (int k = 0; k < P - E; ++k) {
+      const int e = copies.expert[k];
+      out[E + k] = int32_t(CopyShare(c[e], holders[e], ++nth[e], i));
+    }
+  }
+  g.counts = std::move(phys);
+  std::vector<double> phys_pop(P);
+  for (int e = 0; e < P; ++e) {
+    const int x = e < E ? e : copies.expert[e - E];
+    phys_pop[e] = pop[x] / holders[x];
+  }
+  ComputeA2ADuration(g, members, phys_pop, tokens);
   return g;
 }
 

@@ -229,6 +229,22 @@ void EngineImpl::BuildOptimizer(RankSim& r, Block& b) const {
         dp_gid, dp_members, dense * 4);
   grads(kReduceScatterGradsEdp, dist ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,
         edp_gid, edp_members, expert * 4);
+  if (cfg.routing().redundant_experts() > 0 && shape.expert_group > 1) {
+    // Redundant copies: each copy's gradient joins its original's (4 B per
+    // parameter) and the updated weights come back (2 B), over the EP group;
+    // the position holding the most copies sets the time.
+    std::vector<int32_t> members = shape.EpGroup(r.rank);
+    int worst = 0;
+    for (int pos = 0; pos < shape.expert_group; ++pos) worst = std::max(worst, CopiesHeld(st, pos));
+    const double each = 6 * shape.ExpertParamsEach();
+    Op o = Collective(r, kExpertCopySync, CollectiveKind::kAllToAllV, CommClass::kEP,
+                      shape.EpGroupId(r.rank), members, CopiesHeld(st, shape.EpPosition(r.rank)) * each,
+                      Phase::kOptimizer, kNone, kNone, false);
+    const bool inter = shape.SpansNodes(members);
+    o.dur = TimeNs((members.size() - 1) * (inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns()) +
+                   TransferNs(worst * each, inter));
+    Add(b, chain, o);
+  }
   if (shape.world > 1) {
     // Gradient-norm clipping: one small all-reduce over every rank (tree).
     std::vector<int32_t> all;  // size only

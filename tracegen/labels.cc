@@ -213,11 +213,19 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
   std::map<int32_t, std::map<int32_t, const RoutingRecord*>> first_record;
   std::map<std::pair<int32_t, int32_t>, std::vector<double>> loads;
   std::map<std::pair<int32_t, int32_t>, const RoutingRecord*> proto;
+  std::map<std::pair<int32_t, int32_t>, std::vector<double>> copy_tokens;
   for (const RoutingRecord& r : rank.routing) {
     auto& v = loads[{r.step, r.layer}];
     if (v.size() < r.tokens_per_expert.size()) v.resize(r.tokens_per_expert.size(), 0);
     for (size_t e = 0; e < r.tokens_per_expert.size(); ++e) v[e] += double(r.tokens_per_expert[e]);
     proto[{r.step, r.layer}] = &r;
+    // Redundant copies: the same list, in the same order, in every record
+    // of a (step, layer) (engine_routing.cc: Copies).
+    if (!r.copy_tokens.empty()) {
+      auto& c = copy_tokens[{r.step, r.layer}];
+      if (c.size() < r.copy_tokens.size()) c.resize(r.copy_tokens.size(), 0);
+      for (size_t k = 0; k < r.copy_tokens.size(); ++k) c[k] += double(r.copy_tokens[k]);
+    }
   }
 
   Merge(compute);
@@ -278,10 +286,18 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
       vio_sum += MaxVio(v);
       int g = std::max(1, r->ep_size);
       std::vector<double> ep(g, 0);
-      for (size_t e = 0; e < v.size(); ++e) {
+      auto pos_of = [&](size_t e) {
         int pos = !r->expert_to_ep_rank.empty() ? r->expert_to_ep_rank[e]
                                                 : int(e / std::max<size_t>(1, v.size() / g));
-        ep[std::min(pos, g - 1)] += v[e];
+        return std::min(pos, g - 1);
+      };
+      for (size_t e = 0; e < v.size(); ++e) ep[pos_of(e)] += v[e];
+      if (auto c = copy_tokens.find(key); c != copy_tokens.end()) {
+        // A copy's tokens leave its expert's rank for the copy's.
+        for (size_t k = 0; k < c->second.size(); ++k) {
+          ep[pos_of(size_t(r->copy_expert[k]))] -= c->second[k];
+          ep[std::min(r->copy_ep_rank[k], g - 1)] += c->second[k];
+        }
       }
       ep_sum += MaxVio(ep);
       ++layers;

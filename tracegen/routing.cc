@@ -87,4 +87,58 @@ std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int
   return out;
 }
 
+ExpertCopies ReplicateExperts(const std::vector<double>& loads, const std::vector<int32_t>& placement,
+                              int group, int copies) {
+  ExpertCopies out;
+  const int experts = static_cast<int>(loads.size());
+  if (copies <= 0 || group <= 1 || experts == 0) return out;
+  std::vector<int> holders(experts, 1);
+  for (int k = 0; k < copies; ++k) {
+    int best = -1;
+    for (int e = 0; e < experts; ++e) {
+      if (holders[e] >= group) continue;  // already on every position
+      if (best < 0 || loads[e] / holders[e] > loads[best] / holders[best]) best = e;
+    }
+    if (best < 0) break;
+    ++holders[best];
+  }
+  std::vector<double> load(group, 0);
+  for (int e = 0; e < experts; ++e) load[placement[e]] += loads[e] / holders[e];
+  std::vector<int> order;  // experts with copies, heaviest share first
+  for (int e = 0; e < experts; ++e)
+    if (holders[e] > 1) order.push_back(e);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return loads[a] / holders[a] > loads[b] / holders[b]; });
+  const int cap = (copies + group - 1) / group;
+  std::vector<int> held(group, 0);
+  std::vector<std::vector<char>> has(group, std::vector<char>(experts, 0));
+  for (int e = 0; e < experts; ++e) has[placement[e]][e] = 1;
+  for (int e : order) {
+    for (int c = 1; c < holders[e]; ++c) {
+      int best = -1;
+      for (int g = 0; g < group; ++g) {
+        if (held[g] >= cap || has[g][e]) continue;
+        if (best < 0 || load[g] < load[best]) best = g;
+      }
+      // The cap can leave no free position without this expert: then any.
+      for (int g = 0; best < 0 && g < group; ++g)
+        if (!has[g][e]) best = g;
+      if (best < 0) break;
+      out.expert.push_back(e);
+      out.position.push_back(best);
+      load[best] += loads[e] / holders[e];
+      ++held[best];
+      has[best][e] = 1;
+    }
+  }
+  return out;
+}
+
+int64_t CopyShare(int64_t count, int holders, int holder, int member) {
+  if (holders <= 1) return count;
+  const int64_t base = count / holders, rem = count % holders;
+  const int64_t slot = (holder - member % holders + holders) % holders;
+  return base + (slot < rem ? 1 : 0);
+}
+
 }  // namespace moetrace::tracegen

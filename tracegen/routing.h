@@ -29,4 +29,23 @@ struct RoutingModel {
 std::vector<int32_t> ContiguousPlacement(int experts, int group);
 std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int group);
 
+// Redundant experts as DeepSeek's EPLB chooses them: each of `copies` extra
+// copies goes to the expert with the highest load per copy (at most one
+// copy per EP position), and the copies, heaviest share first, to the
+// position with the least load (originals at `placement`, each holder taking
+// an equal share) that holds no copy of that expert yet, at most
+// ceil(copies / group) copies per position so their memory spreads too.
+struct ExpertCopies {
+  std::vector<int32_t> expert;    // expert each copy serves
+  std::vector<int32_t> position;  // EP position holding the copy
+};
+ExpertCopies ReplicateExperts(const std::vector<double>& loads, const std::vector<int32_t>& placement,
+                              int group, int copies);
+
+// How `count` tokens of one expert split over its `holders` (original first,
+// then its copies in order) when sent by EP member `member`: equal shares,
+// the remainder one token each from holder `member % holders` on, so no
+// holder is systematically heavier.
+int64_t CopyShare(int64_t count, int holders, int holder, int member);
+
 }  // namespace moetrace::tracegen

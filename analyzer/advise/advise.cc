@@ -12,6 +12,7 @@
 
 #include "analyzer/advise/effect_text.h"
 #include "analyzer/advise/expert_placement.h"
+#include "analyzer/advise/expert_replication.h"
 #include "analyzer/advise/layout_rule.h"
 #include "analyzer/label_check.h"
 #include "analyzer/replay/replay.h"
@@ -128,6 +129,7 @@ class Advisor {
     SyncRule(Ratio(c.breakdown().host_bound_sync_ns(), span));
     EpRules(Ratio(c.comm_by_class().ep().exposed_ns(), span), c.comm_by_class().ep().unmasked_fraction());
     ExpertRule(c.expert_imbalance().ep_max_vio_mean());
+    ReplicationRule(c.expert_imbalance().ep_max_vio_mean());
     MemoryRules();
     BubbleRule(c.ratios().bubble());
     SlowRankRule(span);
@@ -397,6 +399,10 @@ class Advisor {
       for (const RoutingRecord& rec : r.routing) records.push_back(&rec);
     }
     std::vector<LayerPlan> plans = PlanExpertPlacement(records);
+    // Only the layers the migration balances better; none: nothing to propose
+    // (one expert heavier than a rank's share: ReplicationRule).
+    std::erase_if(plans, [](const LayerPlan& l) { return l.ep_max_vio_after > l.ep_max_vio_before - 0.01; });
+    if (plans.empty() && !records.empty()) return;
     Proposal& p = Add("expert_imbalance",
                       "migrate hot experts between EP ranks (placement planned on the measured loads)",
                       "--enable-expert-placement --expert-placement-freq 1", {"routing.edpb=true"},
@@ -410,6 +416,31 @@ class Advisor {
     if (!plans.empty() && std::none_of(plans.begin(), plans.end(), PlanLowers)) {
       p.not_proposed = "the migration plan lowers no layer's EP MaxVio";
     }
+  }
+
+  // Redundant copies of the experts migration cannot balance
+  // (analyzer/advise/expert_replication.h).
+  void ReplicationRule(double ep_max_vio) {
+    if (ep_max_vio < kEpMaxVio) return;
+    std::vector<const RoutingRecord*> records;
+    for (const Rank& r : trace_.ranks) {
+      for (const RoutingRecord& rec : r.routing) records.push_back(&rec);
+    }
+    const std::optional<ReplicationPlan> plan = PlanReplication(records, kEpMaxVio);
+    if (!plan) return;
+    Proposal& p = Add("expert_replication",
+                      fmt::format("replicate the hottest experts: {} copies per MoE layer on the "
+                                  "least-loaded EP ranks",
+                                  plan->copies),
+                      fmt::format("{} redundant experts per MoE layer (DeepSeek EPLB "
+                                  "num_redundant_experts; placement in the detail)",
+                                  plan->copies),
+                      {fmt::format("routing.redundant_experts={}", plan->copies)}, {},
+                      "cluster.expert_imbalance.ep_max_vio_mean",
+                      {{"cluster.expert_imbalance.ep_max_vio_mean", ep_max_vio},
+                       {"planned EP MaxVio after migration alone", plan->ep_max_vio_migrated},
+                       {"planned EP MaxVio with the copies", plan->ep_max_vio_after}});
+    p.detail = ReplicationText(*plan);
   }
 
   // The device memory of the ranks (0 when the trace does not say).

@@ -106,11 +106,18 @@ TEST(Advise, PlantedHostBoundTopIsMicroBatchOrTaskQueue) {
   }
 }
 
-TEST(Advise, PlantedSkewTopIsExpertPlacement) {
+TEST(Advise, PlantedSkewProposesExpertPlacement) {
   std::vector<std::string> sets = {"schedule.kind=adaptive", "parallel.vpp=2", "routing.skew=1.0"};
   Advised a = AdviseOn(sets);
   ASSERT_FALSE(a.proposals.empty());
-  const Proposal& top = a.proposals[0];
+  // Migration alone leaves EP MaxVio at 0.48 here: replicating the hot
+  // experts gains more and comes first (expert_replication_test.cc); the
+  // migration is proposed too and realises its own gain.
+  EXPECT_EQ(a.proposals[0].rule, "expert_replication");
+  size_t k = 0;
+  while (k < a.proposals.size() && a.proposals[k].rule != "expert_imbalance") ++k;
+  ASSERT_LT(k, a.proposals.size());
+  const Proposal& top = a.proposals[k];
   EXPECT_EQ(top.rule, "expert_imbalance");
   EXPECT_EQ(top.knob, "--enable-expert-placement --expert-placement-freq 1");
   EXPECT_EQ(top.config, std::vector<std::string>{"routing.edpb=true"});

@@ -245,6 +245,11 @@ void ChromeJsonSink::WriteRouting(int32_t pid, int64_t tid, const RoutingRecord&
   if (rr.layer != kNone) IntArg("layer", rr.layer);
   ListArg("tokens_per_expert", rr.tokens_per_expert);
   if (!rr.expert_to_ep_rank.empty()) ListArg("expert_to_ep_rank", rr.expert_to_ep_rank);
+  if (!rr.copy_expert.empty()) {
+    ListArg("copy_expert", rr.copy_expert);
+    ListArg("copy_ep_rank", rr.copy_ep_rank);
+    ListArg("copy_tokens", rr.copy_tokens);
+  }
   out_ += "}}";
   EndEvent();
 }

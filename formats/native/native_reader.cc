@@ -303,8 +303,18 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
       limit - offset < native::kRecordHeaderSize) {
     Fail(offset, std::string(what) + " record header lies outside the data section");
   }
-  uint8_t h[native::kRecordHeaderSize];
-  bytes_->Read(offset, sizeof h, h);
+  // When the index gives the record's size, header and bytes come in one
+  // read (one system call per record, not two); else the header first.
+  const bool whole = expected_size >= native::kRecordHeaderSize &&
+                     expected_size <= limit - offset && expected_size <= opts_.max_record_bytes;
+  uint8_t header[native::kRecordHeaderSize];
+  const uint8_t* h = header;
+  if (whole) {
+    h = s.stored.Resize(expected_size);
+    bytes_->Read(offset, expected_size, s.stored.data.get());
+  } else {
+    bytes_->Read(offset, sizeof header, header);
+  }
   const uint32_t stored = native::GetU32(h);
   const uint32_t raw = native::GetU32(h + 4);
   const uint32_t crc = native::GetU32(h + 8);
@@ -323,8 +333,14 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
                          " decompressed bytes, more than the limit of " +
                          std::to_string(opts_.max_record_bytes));
   }
-  uint8_t* src = s.stored.Resize(stored);
-  bytes_->Read(offset + native::kRecordHeaderSize, stored, src);
+  const uint8_t* src;
+  if (whole) {
+    src = h + native::kRecordHeaderSize;  // stored == expected_size - header, checked above
+  } else {
+    uint8_t* to = s.stored.Resize(stored);
+    bytes_->Read(offset + native::kRecordHeaderSize, stored, to);
+    src = to;
+  }
   const uint32_t actual = native::Crc32(src, stored);
   if (actual != crc) {
     Fail(offset, std::string("checksum mismatch in the ") + what + " record (" +
@@ -698,6 +714,9 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     r.ep_size = p.ep_size();
     r.tokens_per_expert.assign(p.tokens_per_expert().begin(), p.tokens_per_expert().end());
     r.expert_to_ep_rank.assign(p.expert_to_ep_rank().begin(), p.expert_to_ep_rank().end());
+    r.copy_expert.assign(p.copy_expert().begin(), p.copy_expert().end());
+    r.copy_ep_rank.assign(p.copy_ep_rank().begin(), p.copy_ep_rank().end());
+    r.copy_tokens.assign(p.copy_tokens().begin(), p.copy_tokens().end());
   }
   rank.import_stats.resize(static_cast<size_t>(h.import_stats_size()));
   for (int i = 0; i < h.import_stats_size(); ++i) {

@@ -184,6 +184,9 @@ TEST(NativeRoundTrip, CommRecordsAndRoutingEveryShape) {
   placed.ep_size = 8;
   placed.tokens_per_expert = {kI64Max, 0, -1};
   placed.expert_to_ep_rank = {7, 0, kI32Min};
+  placed.copy_expert = {0, 0, kI32Max};  // redundant expert copies
+  placed.copy_ep_rank = {3, 5, kI32Min};
+  placed.copy_tokens = {kI64Max, -1, 0};
   r.routing = {plain, placed, RoutingRecord{}};
   ExpectSameTrace(t, Decode(Encode(t)));
   ExpectSameTrace(t, Decode(Encode(t, {1, 7})));

@@ -572,6 +572,9 @@ void NativeEncoder::WriteRank(const Rank& rank, native::RankIndex* index) {
     p->set_ep_size(r.ep_size);
     p->mutable_tokens_per_expert()->Add(r.tokens_per_expert.begin(), r.tokens_per_expert.end());
     p->mutable_expert_to_ep_rank()->Add(r.expert_to_ep_rank.begin(), r.expert_to_ep_rank.end());
+    p->mutable_copy_expert()->Add(r.copy_expert.begin(), r.copy_expert.end());
+    p->mutable_copy_ep_rank()->Add(r.copy_ep_rank.begin(), r.copy_ep_rank.end());
+    p->mutable_copy_tokens()->Add(r.copy_tokens.begin(), r.copy_tokens.end());
   }
   for (const auto& [k, v] : rank.import_stats) {
     native::ImportStat* s = h.add_import_stats();

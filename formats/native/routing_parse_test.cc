@@ -31,6 +31,12 @@ RankHeader Header() {
     r->add_tokens_per_expert(t);
   }
   for (int32_t e : {0, 5, -3, std::numeric_limits<int32_t>::min()}) r->add_expert_to_ep_rank(e);
+  r->add_copy_expert(3);
+  r->add_copy_expert(-7);
+  r->add_copy_ep_rank(12);
+  r->add_copy_ep_rank(63);
+  r->add_copy_tokens(150000);
+  r->add_copy_tokens(-2);
   RoutingRecord* empty = h.add_routing();  // every field at its default
   (void)empty;
   h.add_import_stats()->set_key("rows");
@@ -56,7 +62,10 @@ TEST(SplitRankHeader, RoutingAsProtobufReadsItAndTheRestUntouched) {
                                   std::numeric_limits<int64_t>::min()}));
   EXPECT_EQ(routing[0].expert_to_ep_rank,
             (std::vector<int32_t>{0, 5, -3, std::numeric_limits<int32_t>::min()}));
-  EXPECT_EQ(routing[1], (moetrace::RoutingRecord{0, 0, 0, 0, 0, {}, {}}));
+  EXPECT_EQ(routing[0].copy_expert, (std::vector<int32_t>{3, -7}));
+  EXPECT_EQ(routing[0].copy_ep_rank, (std::vector<int32_t>{12, 63}));
+  EXPECT_EQ(routing[0].copy_tokens, (std::vector<int64_t>{150000, -2}));
+  EXPECT_EQ(routing[1], (moetrace::RoutingRecord{0, 0, 0, 0, 0, {}, {}, {}, {}, {}}));
 
   RankHeader expect = h;
   expect.clear_routing();
@@ -80,6 +89,49 @@ TEST(SplitRankHeader, UnpackedElementsAndUnknownFieldsAsProtobuf) {
   EXPECT_EQ(routing[0].tokens_per_expert, (std::vector<int64_t>{-2, 2}));
   EXPECT_EQ(routing[0].step, 3);
   EXPECT_EQ(reference.routing(0).step(), 3);
+  EXPECT_TRUE(rest.empty());
+}
+
+TEST(SplitRankHeader, LongRunsOfMixedLengthsAsProtobuf) {
+  // Token counts as a 6,144-rank trace has them, one and two bytes mixed at
+  // random, with some longer values (and negatives) among them: the four-
+  // at-a-time, one-at-a-time and general paths must all agree with protobuf,
+  // whatever the run's length (0..40 values around each 8-byte boundary,
+  // and 5,000).
+  uint64_t x = 12345;
+  auto next = [&x] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x >> 33;
+  };
+  RankHeader h;
+  for (int len : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 40, 5000}) {
+    RoutingRecord* r = h.add_routing();
+    r->set_layer(len);
+    for (int i = 0; i < len; ++i) {
+      const uint64_t kind = next() % 100;
+      const int64_t v = kind < 60   ? static_cast<int64_t>(next() % 64)
+                        : kind < 93 ? static_cast<int64_t>(next() % 8192)
+                        : kind < 97 ? -static_cast<int64_t>(next() % 5000)
+                                    : static_cast<int64_t>(next()) << 20;
+      r->add_tokens_per_expert(v);
+      r->add_expert_to_ep_rank(static_cast<int32_t>(v));
+    }
+  }
+  const std::vector<uint8_t> bytes = Bytes(h.SerializeAsString());
+  std::vector<uint8_t> rest;
+  std::vector<moetrace::RoutingRecord> routing;
+  ASSERT_TRUE(SplitRankHeader(bytes.data(), bytes.size(), &rest, &routing));
+  ASSERT_EQ(routing.size(), 15u);
+  for (int k = 0; k < 15; ++k) {
+    const RoutingRecord& want = h.routing(k);
+    EXPECT_EQ(routing[k].layer, want.layer());
+    EXPECT_EQ(routing[k].tokens_per_expert,
+              std::vector<int64_t>(want.tokens_per_expert().begin(), want.tokens_per_expert().end()))
+        << "run of " << want.layer();
+    EXPECT_EQ(routing[k].expert_to_ep_rank,
+              std::vector<int32_t>(want.expert_to_ep_rank().begin(), want.expert_to_ep_rank().end()))
+        << "run of " << want.layer();
+  }
   EXPECT_TRUE(rest.empty());
 }
 
