@@ -23,7 +23,7 @@ void AddAdviseCommand(CLI::App& app) {
   struct Args {
     std::vector<std::string> inputs;
     std::string json, reduce = "auto";
-    bool no_replay = false;
+    bool no_replay = false, no_layout = false;
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(
@@ -31,6 +31,9 @@ void AddAdviseCommand(CLI::App& app) {
   sub->add_option("inputs", args->inputs, "trace(s): .mtrace, Kineto JSON, Ascend output")->required();
   sub->add_option("--json", args->json, "write {\"proposals\": [...]}, best predicted gain first");
   sub->add_flag("--no-replay", args->no_replay, "skip the replays (no predicted effects)");
+  sub->add_flag("--no-layout", args->no_layout,
+                "skip the layout search of tracegen traces (its estimates take seconds, each "
+                "verification a full simulation of every rank)");
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
     return RunOnProcesses([&](Communicator& comm) {
@@ -39,6 +42,7 @@ void AddAdviseCommand(CLI::App& app) {
       OnFirstProcess(comm, [&] {
         advise::AdviseOptions options;
         options.replay = !args->no_replay;
+        options.layout = !args->no_layout;
         if (in.roles) options.roles = &*in.roles;
         std::vector<advise::Proposal> dropped;
         options.dropped = &dropped;

@@ -69,7 +69,9 @@ TEST(ReplayAdviseE2e, AdviseListsTheHostFixFirst) {
                         "host.numa_affinity=false --set model.seq_length=256 -o " + in)
                 .exit_code,
             0);
-  CommandResult r = RunMoetrace("advise " + in + " --json " + dir + "/a.json");
+  // --no-layout: the layout change (MBS 4 DualPipe, layout_rule_test.cc)
+  // would come first on tiny-moe; this test is about the host rules.
+  CommandResult r = RunMoetrace("advise " + in + " --no-layout --json " + dir + "/a.json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.rfind("1. ", 0), 0u) << r.output;
   const std::string json = ReadFile(dir + "/a.json");
@@ -77,6 +79,26 @@ TEST(ReplayAdviseE2e, AdviseListsTheHostFixFirst) {
   ASSERT_NE(first, std::string::npos);
   const std::string want = "\"rule\": \"dispatch_host_bound\"";
   EXPECT_EQ(json.substr(first, want.size()), want);
+}
+
+TEST(ReplayAdviseE2e, AdviseProposesTheSearchedLayoutFirst) {
+  const std::string dir = TempDir("advise_layout_e2e");
+  const std::string in = dir + "/tiny.mtrace";
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe -o " + in).exit_code, 0);
+  CommandResult r = RunMoetrace("advise " + in + " --json " + dir + "/a.json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("1. change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 dualpipe", 0), 0u)
+      << r.output;
+  EXPECT_NE(r.output.find("   knob: --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+                          "--expert-model-parallel-size 2 --moe-tp-extend-ep --micro-batch-size 4 "
+                          "--schedules-method dualpipev\n"),
+            std::string::npos)
+      << r.output;
+  const std::string json = ReadFile(dir + "/a.json");
+  EXPECT_NE(json.find("\"rule\": \"layout\""), std::string::npos);
+  CommandResult off = RunMoetrace("advise " + in + " --no-layout");
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_EQ(off.output.find("change the layout"), std::string::npos) << off.output;
 }
 
 }  // namespace

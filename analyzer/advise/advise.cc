@@ -13,6 +13,7 @@
 #include "analyzer/advise/effect_text.h"
 #include "analyzer/advise/expert_placement.h"
 #include "analyzer/advise/expert_replication.h"
+#include "analyzer/advise/layout_rule.h"
 #include "analyzer/label_check.h"
 #include "analyzer/replay/replay.h"
 #include "analyzer/replay/transforms/graph_knobs.h"
@@ -132,6 +133,10 @@ class Advisor {
     MemoryRules();
     BubbleRule(c.ratios().bubble());
     SlowRankRule(span);
+    if (cfg_ && options.layout) {
+      std::optional<Proposal> p = LayoutProposal(*cfg_, options.replay);
+      if (p) candidates_.push_back(std::move(*p));
+    }
     std::vector<Outcome> outcomes(candidates_.size());
     if (options.replay) ReplayAll(options, &outcomes);
     std::vector<Proposal> out;
@@ -201,6 +206,14 @@ class Advisor {
           continue;
         }
         // The title's effect clause is computed from the prediction.
+        p.title += "; predicted " + EffectText(p);
+      } else if (p.predicted) {
+        // Predicted by its rule (layout_rule.h: tracegen's full simulation),
+        // kept or dropped like the replayed ones.
+        if (std::string why = DropReason(p); !why.empty()) {
+          drop(p, std::move(why));
+          continue;
+        }
         p.title += "; predicted " + EffectText(p);
       } else {
         p.confidence = 0.3;

@@ -44,6 +44,9 @@ struct Proposal {
 
 struct AdviseOptions {
   bool replay = true;  // predict each proposal's effect (one replay each)
+  // Search the layouts of a tracegen trace's card count (layout_rule.h):
+  // seconds of estimates, then one full simulation per verified layout.
+  bool layout = true;
   // Role-reduced (analyzer/replay/roles.h): `trace` holds one representative
   // per role and `analysis` is the whole trace's; the rules that read events
   // (top sync, dispatch threads, routing records) see the representatives.

@@ -1,0 +1,182 @@
+#include "analyzer/advise/layout_rule.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "analyzer/search/search.h"
+#include "analyzer/search/verify.h"
+#include "formats/errors.h"
+#include "tracegen/config.h"
+
+namespace moetrace::advise {
+namespace {
+
+using search::Figures;
+using search::Layout;
+
+int Changes(const Layout& a, const Layout& b) {
+  return (a.tp != b.tp) + (a.pp != b.pp) + (a.vpp != b.vpp) + (a.ep != b.ep) + (a.dp != b.dp) +
+         (a.mbs != b.mbs) + (a.extend != b.extend) + (a.swap != b.swap) +
+         (a.schedule != b.schedule) + (a.a2a != b.a2a) + (a.recompute != b.recompute);
+}
+
+// The RunConfig keys that take `to` from `from` (what `--set` would apply).
+std::vector<std::string> ChangedKeys(const tracegen::RunConfig& from, const tracegen::RunConfig& to) {
+  std::vector<std::string> out;
+  const auto& a = from.parallel();
+  const auto& b = to.parallel();
+  auto num = [&](const char* key, int64_t x, int64_t y) {
+    if (x != y) out.push_back(fmt::format("{}={}", key, y));
+  };
+  auto str = [&](const char* key, const std::string& x, const std::string& y) {
+    if (x != y) out.push_back(fmt::format("{}={}", key, y));
+  };
+  auto flag = [&](const char* key, bool x, bool y) {
+    if (x != y) out.push_back(fmt::format("{}={}", key, y ? "true" : "false"));
+  };
+  num("parallel.tp", a.tp(), b.tp());
+  num("parallel.pp", a.pp(), b.pp());
+  num("parallel.vpp", std::max(1, a.vpp()), b.vpp());
+  num("parallel.dp", a.dp(), b.dp());
+  num("parallel.ep", a.ep(), b.ep());
+  flag("parallel.tp_extend_ep", a.tp_extend_ep(), b.tp_extend_ep());
+  num("parallel.micro_batch_size", a.micro_batch_size(), b.micro_batch_size());
+  str("parallel.layers_per_stage", a.layers_per_stage(), b.layers_per_stage());
+  str("schedule.kind", from.schedule().kind(), to.schedule().kind());
+  str("comm.a2a", from.comm().a2a(), to.comm().a2a());
+  str("memory.recompute", from.memory().recompute(), to.memory().recompute());
+  flag("memory.swap", from.memory().swap(), to.memory().swap());
+  return out;
+}
+
+std::string Row(const char* what, const Figures& f) {
+  return fmt::format("{}: step {:.3f} ms, {:.1f} % MFU, peak {:.2f} GiB", what, f.step_s * 1e3, 100 * f.mfu,
+                     f.peak_bytes / 1073741824.0);
+}
+
+// Verification is tracegen's pass 1 over every rank (30-300 s CPU a
+// layout at 6,144 ranks of 718B): on large worlds the best estimate only.
+int VerifyCount(int cards) { return cards <= 1024 ? 3 : 1; }
+
+}  // namespace
+
+namespace {
+
+std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool simulate) {
+  tracegen::RunConfig base = trace_config;
+  tracegen::ResolveHardware(&base);
+  base.set_steps(1);  // the simulations compare one step each
+  const int cards = base.parallel().world_size();
+  const search::Space space = search::MakeSpace(base, cards, {});
+  search::SearchOptions so;
+  so.top = 64;  // enough to find the ties of the best
+  so.verify = 0;
+  const search::SearchResult r = search::RunSearch(base, space, so);
+  if (r.top.empty()) return std::nullopt;
+  const Layout mine = search::LayoutOf(base);
+  const double best_estimate = r.top[0].estimate.step_s;
+  // The configured layout's estimate (not in the ranked list when it does
+  // not fit by the estimate, or is outside the default space).
+  Figures mine_estimate;
+  const bool mine_estimated = r.configured.has_value();
+  if (mine_estimated) mine_estimate = r.configured->estimate;
+  if (mine_estimated && mine_estimate.step_s < (1 + kLayoutEvidence) * best_estimate) return std::nullopt;
+
+  // Ties of the best estimate, fewest changes first.
+  std::vector<const search::Ranked*> tied;
+  for (const search::Ranked& x : r.top) {
+    if (x.estimate.step_s <= (1 + kLayoutTie) * best_estimate) tied.push_back(&x);
+  }
+  std::stable_sort(tied.begin(), tied.end(), [&](const search::Ranked* a, const search::Ranked* b) {
+    return Changes(a->layout, mine) < Changes(b->layout, mine);
+  });
+
+  const search::Ranked* chosen = tied[0];
+  std::optional<Figures> before, after;
+  std::string verified;
+  if (simulate) {
+    before = search::Simulate(base);
+    const int k = std::min<int>(VerifyCount(cards), int(tied.size()));
+    // Then the next best estimates, when the ties are fewer than k.
+    std::vector<const search::Ranked*> verify(tied.begin(), tied.begin() + k);
+    for (const search::Ranked& x : r.top) {
+      if (int(verify.size()) >= VerifyCount(cards)) break;
+      if (std::find(verify.begin(), verify.end(), &x) == verify.end()) verify.push_back(&x);
+    }
+    for (const search::Ranked* x : verify) {
+      const Figures f = search::Simulate(search::ApplyLayout(base, x->layout));
+      verified += fmt::format("  #{} {}: estimated {:.3f} ms, {}\n", x->rank, search::Describe(x->layout),
+                              x->estimate.step_s * 1e3, Row("simulated", f));
+      // The first to fit and beat the others by more than a tie (earlier:
+      // fewer changes).
+      if (f.fits && (!after || f.step_s < (1 - kLayoutTie) * after->step_s)) {
+        after = f;
+        chosen = x;
+      }
+    }
+    if (!after) return std::nullopt;  // none of the verified fits
+  }
+
+  const tracegen::RunConfig next = search::ApplyLayout(base, chosen->layout);
+  const int layers = base.model().num_layers();
+  Proposal p;
+  p.rule = "layout";
+  p.title = fmt::format("change the layout to {} (searched on {} cards: {})", search::Describe(chosen->layout),
+                        cards,
+                        mine_estimated ? fmt::format("the configured one ranks {} of the {} that fit",
+                                                     r.configured->rank, r.feasible)
+                                       : fmt::format("the configured one is not among the {} that fit",
+                                                     r.feasible));
+  p.knob = search::MindSpeedArgs(chosen->layout, layers);
+  p.config = ChangedKeys(base, next);
+  p.fixes = "cluster.step_time_ns.max";
+  p.evidence = {{"search.feasible_layouts", double(r.feasible)},
+                {"search.best_estimate_step_ns", 1e9 * best_estimate}};
+  if (mine_estimated) {
+    p.evidence.push_back({"search.configured_rank", double(r.configured->rank)});
+    p.evidence.push_back({"search.configured_estimate_step_ns", 1e9 * mine_estimate.step_s});
+  }
+  p.detail = fmt::format("configured {}\n", search::Describe(mine));
+  if (before) {
+    p.detail += "  " + Row("simulated", *before) + "\n";
+    p.detail += "verified by tracegen's full simulation (one step, every rank):\n" + verified;
+    p.predicted = true;
+    p.step_before_ns = int64_t(before->step_s * 1e9);
+    p.step_after_ns = int64_t(after->step_s * 1e9);
+    p.gain = double(p.step_before_ns - p.step_after_ns) / double(p.step_before_ns);
+    p.fixes_before = double(p.step_before_ns);
+    p.fixes_after = double(p.step_after_ns);
+    p.peak_before_bytes = int64_t(before->peak_bytes);
+    p.peak_after_bytes = int64_t(after->peak_bytes);
+    p.confidence = 0.9;  // tracegen's own model, as every regenerated proposal
+  } else {
+    p.detail += fmt::format("best estimate {:.3f} ms (not simulated)\n", best_estimate * 1e3);
+  }
+  // No CPU seconds here: advise's output (and the report) must be the same
+  // on every run and process count.
+  p.detail += fmt::format("estimated {} valid layouts, global batch {} fixed", r.valid, r.global_batch);
+  return p;
+}
+
+}  // namespace
+
+std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, bool simulate) {
+  try {
+    return Propose(trace_config, simulate);
+  } catch (const InputError& e) {
+    // A configuration the search cannot take (e.g. an unknown hardware
+    // preset): the other rules still run; this one is listed as not
+    // proposed, with the reason.
+    Proposal p;
+    p.rule = "layout";
+    p.title = "change the layout";
+    p.fixes = "cluster.step_time_ns.max";
+    p.not_proposed = std::string("no layout search on this configuration: ") + e.what();
+    return p;
+  }
+}
+
+}  // namespace moetrace::advise

@@ -1,0 +1,144 @@
+#include "analyzer/advise/layout_rule.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "analyzer/analyze.h"
+#include "analyzer/replay/replay.h"
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+namespace moetrace::advise {
+namespace {
+
+tracegen::RunConfig TinyMoeConfig(const std::vector<std::string>& sets) {
+  return tracegen::BuildConfig({"tiny-moe", "", sets, 0});
+}
+
+Trace TinyMoe(const std::vector<std::string>& sets) {
+  MemorySink sink;
+  tracegen::Generate(TinyMoeConfig(sets), {}, sink);
+  return std::move(sink.trace());
+}
+
+int64_t MedianStep(const Trace& t) {
+  MemorySource s(t);
+  return replay::MedianStepNs(Analyze(s));
+}
+
+struct Advised {
+  std::vector<Proposal> proposals, dropped;
+  std::string text;  // for failure messages
+};
+
+Advised AdviseOn(const std::vector<std::string>& sets, bool replay = true) {
+  const Trace t = TinyMoe(sets);
+  MemorySource s(t);
+  const analysis::Analysis a = Analyze(s);
+  Advised out;
+  AdviseOptions o;
+  o.replay = replay;
+  o.dropped = &out.dropped;
+  out.proposals = Advise(t, a, o);
+  out.text = FormatProposals(out.proposals) + FormatDropped(out.dropped);
+  return out;
+}
+
+// Regenerating with the proposal's keys (the whole run, every step, as a
+// user would) realises >= 80% of the predicted gain.
+void ExpectGainRealised(const std::vector<std::string>& sets, const Proposal& p) {
+  std::vector<std::string> with = sets;
+  with.insert(with.end(), p.config.begin(), p.config.end());
+  const int64_t before = MedianStep(TinyMoe(sets));
+  const int64_t after = MedianStep(TinyMoe(with));
+  const double actual = double(before - after) / double(before);
+  EXPECT_GE(actual, 0.8 * p.gain) << "predicted " << p.gain << " actual " << actual;
+}
+
+double EvidenceOf(const Proposal& p, const std::string& metric) {
+  for (const Evidence& e : p.evidence)
+    if (e.metric == metric) return e.value;
+  return -1;
+}
+
+// tiny-moe as its preset lays it out (TP 1, PP 2, EP 8, DP 8, MBS 1, 1F1B)
+// ranks 521st of the 10,968 layouts of 16 cards: the whole layout changes,
+// and that change is the top proposal.
+TEST(LayoutRule, PresetLayoutGetsTheSearchedBestAsTopProposal) {
+  const std::vector<std::string> sets = {"parallel.ep=8"};
+  const Advised a = AdviseOn(sets);
+  ASSERT_FALSE(a.proposals.empty());
+  const Proposal& top = a.proposals[0];
+  ASSERT_EQ(top.rule, "layout") << a.text;
+  EXPECT_EQ(top.config, (std::vector<std::string>{"parallel.tp=2", "parallel.dp=4", "parallel.ep=2",
+                                                  "parallel.tp_extend_ep=true",
+                                                  "parallel.micro_batch_size=4",
+                                                  "schedule.kind=dualpipe"}));
+  EXPECT_EQ(top.knob,
+            "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+            "--expert-model-parallel-size 2 --moe-tp-extend-ep --micro-batch-size 4 "
+            "--schedules-method dualpipev");
+  EXPECT_EQ(EvidenceOf(top, "search.configured_rank"), 521);
+  EXPECT_EQ(EvidenceOf(top, "search.feasible_layouts"), 10968);
+  EXPECT_TRUE(top.predicted);
+  EXPECT_EQ(top.step_before_ns, 13820669);  // the configured layout, one step simulated
+  EXPECT_EQ(top.step_after_ns, 9433718);
+  EXPECT_DOUBLE_EQ(top.confidence, 0.9);
+  EXPECT_EQ(top.title,
+            "change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 dualpipe flat recompute-none "
+            "(searched on 16 cards: the configured one ranks 521 of the 10968 that fit); predicted "
+            "step time -31.7 %, slowest rank's step 13.821 ms -> 9.434 ms (-32 %)");
+  ExpectGainRealised(sets, top);
+}
+
+// The planted EP: tiny-moe at its searched best but with EP 4 across TP
+// (8 expert groups) instead of 2: only EP changes back.
+TEST(LayoutRule, PlantedExpertParallelismIsChangedBack) {
+  const std::vector<std::string> sets = {"parallel.tp=2", "parallel.dp=4", "parallel.ep=4",
+                                         "parallel.tp_extend_ep=true", "parallel.micro_batch_size=4",
+                                         "schedule.kind=dualpipe"};
+  const Advised a = AdviseOn(sets);
+  ASSERT_FALSE(a.proposals.empty());
+  const Proposal& top = a.proposals[0];
+  ASSERT_EQ(top.rule, "layout") << a.text;
+  EXPECT_EQ(top.config, std::vector<std::string>{"parallel.ep=2"});
+  EXPECT_EQ(EvidenceOf(top, "search.configured_rank"), 17);
+  EXPECT_EQ(top.step_before_ns, 9682763);
+  EXPECT_EQ(top.step_after_ns, 9433718);  // the same best as from the preset's layout
+  ExpectGainRealised(sets, top);
+}
+
+// At the searched best, nothing to propose (and nothing simulated).
+TEST(LayoutRule, BestLayoutProposesNothing) {
+  const tracegen::RunConfig c =
+      TinyMoeConfig({"parallel.tp=2", "parallel.dp=4", "parallel.ep=2", "parallel.tp_extend_ep=true",
+                     "parallel.micro_batch_size=4", "schedule.kind=dualpipe"});
+  EXPECT_FALSE(LayoutProposal(c, true).has_value());
+}
+
+// advise --no-replay: the best estimate, not predicted.
+TEST(LayoutRule, WithoutReplayTheBestEstimateIsUnpredicted) {
+  const std::optional<Proposal> p = LayoutProposal(TinyMoeConfig({}), false);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p->predicted);
+  EXPECT_EQ(p->config.size(), 6u);
+  EXPECT_EQ(p->config[2], "parallel.ep=2");
+  EXPECT_NE(p->detail.find("best estimate 9.421 ms (not simulated)"), std::string::npos) << p->detail;
+}
+
+// A configuration the search cannot take is not fatal to advise: the rule
+// says why it proposes nothing.
+TEST(LayoutRule, UnsearchableConfigurationIsNotProposedWithTheReason) {
+  tracegen::RunConfig c = TinyMoeConfig({});
+  c.mutable_hardware()->set_preset("no-such-npu");
+  const std::optional<Proposal> p = LayoutProposal(c, true);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_FALSE(p->predicted);
+  EXPECT_EQ(p->not_proposed.rfind("no layout search on this configuration: ", 0), 0u) << p->not_proposed;
+  EXPECT_NE(p->not_proposed.find("no-such-npu"), std::string::npos) << p->not_proposed;
+}
+
+}  // namespace
+}  // namespace moetrace::advise
