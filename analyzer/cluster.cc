@@ -310,7 +310,8 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
       double var = 0;
       for (int64_t t : agg.tokens) var += (static_cast<double>(t) - mean) * (static_cast<double>(t) - mean);
       double cv = std::sqrt(var / static_cast<double>(E)) / mean;
-      const int32_t ep = std::max(1, agg.ep_size);
+      // Bounded by the experts (an EP rank holds at least one): the size is from the file.
+      const int32_t ep = static_cast<int32_t>(std::clamp<int64_t>(agg.ep_size, 1, static_cast<int64_t>(E)));
       std::vector<double> ep_load;
       if (agg.copies.expert.empty()) {
         ep_load.assign(static_cast<size_t>(ep), 0.0);

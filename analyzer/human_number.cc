@@ -10,7 +10,7 @@ std::string HumanCount(double v) {
   if (!std::isfinite(v)) return fmt::format("{}", v);
   static constexpr const char* kPrefix[] = {"", " k", " M", " G", " T", " P"};
   double a = std::abs(v);
-  if (a < 1000) {
+  if (a < 999.5) {  // from 999.5 "1.00 k" ({:.3g} would print "1e+03")
     if (v == std::round(v)) return fmt::format("{:.0f}", v);
     return fmt::format("{:.3g}", v);
   }

@@ -18,6 +18,8 @@ TEST(HumanCount, ThreeSignificantDigitsWithAPrefix) {
   // Rounding that would print "1000 k" moves to the next prefix.
   EXPECT_EQ(HumanCount(999600), "1.00 M");
   EXPECT_EQ(HumanCount(99960), "100 k");
+  EXPECT_EQ(HumanCount(999.7), "1.00 k");  // not {:.3g}'s "1e+03"
+  EXPECT_EQ(HumanCount(999.4), "999");
   EXPECT_EQ(HumanCount(1.46e9), "1.46 G");
   EXPECT_EQ(HumanCount(-2365909), "-2.37 M");
 }

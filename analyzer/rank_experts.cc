@@ -18,11 +18,12 @@ double MaxVio(const double* loads, size_t n) {
 }
 
 void CopyLoads::Add(int32_t e, int32_t r, int64_t t) {
-  for (size_t k = 0; k < expert.size(); ++k) {
-    if (expert[k] == e && ep_rank[k] == r) {
-      tokens[k] += t;
-      return;
-    }
+  // Indexed: a record's copy list comes from the file and can be long.
+  const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(e)) << 32) | static_cast<uint32_t>(r);
+  auto [it, added] = index.try_emplace(key, expert.size());
+  if (!added) {
+    tokens[it->second] += t;
+    return;
   }
   expert.push_back(e);
   ep_rank.push_back(r);
@@ -36,8 +37,10 @@ void CopyLoads::Add(const RoutingRecord& r) {
 
 std::vector<double> EpLoads(const std::vector<double>& tokens, const std::vector<int32_t>& placement,
                             int32_t ep, const CopyLoads& copies) {
-  const int32_t g = std::max(1, ep);
   const size_t E = tokens.size();
+  // An EP size from the file larger than the experts counted is odd (an EP
+  // rank holds at least one expert): bounded so it cannot size a huge vector.
+  const int32_t g = static_cast<int32_t>(std::clamp<int64_t>(ep, 1, std::max<int64_t>(1, static_cast<int64_t>(E))));
   std::vector<double> out(static_cast<size_t>(g), 0.0);
   auto pos_of = [&](size_t e) {
     const int32_t p = e < placement.size() ? placement[e]

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "formats/trace.h"
@@ -28,6 +29,7 @@ double MaxVio(const double* loads, size_t n);
 struct CopyLoads {
   std::vector<int32_t> expert, ep_rank;
   std::vector<int64_t> tokens;
+  std::unordered_map<uint64_t, size_t> index;  // (expert, EP rank) -> position
   void Add(int32_t expert, int32_t ep_rank, int64_t tokens);
   void Add(const RoutingRecord& r);
 };

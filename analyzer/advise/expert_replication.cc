@@ -60,7 +60,8 @@ std::optional<ReplicationPlan> PlanReplication(const std::vector<const RoutingRe
     LayerLoads& l = layers[r->layer];
     if (l.loads.size() < r->tokens_per_expert.size()) l.loads.resize(r->tokens_per_expert.size(), 0);
     for (size_t e = 0; e < r->tokens_per_expert.size(); ++e) l.loads[e] += double(r->tokens_per_expert[e]);
-    l.ep = std::max(l.ep, r->ep_size);
+    // Bounded by the experts (an EP rank holds at least one): the size is from the file.
+    l.ep = std::max(l.ep, static_cast<int32_t>(std::min<int64_t>(r->ep_size, int64_t(l.loads.size()))));
     if (l.placement.empty()) l.placement = r->expert_to_ep_rank;
     l.copies.Add(*r);
     existing = std::max(existing, r->copy_expert.size());

@@ -146,7 +146,9 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
     p.predicted = true;
     p.step_before_ns = int64_t(before->step_s * 1e9);
     p.step_after_ns = int64_t(after->step_s * 1e9);
-    p.gain = double(p.step_before_ns - p.step_after_ns) / double(p.step_before_ns);
+    p.gain = p.step_before_ns > 0  // a zero step (nothing simulated) is no gain, not NaN
+                 ? double(p.step_before_ns - p.step_after_ns) / double(p.step_before_ns)
+                 : 0;
     p.fixes_before = double(p.step_before_ns);
     p.fixes_after = double(p.step_after_ns);
     p.peak_before_bytes = int64_t(before->peak_bytes);
