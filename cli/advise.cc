@@ -24,6 +24,7 @@ void AddAdviseCommand(CLI::App& app) {
     std::vector<std::string> inputs;
     std::string json, reduce = "auto";
     bool no_replay = false, no_layout = false;
+    int threads = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(
@@ -34,6 +35,9 @@ void AddAdviseCommand(CLI::App& app) {
   sub->add_flag("--no-layout", args->no_layout,
                 "skip the layout search of tracegen traces (its estimates take seconds, each "
                 "verification a full simulation of every rank)");
+  sub->add_option("--threads", args->threads,
+                  "Replays at once and the layout search's threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
     return RunOnProcesses([&](Communicator& comm) {
@@ -43,6 +47,7 @@ void AddAdviseCommand(CLI::App& app) {
         advise::AdviseOptions options;
         options.replay = !args->no_replay;
         options.layout = !args->no_layout;
+        options.threads = args->threads;
         if (in.roles) options.roles = &*in.roles;
         std::vector<advise::Proposal> dropped;
         options.dropped = &dropped;

@@ -75,6 +75,7 @@ int RunReport(const ReportArgs& args) {
         advise::AdviseOptions options;
         if (advised.roles) options.roles = &*advised.roles;
         options.dropped = &not_proposed;
+        options.threads = args.threads;
         proposals = advise::Advise(advised.trace, advised.before, options);
       });
     }

@@ -134,7 +134,7 @@ class Advisor {
     BubbleRule(c.ratios().bubble());
     SlowRankRule(span);
     if (cfg_ && options.layout) {
-      std::optional<Proposal> p = LayoutProposal(*cfg_, options.replay);
+      std::optional<Proposal> p = LayoutProposal(*cfg_, options.replay, options.threads);
       if (p) candidates_.push_back(std::move(*p));
     }
     std::vector<Outcome> outcomes(candidates_.size());
@@ -280,7 +280,8 @@ class Advisor {
     constexpr size_t kReplayBudget = size_t(2560) << 20;
     const size_t by_memory = std::max<size_t>(1, kReplayBudget / std::max<size_t>(1, 300 * events));
     const size_t threads = std::min({candidates_.size(), by_memory,
-                                     size_t(std::max(1u, std::thread::hardware_concurrency()))});
+                                     options.threads > 0 ? size_t(options.threads)
+                                                         : size_t(std::max(1u, std::thread::hardware_concurrency()))});
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();

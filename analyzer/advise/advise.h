@@ -55,6 +55,7 @@ struct AdviseOptions {
   // reason in `not_proposed` (its replay did not lower its own metric or
   // the step time, it would not fit in memory, its plan changes nothing).
   std::vector<Proposal>* dropped = nullptr;
+  int threads = 0;  // replays at once and the layout search's threads; 0: one per core
 };
 
 // `analysis` is Analyze() of `trace`. Proposals ordered by predicted gain, best first

@@ -65,7 +65,7 @@ int VerifyCount(int cards) { return cards <= 1024 ? 3 : 1; }
 
 namespace {
 
-std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool simulate) {
+std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool simulate, int threads) {
   tracegen::RunConfig base = trace_config;
   tracegen::ResolveHardware(&base);
   base.set_steps(1);  // the simulations compare one step each
@@ -74,6 +74,7 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
   search::SearchOptions so;
   so.top = 64;  // enough to find the ties of the best
   so.verify = 0;
+  so.threads = threads;
   const search::SearchResult r = search::RunSearch(base, space, so);
   if (r.top.empty()) return std::nullopt;
   const Layout mine = search::LayoutOf(base);
@@ -98,7 +99,7 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
   std::optional<Figures> before, after;
   std::string verified;
   if (simulate) {
-    before = search::Simulate(base);
+    before = search::Simulate(base, threads);
     const int k = std::min<int>(VerifyCount(cards), int(tied.size()));
     // Then the next best estimates, when the ties are fewer than k.
     std::vector<const search::Ranked*> verify(tied.begin(), tied.begin() + k);
@@ -107,7 +108,7 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
       if (std::find(verify.begin(), verify.end(), &x) == verify.end()) verify.push_back(&x);
     }
     for (const search::Ranked* x : verify) {
-      const Figures f = search::Simulate(search::ApplyLayout(base, x->layout));
+      const Figures f = search::Simulate(search::ApplyLayout(base, x->layout), threads);
       verified += fmt::format("  #{} {}: estimated {:.3f} ms, {}\n", x->rank, search::Describe(x->layout),
                               x->estimate.step_s * 1e3, Row("simulated", f));
       // The first to fit and beat the others by more than a tie (earlier:
@@ -165,9 +166,9 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
 
 }  // namespace
 
-std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, bool simulate) {
+std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, bool simulate, int threads) {
   try {
-    return Propose(trace_config, simulate);
+    return Propose(trace_config, simulate, threads);
   } catch (const InputError& e) {
     // A configuration the search cannot take (e.g. an unknown hardware
     // preset): the other rules still run; this one is listed as not

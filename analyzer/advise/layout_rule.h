@@ -33,6 +33,7 @@ inline constexpr double kLayoutEvidence = 0.01;
 // arguments of the new layout. Whether it is kept is advise's common rule
 // (DropReason). A configuration the search cannot take (InputError) gives a
 // proposal with `not_proposed` saying why (advise lists it as not proposed).
-std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& config, bool simulate);
+// `threads`: the search's and the simulations' (0: one per core).
+std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& config, bool simulate, int threads = 0);
 
 }  // namespace moetrace::advise
