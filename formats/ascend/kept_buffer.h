@@ -32,12 +32,15 @@ class KeptBuffer {
   // The copy of `text`, padded.
   static KeptBuffer Copy(Slot slot, std::string_view text, size_t padding);
   // The file's bytes, padded. Throws InputError "cannot read file". A
-  // file larger than kKeptBufferBytes is mapped (Map), not copied.
+  // file larger than kKeptBufferBytes is mapped (Map).
   static KeptBuffer Load(Slot slot, const std::string& path, size_t padding);
   // The file mapped privately (writes stay in this process), followed by
-  // `padding` zero bytes: no copy, and no fresh pages zeroed for it (both
-  // cost about as much as the parse at 0.5-2 GB a file). Empty (data()
-  // null) when the file cannot be mapped; Load then reads it.
+  // `padding` zero bytes. MAP_POPULATE on a writable private mapping makes
+  // the kernel copy every page up front (copy-on-write broken at once): no
+  // cheaper in memory than a read, but no fresh user pages zeroed, and a
+  // file truncated while it is parsed cannot raise SIGBUS (a lazy or
+  // read-only mapping would). Empty (data() null) when the file cannot be
+  // mapped; Load then reads it.
   static KeptBuffer Map(const std::string& path, size_t padding);
 
   KeptBuffer(KeptBuffer&& other) noexcept;
