@@ -1,7 +1,9 @@
-// moetrace advise INPUT... [--json OUT.json]
+// moetrace advise INPUT... [--json OUT.json] [--no-replay] [--no-layout] [--threads N]
+//   [--config FILE | --preset NAME] [--set KEY=VALUE]...
 #include <fmt/core.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/processes.h"
 #include "formats/atomic_file.h"
+#include "tracegen/config.h"
 
 namespace moetrace::cli {
 
@@ -22,7 +25,8 @@ void AddReduceOption(CLI::App* sub, std::string* reduce);
 void AddAdviseCommand(CLI::App& app) {
   struct Args {
     std::vector<std::string> inputs;
-    std::string json, reduce = "auto";
+    std::string json, reduce = "auto", preset, config;
+    std::vector<std::string> sets;
     bool no_replay = false, no_layout = false;
     int threads = 0;
   };
@@ -38,8 +42,24 @@ void AddAdviseCommand(CLI::App& app) {
   sub->add_option("--threads", args->threads,
                   "Replays at once and the layout search's threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
+  sub->add_option("--config", args->config,
+                  "the model, cluster and layout of a recorded trace: a RunConfig JSON as `generate "
+                  "--config` reads; its layout is searched (a model-based proposal)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--preset", args->preset, "the same from a run preset (see `moetrace presets`)");
+  sub->add_option("--set", args->sets, "override a key of --config / --preset: dotted.key=value (repeatable)");
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
+    // The recorded trace's model, built and validated as generate builds it
+    // (a bad key or an impossible layout is exit 2 before any trace is read).
+    if (!args->preset.empty() && !args->config.empty())
+      throw UsageError("advise: give one of --preset NAME or --config FILE, not both");
+    if (!args->sets.empty() && args->preset.empty() && args->config.empty())
+      throw UsageError("advise: --set changes the model of --preset or --config; give one of them");
+    std::optional<tracegen::RunConfig> model;
+    if (!args->preset.empty() || !args->config.empty()) {
+      model = tracegen::BuildConfig({args->preset, args->config, args->sets, 1});
+    }
     return RunOnProcesses([&](Communicator& comm) {
       const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm);
       // The rules and their replays on process 0 (the others wait, then exit 0).
@@ -48,6 +68,7 @@ void AddAdviseCommand(CLI::App& app) {
         options.replay = !args->no_replay;
         options.layout = !args->no_layout;
         options.threads = args->threads;
+        if (model) options.model = &*model;
         if (in.roles) options.roles = &*in.roles;
         std::vector<advise::Proposal> dropped;
         options.dropped = &dropped;
