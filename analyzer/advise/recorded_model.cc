@@ -46,7 +46,30 @@ std::vector<std::string> CheckModelAgrees(const Trace& trace, const tracegen::Ru
       }
     }
   }
+  // The micro-batches of a step, where the trace numbers them (tracegen's
+  // and MindSpeed's micro_batch field): more than the configuration's
+  // global batch / (DP x micro-batch size) is another batch; fewer can be a
+  // cropped trace, so it is said, not refused.
+  int32_t max_mb = -1;
+  for (const Rank& r : trace.ranks) {
+    for (const Track& t : r.tracks) {
+      for (int32_t mb : t.events.micro_batch) max_mb = std::max(max_mb, mb);
+    }
+  }
+  const int64_t per_batch = int64_t(std::max(1, par.micro_batch_size())) * std::max(1, par.dp());
+  const int64_t micro_batches = par.global_batch_size() / per_batch;
+  if (max_mb >= 0 && max_mb + 1 > micro_batches) {
+    throw InputError(fmt::format(
+        "advise: the given model cannot be this trace's job: the trace runs {} micro-batches a step, "
+        "the configuration {} (parallel.global_batch_size {} / (parallel.dp {} x "
+        "parallel.micro_batch_size {}))",
+        max_mb + 1, micro_batches, par.global_batch_size(), par.dp(), par.micro_batch_size()));
+  }
   std::vector<std::string> notes;
+  if (max_mb >= 0 && max_mb + 1 < micro_batches) {
+    notes.push_back(fmt::format("the trace shows {} of the configured {} micro-batches a step", max_mb + 1,
+                                micro_batches));
+  }
   if (ranks < par.world_size()) {
     notes.push_back(fmt::format("the trace holds {} of the configured {} ranks", ranks, par.world_size()));
   }

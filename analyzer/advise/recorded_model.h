@@ -17,7 +17,8 @@ namespace moetrace::advise {
 // Throws InputError, naming the field and both values, when `config`
 // cannot be the job `trace` recorded: a world size (or a parallel size of
 // the recorded layout) that differs, a rank id the configured world does
-// not have, a routing record with another expert count than the model's.
+// not have, a routing record with another expert count than the model's,
+// more micro-batches a step than the configured batch holds.
 // Returns the softer disagreements the proposal should mention (a device
 // other than the model's hardware, a trace holding only some ranks).
 // `ranks`: how many ranks were analysed (a role-reduced trace holds fewer).

@@ -83,11 +83,21 @@ TEST(RecordedModel, AnotherJobIsRefusedNamingBothValues) {
   EXPECT_EQ(Thrown(t, tiny, 2),
             "advise: the given model cannot be this trace's job: rank 1 routes layer 2 to 8 experts, "
             "the configuration model.num_experts = 16");
+  // More micro-batches a step than tiny-moe's 32 / (8 x 1) = 4.
+  t.ranks[1].routing[0].tokens_per_expert.assign(16, 100);
+  t.ranks[0].tracks.resize(1);
+  t.ranks[0].tracks[0].events.micro_batch = {kNone, 0, 4};
+  EXPECT_EQ(Thrown(t, tiny, 2),
+            "advise: the given model cannot be this trace's job: the trace runs 5 micro-batches a step, "
+            "the configuration 4 (parallel.global_batch_size 32 / (parallel.dp 8 x "
+            "parallel.micro_batch_size 1))");
+  t.ranks[0].tracks[0].events.micro_batch = {kNone, 0, 1};
   // The same job, seen partly and on a GPU: said, not refused.
   t.ranks[1].routing[0].tokens_per_expert.assign(16, 100);
   t.metadata.device = "NVIDIA H100";
   EXPECT_EQ(CheckModelAgrees(t, tiny, 2),
-            (std::vector<std::string>{"the trace holds 2 of the configured 16 ranks",
+            (std::vector<std::string>{"the trace shows 2 of the configured 4 micro-batches a step",
+                                      "the trace holds 2 of the configured 16 ranks",
                                       "the trace ran on NVIDIA H100, the model on hardware preset "
                                       "atlas-800t-a2"}));
 }
