@@ -12,8 +12,8 @@
 #include "analyzer/replay/replay_input.h"
 #include "cli/commands.h"
 #include "cli/processes.h"
+#include "cli/recorded_model_options.h"
 #include "formats/atomic_file.h"
-#include "tracegen/config.h"
 
 namespace moetrace::cli {
 
@@ -25,8 +25,8 @@ void AddReduceOption(CLI::App* sub, std::string* reduce);
 void AddAdviseCommand(CLI::App& app) {
   struct Args {
     std::vector<std::string> inputs;
-    std::string json, reduce = "auto", preset, config;
-    std::vector<std::string> sets;
+    std::string json, reduce = "auto";
+    ModelArgs model;
     bool no_replay = false, no_layout = false;
     int threads = 0;
   };
@@ -37,29 +37,16 @@ void AddAdviseCommand(CLI::App& app) {
   sub->add_option("--json", args->json, "write {\"proposals\": [...]}, best predicted gain first");
   sub->add_flag("--no-replay", args->no_replay, "skip the replays (no predicted effects)");
   sub->add_flag("--no-layout", args->no_layout,
-                "skip the layout search of tracegen traces (its estimates take seconds, each "
-                "verification a full simulation of every rank)");
+                "skip the layout search of tracegen traces and of --config / --preset (its "
+                "estimates take seconds, each verification a full simulation of every rank)");
   sub->add_option("--threads", args->threads,
                   "Replays at once and the layout search's threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
-  sub->add_option("--config", args->config,
-                  "the model, cluster and layout of a recorded trace: a RunConfig JSON as `generate "
-                  "--config` reads; its layout is searched (a model-based proposal)")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--preset", args->preset, "the same from a run preset (see `moetrace presets`)");
-  sub->add_option("--set", args->sets, "override a key of --config / --preset: dotted.key=value (repeatable)");
+  AddModelOptions(sub, &args->model);
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
-    // The recorded trace's model, built and validated as generate builds it
-    // (a bad key or an impossible layout is exit 2 before any trace is read).
-    if (!args->preset.empty() && !args->config.empty())
-      throw UsageError("advise: give one of --preset NAME or --config FILE, not both");
-    if (!args->sets.empty() && args->preset.empty() && args->config.empty())
-      throw UsageError("advise: --set changes the model of --preset or --config; give one of them");
-    std::optional<tracegen::RunConfig> model;
-    if (!args->preset.empty() || !args->config.empty()) {
-      model = tracegen::BuildConfig({args->preset, args->config, args->sets, 1});
-    }
+    // The recorded trace's model (exit 2 on a bad one before any trace is read).
+    const std::optional<tracegen::RunConfig> model = BuildModel(args->model, "advise");
     return RunOnProcesses([&](Communicator& comm) {
       const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm);
       // The rules and their replays on process 0 (the others wait, then exit 0).

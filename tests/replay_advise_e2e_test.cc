@@ -124,6 +124,13 @@ TEST(ReplayAdviseE2e, AdviseRecordedTraceWithTheUsersModel) {
                           "9.460 ms (cluster.step_time_ns.max), confidence 0.5\n"),
             std::string::npos)
       << r.output;
+  // The report's advisor takes the same model.
+  CommandResult md = RunMoetrace("report " + dir + "/kineto --preset tiny-moe --md " + dir + "/r.md");
+  ASSERT_EQ(md.exit_code, 0) << md.output;
+  EXPECT_NE(ReadFile(dir + "/r.md").find("| 1 | -31.7 % | change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 "
+                                         "dualpipe flat recompute-none (model-based, searched on 16 cards"),
+            std::string::npos)
+      << ReadFile(dir + "/r.md");
   CommandResult other = RunMoetrace("advise " + dir + "/kineto --preset tiny-moe --set parallel.world_size=32 "
                                     "--set parallel.dp=16");
   EXPECT_EQ(other.exit_code, 2) << other.output;
