@@ -143,7 +143,7 @@ class Advisor {
     ExpertRule(c.expert_imbalance().ep_max_vio_mean());
     ReplicationRule(c.expert_imbalance().ep_max_vio_mean());
     MemoryRules();
-    BubbleRule(c.ratios().bubble());
+    BubbleRule(c.ratios().bubble(), cfg_ ? &*cfg_ : options.model);
     SlowRankRule(span);
     if (cfg_ && options.layout) {
       std::optional<Proposal> p = LayoutProposal(*cfg_, options.replay, options.threads);
@@ -521,13 +521,15 @@ class Advisor {
   // rises 32.7 % -> 35.2 % (analyzer/replay/README.md, "The bubble rule").
   // So the rule is judged by the step it shortens, the slowest rank's, and
   // the bubble is its evidence, not its promise.
-  void BubbleRule(double bubble) {
+  // `job`: the trace's configuration, or the model the user gave for a
+  // recorded trace (its layout says p, m and the schedule; nullptr: unknown).
+  void BubbleRule(double bubble, const tracegen::RunConfig* job) {
     if (bubble < kBubble) return;
-    if (cfg_ && cfg_->parallel().pp() < 2) return;
+    if (job && job->parallel().pp() < 2) return;
     std::vector<Evidence> ev = {{"cluster.ratios.bubble", bubble}};
     std::string detail;
-    if (cfg_) {
-      const auto& par = cfg_->parallel();
+    if (job) {
+      const auto& par = job->parallel();
       const int64_t per_batch = int64_t(std::max(1, par.micro_batch_size())) * std::max(1, par.dp());
       const double m = double(std::max<int64_t>(1, par.global_batch_size() / per_batch));
       const double p = par.pp(), v = 2;
@@ -540,7 +542,7 @@ class Advisor {
           "imbalance and waits behind other collectives, which interleaving does not remove",
           par.pp(), int64_t(m), 100 * fill, 100 * fill_v, 100 * bubble);
     }
-    if (!cfg_ || cfg_->schedule().kind() == "1f1b") {
+    if (!job || job->schedule().kind() == "1f1b") {
       Proposal& p = Add("bubble", "interleaved pipeline with 2 virtual stages per rank",
                         "--num-layers-per-virtual-pipeline-stage (2 virtual stages)",
                         {"schedule.kind=interleaved", "parallel.vpp=2"}, {}, "cluster.step_time_ns.max", ev);

@@ -61,9 +61,10 @@ struct AdviseOptions {
   // them (advise --config / --preset): checked against the trace
   // (recorded_model.h: InputError when it cannot be the same job), then
   // searched by the layout rule, whose proposal is model-based
-  // (layout_rule.h, RecordedStep). Only the layout rule uses it: the other
-  // rules still replay the recorded events. InputError on a tracegen trace,
-  // which carries its own configuration.
+  // (layout_rule.h, RecordedStep). Only the layout rule and the bubble rule's
+  // evidence (the pipeline's p and m) use it: the other rules still replay
+  // the recorded events. InputError on a tracegen trace, which carries its
+  // own configuration.
   const tracegen::RunConfig* model = nullptr;
 };
 

@@ -115,6 +115,39 @@ TEST(RecordedModel, TracegenTraceKeepsItsOwnConfiguration) {
   EXPECT_THROW(Advise(t, a, o), InputError);
 }
 
+// The model also says the pipeline's p and m, which the bubble rule's
+// evidence needs (a recorded trace alone has only the bubble).
+TEST(RecordedModel, BubbleEvidenceFromTheModel) {
+  const tracegen::RunConfig tiny = tracegen::BuildConfig({"tiny-moe", "", {}, 0});
+  MemorySink sink;
+  tracegen::Generate(tiny, {}, sink);
+  Trace t = std::move(sink.trace());
+  t.metadata.config_json.clear();  // as recorded
+  MemorySource s(t);
+  const analysis::Analysis a = Analyze(s);
+  AdviseOptions o;
+  o.replay = false;
+  o.layout = false;
+  const Proposal* alone = nullptr;
+  const std::vector<Proposal> without = Advise(t, a, o);
+  for (const Proposal& p : without) alone = p.rule == "bubble" ? &p : alone;
+  ASSERT_NE(alone, nullptr);
+  EXPECT_EQ(alone->evidence.size(), 1u);
+  o.model = &tiny;
+  const std::vector<Proposal> with = Advise(t, a, o);
+  const Proposal* p = nullptr;
+  for (const Proposal& q : with) p = q.rule == "bubble" ? &q : p;
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->evidence.size(), 3u);
+  EXPECT_DOUBLE_EQ(p->evidence[1].value, 0.2);  // (2-1)/(4+2-1)
+  EXPECT_EQ(p->detail.substr(0, 53), "PP 2 with 4 micro-batches a step: the fill and drain ");
+  // A model whose job already interleaves gets no interleaving proposal.
+  const tracegen::RunConfig interleaved =
+      tracegen::BuildConfig({"tiny-moe", "", {"schedule.kind=interleaved", "parallel.vpp=2"}, 0});
+  o.model = &interleaved;
+  for (const Proposal& q : Advise(t, a, o)) EXPECT_NE(q.rule, "bubble");
+}
+
 // Where the answer is known: tiny-moe generated, then converted to a Kineto
 // set (one file per rank, as `convert -o DIR/`), which keeps the world size
 // and drops the configuration. Given the preset, advise searches the same
