@@ -165,36 +165,45 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
       // the trace's: not quoted as a prediction of the recorded run.
       const double model_over_recorded = double(p.step_before_ns) / double(recorded->step_ns);
       const double ratio = double(p.step_after_ns) / double(p.step_before_ns);
-      p.detail = fmt::format(
-                     "model-based: the trace's own step {:.3f} ms (cluster.step_time_ns.max), the "
-                     "model's {:.3f} ms for the configured layout (model / recorded = {:.3f}); the "
-                     "proposal scales the recorded step by the simulated ratio {:.3f} / {:.3f} = {:.3f}\n",
-                     recorded->step_ns / 1e6, p.step_before_ns / 1e6, model_over_recorded,
-                     p.step_after_ns / 1e6, p.step_before_ns / 1e6, ratio) +
-                 p.detail;
-      if (std::abs(model_over_recorded - 1) > kModelAgrees) {
-        p.detail = fmt::format("note: the model is {:.3f} times the recorded step: not calibrated to "
-                               "this job (its hardware.* and model keys), so only the ratio of its "
-                               "layouts is used, with confidence 0.3\n",
-                               model_over_recorded) +
-                   p.detail;
+      const bool calibrated = std::abs(model_over_recorded - 1) <= kModelAgrees;
+      std::string head;
+      for (const std::string& n : recorded->notes) head += "note: " + n + "\n";
+      if (!calibrated) {
+        head += fmt::format("note: the model is {:.3f} times the recorded step: not calibrated to this "
+                            "job (its hardware.* and model keys), so only the ratio of its layouts is "
+                            "used, with confidence 0.3\n",
+                            model_over_recorded);
       }
-      for (const std::string& n : recorded->notes) p.detail = "note: " + n + "\n" + p.detail;
+      head += fmt::format(
+          "model-based: the trace's own step {:.3f} ms (cluster.step_time_ns.max), the model's {:.3f} ms "
+          "for the configured layout (model / recorded = {:.3f}); the proposal scales the recorded step "
+          "by the simulated ratio {:.3f} / {:.3f} = {:.3f}\n",
+          recorded->step_ns / 1e6, p.step_before_ns / 1e6, model_over_recorded, p.step_after_ns / 1e6,
+          p.step_before_ns / 1e6, ratio);
+      p.detail = head + p.detail;
       p.evidence.push_back({"recorded cluster.step_time_ns.max", double(recorded->step_ns)});
       p.evidence.push_back({"model step_ns of the configured layout", double(p.step_before_ns)});
       p.step_before_ns = recorded->step_ns;
       p.step_after_ns = int64_t(std::llround(double(recorded->step_ns) * ratio));
       p.peak_before_bytes = -1;
       p.peak_after_bytes = -1;
-      p.confidence = std::abs(model_over_recorded - 1) <= kModelAgrees ? 0.5 : 0.3;
+      p.confidence = calibrated ? 0.5 : 0.3;
+    } else if (recorded) {
+      // No recorded step to compare with: the model's steps alone.
+      std::string head;
+      for (const std::string& n : recorded->notes) head += "note: " + n + "\n";
+      p.detail = head + "model-based: the trace records no step time; the steps are the model's\n" + p.detail;
+      p.confidence = 0.3;
     }
     p.fixes_before = double(p.step_before_ns);
     p.fixes_after = double(p.step_after_ns);
   } else {
     p.detail += fmt::format("best estimate {:.3f} ms (not simulated)\n", best_estimate * 1e3);
     if (recorded) {
-      p.detail = fmt::format("model-based: the trace's own step {:.3f} ms; not simulated\n",
-                             recorded->step_ns / 1e6) + p.detail;
+      std::string head;
+      for (const std::string& n : recorded->notes) head += "note: " + n + "\n";
+      p.detail = head + fmt::format("model-based: the trace's own step {:.3f} ms; not simulated\n",
+                                    recorded->step_ns / 1e6) + p.detail;
     }
   }
   // No CPU seconds here: advise's output (and the report) must be the same
