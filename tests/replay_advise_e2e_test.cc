@@ -1,6 +1,7 @@
 // End-to-end: `moetrace replay` and `moetrace advise` on a generated run.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "tests/run_command.h"
@@ -137,6 +138,13 @@ TEST(ReplayAdviseE2e, AdviseRecordedTraceWithTheUsersModel) {
   EXPECT_NE(other.output.find("the trace records world size 16, the configuration parallel.world_size = 32"),
             std::string::npos)
       << other.output;
+  // The same from a RunConfig file, as `generate --config` reads it.
+  std::ofstream(dir + "/wide.json") << R"({"preset": "tiny-moe", "parallel": {"world_size": 32, "dp": 16}})";
+  CommandResult file = RunMoetrace("advise " + dir + "/kineto --config " + dir + "/wide.json");
+  EXPECT_EQ(file.exit_code, 2) << file.output;
+  EXPECT_NE(file.output.find("the trace records world size 16, the configuration parallel.world_size = 32"),
+            std::string::npos)
+      << file.output;
   CommandResult own = RunMoetrace("advise " + in + " --preset tiny-moe");
   EXPECT_EQ(own.exit_code, 2) << own.output;
   EXPECT_NE(own.output.find("carries its own run configuration"), std::string::npos) << own.output;
