@@ -16,7 +16,7 @@ namespace moetrace::cli {
 
 // cli/replay.cc
 replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
-                                     const std::string& reduce, Communicator& comm);
+                                     const std::string& reduce, Communicator& comm, int threads);
 void AddReduceOption(CLI::App* sub, std::string* reduce);
 
 void AddAdviseCommand(CLI::App& app) {
@@ -41,7 +41,7 @@ void AddAdviseCommand(CLI::App& app) {
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
     return RunOnProcesses([&](Communicator& comm) {
-      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm);
+      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm, args->threads);
       // The rules and their replays on process 0 (the others wait, then exit 0).
       OnFirstProcess(comm, [&] {
         advise::AdviseOptions options;
