@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -77,7 +78,9 @@ TEST(ReplayInputShared, FailureOnProcessZeroEndsEveryProcess) {
   EXPECT_EQ(got[2], "peer failed");
 }
 
-// Records the threads that read ranks.
+// Records the threads that read ranks. Each read takes a few ms, so that
+// where several threads read, each gets ranks (a read of memory is so quick
+// that the first thread could take them all before another starts).
 class ThreadsSeen : public TraceSource {
  public:
   explicit ThreadsSeen(const TraceSource& s) : s_(s) {}
@@ -99,8 +102,11 @@ class ThreadsSeen : public TraceSource {
 
  private:
   void Saw() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    seen_.insert(std::this_thread::get_id());
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen_.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   const TraceSource& s_;
   mutable std::mutex mu_;
