@@ -12,6 +12,7 @@
 #include "analyzer/label_check.h"
 #include "analyzer/metrics_proto.h"
 #include "formats/errors.h"
+#include "formats/rank_reference.h"
 
 namespace moetrace {
 
@@ -31,6 +32,7 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
   PartialAnalysis out;
   std::vector<analysis::RankAnalysis> ranks(n);
   std::vector<char> analysed(n, 0);
+  std::vector<int32_t> read_ids(n, kNone);  // of the ranks read, for their figures
   std::mutex mu;
   std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};  // a worker failed: the others end their run early
@@ -64,6 +66,7 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
       try {
         source.ReadRankInto(indices[i], &rank);
         read = true;
+        read_ids[i] = rank.rank;
         RankMetrics m = AnalyzeRank(rank, &scratch);
         FillRank(m, capacity, &ranks[i]);
         // Outside the lock: Add locks only the shards it touches.
@@ -110,6 +113,12 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
   for (size_t i = 0; i < n; ++i) {
     if (analysed[i]) out.ranks.emplace_back(indices[i], std::move(ranks[i]));
   }
+  if (options.rank_reference) {
+    // A rank read, even if its analysis then failed (--skip-bad-ranks): a
+    // source that scans when opening would have its figures too.
+    std::erase(read_ids, kNone);
+    out.reference = options.rank_reference->Take(read_ids);
+  }
   return out;
 }
 
@@ -130,7 +139,13 @@ analysis::Analysis FinishAnalysis(const Metadata& metadata, PartialAnalysis part
   }
   for (auto& [index, s] : part.skipped) *out.add_skipped_ranks() = std::move(s);
   part.cluster.Finish(metadata, &out);
-  CheckLabels(metadata, &out);
+  if (HasRankReference(metadata.reference)) {
+    Metadata resolved = metadata;
+    resolved.reference = ResolveRankReference(metadata.reference, part.reference);
+    CheckLabels(resolved, &out);
+  } else {
+    CheckLabels(metadata, &out);
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "analyzer/cluster.h"
 #include "analyzer/hta/hta.h"
 #include "analyzer/proto/analysis.pb.h"
+#include "formats/rank_reference.h"
 #include "formats/trace_io.h"
 #include "formats/trace_selection.h"
 
@@ -26,6 +28,10 @@ struct AnalyzeOptions {
   // A rank that fails to read or analyse (InputError) is left out and named
   // in Analysis::skipped_ranks instead of failing the run.
   bool skip_bad_ranks = false;
+  // Where the source's reads put the profiler figures they carry (a source
+  // opened with them: formats/rank_reference.h), or null: AnalyzeRanks takes
+  // those of its ranks into PartialAnalysis::reference.
+  std::shared_ptr<RankReference> rank_reference;
 };
 
 analysis::Analysis Analyze(const TraceSource& source, const AnalyzeOptions& options = {});
@@ -37,6 +43,9 @@ struct PartialAnalysis {
   std::vector<std::pair<size_t, analysis::RankAnalysis>> ranks;  // (source index, figures)
   ClusterAccumulator cluster;
   std::vector<std::pair<size_t, analysis::SkippedRank>> skipped;  // (source index, why)
+  // The profiler figures that came with the ranks' reads, any order of
+  // ranks: FinishAnalysis puts them where the metadata's placeholders stand.
+  std::vector<LabeledValue> reference;
 };
 PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t>& indices,
                              const AnalyzeOptions& options = {});

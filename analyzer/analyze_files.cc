@@ -7,6 +7,7 @@
 #include "analyzer/cluster_output.h"
 #include "analyzer/hta/hta.h"
 #include "analyzer/hta/imported_rows.h"
+#include "formats/ascend/ascend_importer.h"
 #include "formats/ascend/cluster_output.h"
 #include "formats/errors.h"
 #include "formats/kineto/kineto_importer.h"
@@ -30,10 +31,23 @@ OpenedInputs OpenInputs(const std::vector<std::string>& inputs, const AnalyzeOpt
   kineto_options.observer = [imported = out.imported](const std::string& path, bool inflated) {
     return imported->ObserverFor(path, inflated);
   };
+  // One Ascend input: its reads bring the Overlap Analysis figures, which
+  // FinishAnalysis puts in place (one parse of each trace_view.json, not
+  // two). Of several inputs only the first's metadata is used: they open
+  // as before.
+  AscendOpenOptions ascend_options;
+  if (inputs.size() == 1) ascend_options.figures_with_ranks = std::make_shared<RankReference>();
   std::vector<std::unique_ptr<TraceSource>> sources;
   for (const std::string& in : inputs) {
     const bool is_kineto = std::find(out.kineto.begin(), out.kineto.end(), in) != out.kineto.end();
-    sources.push_back(is_kineto ? OpenKineto(in, kineto_options) : OpenTrace(in));
+    if (is_kineto) {
+      sources.push_back(OpenKineto(in, kineto_options));
+    } else if (ascend_options.figures_with_ranks && DetectFormat(in) == TraceFormat::kAscend) {
+      sources.push_back(OpenAscend(in, ascend_options));
+      out.rank_reference = ascend_options.figures_with_ranks;
+    } else {
+      sources.push_back(OpenTrace(in));
+    }
   }
   out.source = SelectFrom(std::make_unique<ConcatSource>(std::move(sources)), options.selection);
   return out;
@@ -82,7 +96,9 @@ AnalyzedFiles AnalyzeFiles(const std::vector<std::string>& inputs, const Analyze
   } abandon_at_exit{imported};
   AnalyzedFiles out;
   out.trace = std::move(opened.source);
-  out.analysis = Analyze(*out.trace, options);
+  AnalyzeOptions with_figures = options;
+  with_figures.rank_reference = opened.rank_reference;
+  out.analysis = Analyze(*out.trace, with_figures);
   imported->Close();
   if (hta_figures.valid()) {
     try {

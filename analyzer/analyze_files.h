@@ -38,6 +38,9 @@ struct OpenedInputs {
   std::vector<std::string> kineto;  // the Kineto inputs, for HTA
   std::shared_ptr<hta::ImportedRows> imported;
   std::unique_ptr<TraceSource> source;
+  // Where the source's reads put the profiler figures they carry (one
+  // Ascend input), or null: for AnalyzeOptions::rank_reference.
+  std::shared_ptr<RankReference> rank_reference;
 };
 OpenedInputs OpenInputs(const std::vector<std::string>& inputs, const AnalyzeOptions& options);
 

@@ -40,26 +40,48 @@ std::string ClusterAccumulator::Serialize() const {
     o->set_peak_bytes(r.peak_bytes);
     o->set_has_peak(r.has_peak);
   }
-  for (const Collective* p : SortedCollectives()) {
+  // Columns (partial.proto): the group and op names once, as tables
+  // indexed like this accumulator's own.
+  partial::ClusterState::Collectives* cols = st.mutable_collectives();
+  for (const std::string& g : group_names_) cols->add_groups(g);
+  for (const std::string& n : names_) cols->add_names(n);
+  const std::vector<const Collective*> sorted = SortedCollectives();
+  const int n = static_cast<int>(sorted.size());
+  cols->mutable_group_index()->Reserve(n);
+  cols->mutable_sequence()->Reserve(n);
+  cols->mutable_members()->Reserve(n);
+  cols->mutable_group_size()->Reserve(n);
+  cols->mutable_sum_dur()->Reserve(n);
+  cols->mutable_min_dur()->Reserve(n);
+  cols->mutable_last_rank()->Reserve(n);
+  cols->mutable_name_rank()->Reserve(n);
+  cols->mutable_name_index()->Reserve(n);
+  cols->mutable_layer()->Reserve(n);
+  cols->mutable_step()->Reserve(n);
+  cols->mutable_a2a()->Reserve(n);
+  cols->mutable_combine()->Reserve(n);
+  cols->mutable_load_sum()->Reserve(n);
+  cols->mutable_load_max()->Reserve(n);
+  cols->mutable_load_n()->Reserve(n);
+  for (const Collective* p : sorted) {
     const Collective& c = *p;
     const uint64_t key = c.key;
-    auto* o = st.add_collectives();
-    o->set_group(group_names_[key >> 40]);
-    o->set_sequence(static_cast<int64_t>(key & kSequenceMask));
-    o->set_members(c.members);
-    o->set_group_size(c.group_size);
-    o->set_sum_dur(c.sum_dur);
-    o->set_min_dur(c.min_dur);
-    o->set_last_rank(c.last_rank);
-    o->set_name_rank(c.name_rank);
-    o->set_name(names_[c.name]);
-    o->set_layer(c.layer);
-    o->set_step(c.step);
-    o->set_a2a(c.a2a);
-    o->set_combine(c.combine);
-    o->set_load_sum(c.load_sum);
-    o->set_load_max(c.load_max);
-    o->set_load_n(c.load_n);
+    cols->add_group_index(static_cast<uint32_t>(key >> 40));
+    cols->add_sequence(static_cast<int64_t>(key & kSequenceMask));
+    cols->add_members(c.members);
+    cols->add_group_size(c.group_size);
+    cols->add_sum_dur(c.sum_dur);
+    cols->add_min_dur(c.min_dur);
+    cols->add_last_rank(c.last_rank);
+    cols->add_name_rank(c.name_rank);
+    cols->add_name_index(c.name);
+    cols->add_layer(c.layer);
+    cols->add_step(c.step);
+    cols->add_a2a(c.a2a);
+    cols->add_combine(c.combine);
+    cols->add_load_sum(c.load_sum);
+    cols->add_load_max(c.load_max);
+    cols->add_load_n(c.load_n);
   }
   for (const auto& [key, agg] : routing_) {
     auto* o = st.add_routing();
@@ -102,32 +124,52 @@ void ClusterAccumulator::Merge(const std::string& bytes) {
     ranks_.push_back({r.rank(), r.steps(), r.step_mean(), r.compute(), r.comm(), r.free(),
                       r.peak_bytes(), r.has_peak()});
   }
-  for (const auto& o : st.collectives()) {
-    Collective from;
-    from.members = o.members();
-    from.group_size = o.group_size();
-    from.sum_dur = o.sum_dur();
-    from.min_dur = o.min_dur();
-    from.last_rank = o.last_rank();
-    from.name_rank = o.name_rank();
-    from.layer = o.layer();
-    from.step = o.step();
-    from.a2a = o.a2a();
-    from.load_sum = o.load_sum();
-    from.load_max = o.load_max();
-    from.load_n = o.load_n();
-    uint64_t key;
-    GroupTable* table;
-    {
-      std::lock_guard<std::mutex> lock(*names_mu_);
-      const uint32_t group = GroupId(o.group());
-      table = groups_[group].get();
-      key = (static_cast<uint64_t>(group) << 40) ^
-            (static_cast<uint64_t>(o.sequence()) & kSequenceMask);
-      from.name = NameId(o.name());
-      from.combine = name_is_combine_[from.name] != 0;
+  const partial::ClusterState::Collectives& cols = st.collectives();
+  const int n = cols.group_index_size();
+  for (const int size : {cols.sequence_size(), cols.members_size(), cols.group_size_size(),
+                         cols.sum_dur_size(), cols.min_dur_size(), cols.last_rank_size(),
+                         cols.name_rank_size(), cols.name_index_size(), cols.layer_size(),
+                         cols.step_size(), cols.a2a_size(), cols.combine_size(),
+                         cols.load_sum_size(), cols.load_max_size(), cols.load_n_size()}) {
+    if (size != n) throw std::runtime_error("cluster state from another process: uneven collective columns");
+  }
+  // The other process's group and name ids mapped to this one's, once each.
+  std::vector<uint32_t> group_of(static_cast<size_t>(cols.groups_size()));
+  std::vector<GroupTable*> table_of(group_of.size());
+  std::vector<uint32_t> name_of(static_cast<size_t>(cols.names_size()));
+  std::vector<char> combine_of;
+  {
+    std::lock_guard<std::mutex> lock(*names_mu_);
+    for (size_t g = 0; g < group_of.size(); ++g) {
+      group_of[g] = GroupId(cols.groups(static_cast<int>(g)));
+      table_of[g] = groups_[group_of[g]].get();
     }
-    FoldInto(table, key, from);
+    for (size_t k = 0; k < name_of.size(); ++k) name_of[k] = NameId(cols.names(static_cast<int>(k)));
+    for (size_t k = 0; k < name_of.size(); ++k) combine_of.push_back(name_is_combine_[name_of[k]] != 0);
+  }
+  for (int i = 0; i < n; ++i) {
+    const uint32_t g = cols.group_index(i), nm = cols.name_index(i);
+    if (g >= group_of.size() || nm >= name_of.size()) {
+      throw std::runtime_error("cluster state from another process: a collective names no group or op");
+    }
+    Collective from;
+    from.members = cols.members(i);
+    from.group_size = cols.group_size(i);
+    from.sum_dur = cols.sum_dur(i);
+    from.min_dur = cols.min_dur(i);
+    from.last_rank = cols.last_rank(i);
+    from.name_rank = cols.name_rank(i);
+    from.layer = cols.layer(i);
+    from.step = cols.step(i);
+    from.a2a = cols.a2a(i);
+    from.load_sum = cols.load_sum(i);
+    from.load_max = cols.load_max(i);
+    from.load_n = cols.load_n(i);
+    from.name = name_of[nm];
+    from.combine = combine_of[nm] != 0;
+    const uint64_t key = (static_cast<uint64_t>(group_of[g]) << 40) ^
+                         (static_cast<uint64_t>(cols.sequence(i)) & kSequenceMask);
+    FoldInto(table_of[g], key, from);
   }
   // The same rules as Add: tokens summed, the first placement and EP size kept.
   for (const auto& o : st.routing()) {

@@ -13,12 +13,20 @@
 #include "analyzer/analyze_files.h"
 #include "analyzer/mpi/communicator.h"
 #include "analyzer/proto/analysis.pb.h"
+#include "formats/errors.h"
 
 namespace moetrace {
 
 // Thrown on the processes other than 0 when any process failed: process 0
 // throws the failure itself (InputError), the others exit quietly.
 struct PeerFailed {};
+// What process 0 throws when the processes agreed on a failure
+// (AgreeOnError): every process knows, so each can end in step. An
+// InputError of any other kind escaped between two agreements: the others
+// may wait in any collective (cli/processes.cc aborts the job then).
+struct AgreedInputError : InputError {
+  using InputError::InputError;
+};
 
 // Every process calls it (collective). Process 0 returns what AnalyzeFiles
 // returns (the analysis, and the opened trace: `report` reads ranks back);

@@ -47,7 +47,8 @@ std::string Merged(const TraceSource& src, int parts, const std::function<int(si
     for (size_t i = 0; i < src.rank_count(); ++i) {
       if (owner(i) == p) mine.push_back(i);
     }
-    MergePartial(SerializePartial(AnalyzeRanks(src, mine, opt)), &all);
+    PartialAnalysis part = AnalyzeRanks(src, mine, opt);
+    MergePartial(SerializePartial(&part), &all);
   }
   return ToStableJson(FinishAnalysis(src.metadata(), std::move(all)));
 }

@@ -17,20 +17,29 @@ static_assert(sizeof(hta::Temporal) == kTemporalFields * sizeof(double),
 
 }  // namespace
 
-std::string SerializePartial(const PartialAnalysis& part) {
+std::string SerializePartial(PartialAnalysis* part_ptr) {
+  PartialAnalysis& part = *part_ptr;
   partial::ProcessPart p;
   p.set_cluster(part.cluster.Serialize());
-  for (const auto& [index, r] : part.ranks) {
+  for (auto& [index, r] : part.ranks) {
     auto* o = p.add_ranks();
     o->set_index(index);
-    o->set_analysis(r.SerializeAsString());
+    o->mutable_analysis()->Swap(&r);  // both on the heap: a swap of pointers
   }
+  part.ranks.clear();
   for (const auto& [index, s] : part.skipped) {
     auto* o = p.add_skipped();
     o->set_index(index);
     if (s.has_rank()) o->set_rank(s.rank());
     o->set_file(s.file());
     o->set_error(s.error());
+  }
+  for (const LabeledValue& l : part.reference) {
+    auto* o = p.add_reference();
+    o->set_rank(l.rank);
+    o->set_step(l.step);
+    o->set_key(l.key);
+    o->set_value(l.value);
   }
   return p.SerializeAsString();
 }
@@ -39,10 +48,9 @@ void MergePartial(const std::string& bytes, PartialAnalysis* into) {
   partial::ProcessPart p;
   if (!p.ParseFromString(bytes)) throw std::runtime_error("a process's analysis does not parse");
   into->cluster.Merge(p.cluster());
-  for (const auto& o : p.ranks()) {
-    analysis::RankAnalysis r;
-    if (!r.ParseFromString(o.analysis())) throw std::runtime_error("a rank analysis does not parse");
-    into->ranks.emplace_back(o.index(), std::move(r));
+  for (auto& o : *p.mutable_ranks()) {
+    into->ranks.emplace_back(o.index(), analysis::RankAnalysis());
+    into->ranks.back().second.Swap(o.mutable_analysis());
   }
   for (const auto& o : p.skipped()) {
     analysis::SkippedRank s;
@@ -50,6 +58,9 @@ void MergePartial(const std::string& bytes, PartialAnalysis* into) {
     s.set_file(o.file());
     s.set_error(o.error());
     into->skipped.emplace_back(o.index(), std::move(s));
+  }
+  for (const auto& o : p.reference()) {
+    into->reference.push_back({o.rank(), o.step(), o.key(), o.value()});
   }
 }
 

@@ -13,7 +13,9 @@ namespace partial {
 class HtaRank;
 }
 
-std::string SerializePartial(const PartialAnalysis& part);
+// Moves the rank analyses out of `*part` into the bytes (they are not held
+// twice); the rest of `*part` is left as it was.
+std::string SerializePartial(PartialAnalysis* part);
 // Adds the ranks, skipped ranks and cluster state in `bytes` to `*into`.
 // Throws std::runtime_error on bytes that do not parse.
 void MergePartial(const std::string& bytes, PartialAnalysis* into);

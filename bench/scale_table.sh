@@ -12,12 +12,15 @@
 # - kineto N:  `convert BASE --ranks 0-(N-1) -o DIR/`: a Kineto JSON file per
 #   rank (~24 k events, 8 MB each), up to KINETO_MAX_RANKS ranks (default
 #   1,024: 6,144 such files are 49 GB, more than this machine's free disk);
+#   above it, with KINETO_GZ=1, the same files `gzip -1`ed one by one
+#   (row `kineto.gz`, ~1.3 MB a rank: how users keep them), converted 256
+#   ranks at a time so that only one chunk of plain files exists at once;
 # - ascend N:  N rank folders `rank{r}_ascend_pt/ASCEND_PROFILER_OUTPUT/` whose
 #   trace_view.json is one synthetic torch_npu file (TASKS tasks, the shape of
 #   bench/ascend_import_bench.cc) hard-linked N times: Ascend has no writer
 #   here, and rank ids come from the folder order.
 # Usage: bench/scale_table.sh [BUILD_DIR]   env: BASE, OUT (default
-#   bench/out/scale), RANKS ("1 64 1024 6144"), KINETO_MAX_RANKS, TASKS (3000),
+#   bench/out/scale), RANKS ("1 64 1024 6144"), KINETO_MAX_RANKS, KINETO_GZ, TASKS (3000),
 #   MPI_PROCS ("1 2 4 8 16"; empty: no MPI runs), MPI_INPUT (native-1024)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,6 +111,19 @@ for n in $ranks_list; do
     kin=$out/kineto-$n
     [ -d "$kin" ] || "$bin" convert "$base" --ranks "0-$last" -o "$kin/" 2>/dev/null
     row kineto "$n" "$kin"
+  elif [ -n "${KINETO_GZ:-}" ]; then
+    kin=$out/kineto-$n-gz
+    for ((a = 0; a < n; a += 256)); do
+      b=$((a + 255 < last ? a + 255 : last))
+      [ -f "$kin/rank-$b.json.gz" ] && continue
+      rm -rf "$out/kineto-chunk" && mkdir -p "$kin"
+      "$bin" convert "$base" --ranks "$a-$b" -o "$out/kineto-chunk/" 2>/dev/null
+      for f in "$out"/kineto-chunk/*.json; do
+        gzip -1 -c "$f" >"$kin/$(basename "$f").gz.part" && mv "$kin/$(basename "$f").gz.part" "$kin/$(basename "$f").gz"
+      done
+    done
+    rm -rf "$out/kineto-chunk"
+    row kineto.gz "$n" "$kin"
   fi
   asc=$out/ascend-$n
   if [ ! -d "$asc" ]; then

@@ -19,7 +19,7 @@ namespace moetrace::cli {
 
 // cli/replay.cc
 replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
-                                     const std::string& reduce, Communicator& comm);
+                                     const std::string& reduce, Communicator& comm, int threads);
 void AddReduceOption(CLI::App* sub, std::string* reduce);
 
 void AddAdviseCommand(CLI::App& app) {
@@ -48,7 +48,7 @@ void AddAdviseCommand(CLI::App& app) {
     // The recorded trace's model (exit 2 on a bad one before any trace is read).
     const std::optional<tracegen::RunConfig> model = BuildModel(args->model, "advise");
     return RunOnProcesses([&](Communicator& comm) {
-      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm);
+      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm, args->threads);
       // The rules and their replays on process 0 (the others wait, then exit 0).
       OnFirstProcess(comm, [&] {
         advise::AdviseOptions options;

@@ -85,6 +85,14 @@ int Run(const Args& a, Communicator& comm) {
     ranks = ShareOf(ranks, comm.rank(), comm.size());
     out = ShardPath(a.out, comm.rank());
   }
+  // Pass 1 (the whole run, every rank together) on process 0 alone, its
+  // results broadcast: each process then emits its own ranks from them, as
+  // if it had simulated the run itself (the shards are the same bytes).
+  std::string pass1;
+  if (comm.size() > 1) {
+    OnFirstProcess(comm, [&] { pass1 = tracegen::SimulatePass1(config, a.threads); });
+    comm.Broadcast(&pass1);
+  }
   tracegen::GenerateSummary s;
   OnEveryProcess(comm, [&] {
     if (shards && ranks.empty()) {  // more processes than ranks: no shard (nor a stale one)
@@ -98,7 +106,8 @@ int Run(const Args& a, Communicator& comm) {
     std::optional<Progress> bar;
     if (comm.rank() == 0) bar.emplace("generating", total);
     s = tracegen::Generate(config, ranks, *sink, [&bar](int done, int) { if (bar) bar->Update(size_t(done)); },
-                           a.threads);
+                           a.threads, pass1);
+    pass1 = std::string();  // loaded: the engine holds its own copy
   });
   for (const auto& w : s.warnings) fmt::print(stderr, "moetrace: warning: {}\n", w);
   if (a.timings) {

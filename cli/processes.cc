@@ -27,10 +27,18 @@ int RunOnProcesses(const std::function<int(Communicator&)>& body) {
   int rc = 0;
   try {
     rc = body(*comm);
-  } catch (const InputError& e) {
+  } catch (const AgreedInputError& e) {
     return fail(e.what());
   } catch (const PeerFailed&) {
     return fail("");
+  } catch (const InputError& e) {
+    // Bad input met by this process alone, between two agreements: the
+    // others wait in a collective this process will not make (meeting them
+    // in fail()'s would let them go on to the next one, and hang there).
+    // The message, from whichever process it is, then the job is aborted:
+    // mpirun ends every process, with exit 2.
+    fmt::print(stderr, "moetrace: error: {}\n", e.what());
+    comm->Abort(2);
   } catch (const std::exception& e) {
     // Not a failure the processes met on (out of memory while merging, an
     // MPI error): the others may be in any collective, so the job is

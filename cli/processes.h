@@ -14,9 +14,11 @@ namespace moetrace::cli {
 
 // Runs `body` on this process with the world's communicator. Alone: `body`
 // as is (its exceptions go to main). Under mpirun: the exit code is body's
-// on process 0 and 0 on the others; a failure agreed on (InputError on
-// process 0, PeerFailed elsewhere) ends every process with exit 2, process
-// 0 printing the one message.
+// on process 0 and 0 on the others; a failure agreed on (AgreedInputError
+// on process 0, PeerFailed elsewhere) ends every process with exit 2, process
+// 0 printing the one message. Any other failure (an InputError one process
+// met alone, between agreements) is printed by its process, which aborts
+// the job: every process ends, exit 2, nothing waits for a collective.
 int RunOnProcesses(const std::function<int(Communicator&)>& body);
 
 // A command that is not distributed (convert, info, presets): process 0 runs

@@ -20,9 +20,10 @@ namespace moetrace::cli {
 // first), then reads what the replay needs (replay_input.h): the analysis of
 // every rank, streamed, and the whole trace or one representative per role.
 // Collective: under mpirun the analysis is shared by the processes and
-// process 0 alone gets the input (the others an empty one).
+// process 0 alone gets the input (the others an empty one). `threads`: the
+// analysis's and the signing pass's (--threads; 0 = every core).
 replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
-                                     const std::string& reduce, Communicator& comm) {
+                                     const std::string& reduce, Communicator& comm, int threads) {
   std::unique_ptr<TraceSource> source;
   OnEveryProcess(comm, [&] {
     std::vector<std::unique_ptr<TraceSource>> parts;
@@ -31,7 +32,9 @@ replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
   });
   replay::Reduce r = replay::Reduce::kAuto;
   replay::ParseReduce(reduce, &r);
-  return replay::LoadReplayInput(*source, r, comm);
+  AnalyzeOptions options;
+  options.threads = threads;
+  return replay::LoadReplayInput(*source, r, comm, options);
 }
 
 void AddReduceOption(CLI::App* sub, std::string* reduce) {
@@ -61,7 +64,7 @@ void AddReplayCommand(CLI::App& app) {
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
     return RunOnProcesses([&](Communicator& comm) {
-      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm);
+      const replay::ReplayInput in = ReadReplayInputs(args->inputs, args->reduce, comm, 0);
       // The replay itself on process 0 (the others wait, then exit 0).
       OnFirstProcess(comm, [&] {
         replay::ReplayOptions options;

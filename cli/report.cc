@@ -23,7 +23,7 @@ namespace moetrace::cli {
 
 // cli/replay.cc
 replay::ReplayInput ReadReplayInputs(const std::vector<std::string>& inputs,
-                                     const std::string& reduce, Communicator& comm);
+                                     const std::string& reduce, Communicator& comm, int threads);
 
 namespace {
 
@@ -75,7 +75,7 @@ int RunReport(const ReportArgs& args) {
       run_advisor = comm.AllReduceMax(decide) > 0;
     }
     if (run_advisor) {
-      const replay::ReplayInput advised = ReadReplayInputs(args.inputs, "auto", comm);
+      const replay::ReplayInput advised = ReadReplayInputs(args.inputs, "auto", comm, args.threads);
       OnFirstProcess(comm, [&] {
         advise::AdviseOptions options;
         if (advised.roles) options.roles = &*advised.roles;

@@ -298,6 +298,8 @@ Metadata EngineImpl::BaseMetadata() const {
 Engine::Engine(const RunConfig& config) : impl_(std::make_unique<EngineImpl>(config)) {}
 Engine::~Engine() = default;
 void Engine::Simulate(int threads) { impl_->Simulate(threads); }
+std::string Engine::SavePass1() const { return impl_->SavePass1(); }
+void Engine::LoadPass1(std::string_view bytes) { impl_->LoadPass1(bytes); }
 Rank Engine::EmitRank(int r) {
   Rank out;
   EmitRank(r, &out);

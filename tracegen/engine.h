@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "formats/trace.h"
@@ -26,6 +27,14 @@ class Engine {
   // Pass 1: simulate all ranks (idempotent), on up to `threads` threads
   // (pipeline stages are spread over them; same results for any count).
   void Simulate(int threads = 1);
+  // Pass 1's results (what pass 2 reads: every collective's arrivals, the
+  // p2p transfers, each rank's end) as bytes, after Simulate(); and loaded
+  // into an engine of the same config instead of Simulate(), which then
+  // emits the same bytes. Under mpirun one process simulates, the others
+  // load (generate: pass 1 is not repeated on every process). LoadPass1
+  // throws std::runtime_error on bytes of another shape or cut short.
+  std::string SavePass1() const;
+  void LoadPass1(std::string_view bytes);
   // Pass 2: the events of rank `r` (runs Simulate() first if needed).
   Rank EmitRank(int r);
   // Same, into *out (overwritten): reusing one Rank across calls keeps the

@@ -304,6 +304,9 @@ class EngineImpl {
   explicit EngineImpl(const RunConfig& c, bool probe_only = false);
   // Pass 1 on up to `threads` threads (by pipeline stage).
   void Simulate(int threads = 1);
+  // Pass 1's results as bytes, and back instead of Simulate (engine_pass1_io.cc).
+  std::string SavePass1() const;
+  void LoadPass1(std::string_view bytes);
   // Pass 2; after Simulate(), callable concurrently with distinct scratches.
   void EmitRank(int r, Rank* out, EmitScratch& s) const;
   Metadata BaseMetadata() const;

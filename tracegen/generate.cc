@@ -82,12 +82,16 @@ void EmitOne(Worker& w, int32_t r, double capacity, RankResult* out) {
 
 GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ranks,
                          TraceSink& sink, const std::function<void(int, int)>& progress,
-                         int threads) {
+                         int threads, std::string_view pass1) {
   const auto start = Clock::now();
   const double cpu0 = ProcessCpu();
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
   Engine engine(config);
-  engine.Simulate(threads);
+  if (pass1.empty()) {
+    engine.Simulate(threads);
+  } else {
+    engine.LoadPass1(pass1);
+  }
   GenerateSummary summary;
   summary.times.simulate = Seconds(start, Clock::now());
   summary.times.simulate_cpu = ProcessCpu() - cpu0;
@@ -139,6 +143,13 @@ GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ra
   summary.times.total = Seconds(start, Clock::now());
   summary.times.total_cpu = ProcessCpu() - cpu0;
   return summary;
+}
+
+std::string SimulatePass1(const RunConfig& config, int threads) {
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  Engine engine(config);
+  engine.Simulate(threads);
+  return engine.SavePass1();
 }
 
 std::vector<int32_t> ParseRankSpec(std::string_view spec, int world) {

@@ -38,9 +38,17 @@ struct GenerateSummary {
 // calling thread after each rank reaches the sink, done = 1, 2, ...
 // An exception from the engine, the labels or the sink propagates (the
 // first in rank order) after every thread has stopped.
+// `pass1`: pass 1's results from SimulatePass1 of the same config (another
+// process's, under mpirun), loaded instead of simulating; empty: simulated
+// here. The output is the same either way.
 GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ranks,
                          TraceSink& sink,
-                         const std::function<void(int, int)>& progress = {}, int threads = 0);
+                         const std::function<void(int, int)>& progress = {}, int threads = 0,
+                         std::string_view pass1 = {});
+
+// Pass 1 of `config` on `threads` threads (0: one per core), as bytes for
+// Generate's `pass1` (Engine::SavePass1).
+std::string SimulatePass1(const RunConfig& config, int threads = 0);
 
 // "0-7,64" -> {0..7, 64}; sorted, unique; InputError naming --ranks when a
 // rank is out of [0, world) or the spec is malformed.

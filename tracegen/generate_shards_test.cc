@@ -10,6 +10,7 @@
 #include "formats/native/native_writer.h"
 #include "formats/open_trace.h"
 #include "tracegen/config.h"
+#include "tracegen/engine.h"
 #include "tracegen/generate.h"
 
 namespace moetrace::tracegen {
@@ -72,6 +73,42 @@ TEST(GenerateShards, LabelsEveryShardCarriesCountOnce) {
   EXPECT_EQ(m.ground_truth[3].rank, 2);
   EXPECT_EQ(m.attributes, (std::vector<std::pair<std::string, std::string>>{
                               {"tracegen.schedule", "1f1b"}, {"oom.rank0", "x"}, {"oom.rank2", "y"}}));
+}
+
+
+// Under mpirun process 0 alone runs pass 1 and the others load its results
+// (SimulatePass1 / Generate's pass1): a block of ranks generated from loaded
+// results is the same trace, metadata and labels included, as one simulated
+// in place; bytes of another shape or cut short are refused.
+TEST(GenerateShards, LoadedPassOneGivesTheSameRanks) {
+  const RunConfig c = BuildConfig({"tiny-moe", "",
+                                   {"parallel.dp=16", "parallel.world_size=32",
+                                    "parallel.global_batch_size=64", "routing.redundant_experts=2"},
+                                   0});
+  const std::string pass1 = SimulatePass1(c, 2);
+  ASSERT_GT(pass1.size(), 1000u);
+  const std::vector<int32_t> block = {3, 4, 5, 17, 31};
+  MemorySink simulated, loaded;
+  Generate(c, block, simulated, {}, 2);
+  Generate(c, block, loaded, {}, 1, pass1);
+  EXPECT_EQ(loaded.trace(), simulated.trace());
+  ASSERT_EQ(loaded.trace().ranks.size(), 5u);
+  EXPECT_EQ(loaded.trace().ranks[4].rank, 31);
+
+  Engine a(c), b(c);
+  a.Simulate(1);
+  b.LoadPass1(a.SavePass1());
+  EXPECT_EQ(b.RankEndTimes(), a.RankEndTimes());
+  EXPECT_EQ(b.SavePass1().size(), pass1.size());
+  EXPECT_EQ(b.EmitRank(9), a.EmitRank(9));
+
+  Engine cut(c);
+  EXPECT_THROW(cut.LoadPass1(std::string_view(pass1).substr(0, pass1.size() - 1)), std::runtime_error);
+  EXPECT_THROW(cut.LoadPass1(pass1 + "x"), std::runtime_error);
+  const RunConfig other = BuildConfig({"tiny-moe", "", {}, 0});  // 16 ranks
+  Engine wrong(other);
+  EXPECT_THROW(wrong.LoadPass1(pass1), std::runtime_error);
+  EXPECT_THROW(Engine(c).SavePass1(), std::logic_error);
 }
 
 }  // namespace

@@ -5,6 +5,14 @@
 
 namespace moetrace {
 
+void Communicator::GatherEach(std::string bytes,
+                              const std::function<void(int, std::string)>& take) {
+  std::vector<std::string> parts = Gather(bytes);
+  bytes.clear();
+  bytes.shrink_to_fit();
+  for (size_t p = 0; p < parts.size(); ++p) take(static_cast<int>(p), std::move(parts[p]));
+}
+
 void Communicator::Abort(int code) {
   std::fflush(nullptr);
   std::_Exit(code);

@@ -4,6 +4,7 @@
 // make it, in the same order.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ class Communicator {
   virtual int size() const = 0;
   // Process 0 gets every process's `bytes`, in process order; others get {}.
   virtual std::vector<std::string> Gather(const std::string& bytes) = 0;
+  // The same, but process 0 is handed each process's bytes in process order
+  // as they arrive, its own first (`bytes` moved, not copied), and may drop
+  // each before the next: it never holds every part at once. Others: `take`
+  // is not called. By default, Gather then one call per part.
+  virtual void GatherEach(std::string bytes,
+                          const std::function<void(int process, std::string bytes)>& take);
   // Process 0's `*bytes` replaces every other's.
   virtual void Broadcast(std::string* bytes) = 0;
   // The largest `value` over all processes (agreeing on an error flag).

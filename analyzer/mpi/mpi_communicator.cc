@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -93,6 +94,47 @@ class Mpi : public Communicator {
       out.push_back(all.substr(static_cast<size_t>(displs[p]), static_cast<size_t>(counts[p])));
     }
     return out;
+  }
+
+  // Point to point, one sender at a time: process 0 posts the receive of
+  // process p's part only once p - 1's has been handed on, so it holds one
+  // part besides what it merged (MPI_Igatherv needs a buffer for every part
+  // at once: 1.66 GB at process 0 against 543 MB alone on the 718B trace).
+  // The others' sends wait for that receive: Open MPI sends a large message
+  // only once it is matched (rendezvous), so nothing piles up at process 0.
+  void GatherEach(std::string bytes,
+                  const std::function<void(int, std::string)>& take) override {
+    constexpr int kSizeTag = 7301, kBytesTag = 7302;
+    if (rank_ != 0) {
+      unsigned long long n = bytes.size();
+      Count(bytes.size());
+      MPI_Request requests[2];
+      Check(MPI_Isend(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, kSizeTag, MPI_COMM_WORLD, &requests[0]),
+            "MPI_Isend");
+      Check(MPI_Isend(bytes.data(), Count(bytes.size()), MPI_BYTE, 0, kBytesTag, MPI_COMM_WORLD,
+                      &requests[1]),
+            "MPI_Isend");
+      Wait(&requests[0]);
+      Wait(&requests[1]);
+      sent_ += sizeof n + bytes.size();
+      return;
+    }
+    sent_ += sizeof(unsigned long long) + bytes.size();  // as Gather counts its own part
+    received_ += sizeof(unsigned long long) + bytes.size();
+    take(0, std::move(bytes));
+    for (int p = 1; p < size_; ++p) {
+      unsigned long long n = 0;
+      MPI_Request request;
+      Check(MPI_Irecv(&n, 1, MPI_UNSIGNED_LONG_LONG, p, kSizeTag, MPI_COMM_WORLD, &request),
+            "MPI_Irecv");
+      Wait(&request);
+      std::string part(Count(n), '\0');
+      Check(MPI_Irecv(part.data(), Count(n), MPI_BYTE, p, kBytesTag, MPI_COMM_WORLD, &request),
+            "MPI_Irecv");
+      Wait(&request);
+      received_ += sizeof n + part.size();
+      take(p, std::move(part));
+    }
   }
 
   void Broadcast(std::string* bytes) override {

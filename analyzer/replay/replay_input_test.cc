@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
 #include "analyzer/distributed.h"
 #include "analyzer/mpi/thread_world.h"
 #include "analyzer/stable_json.h"
@@ -71,6 +76,75 @@ TEST(ReplayInputShared, FailureOnProcessZeroEndsEveryProcess) {
   EXPECT_EQ(got[0], "out.json: disk full");
   EXPECT_EQ(got[1], "peer failed");
   EXPECT_EQ(got[2], "peer failed");
+}
+
+// Records the threads that read ranks. Each read takes a few ms, so that
+// where several threads read, each gets ranks (a read of memory is so quick
+// that the first thread could take them all before another starts).
+class ThreadsSeen : public TraceSource {
+ public:
+  explicit ThreadsSeen(const TraceSource& s) : s_(s) {}
+  const Metadata& metadata() const override { return s_.metadata(); }
+  size_t rank_count() const override { return s_.rank_count(); }
+  Rank ReadRank(size_t i) const override {
+    Saw();
+    return s_.ReadRank(i);
+  }
+  void ReadRankInto(size_t i, Rank* out) const override {
+    Saw();
+    s_.ReadRankInto(i, out);
+  }
+  int32_t RankId(size_t i) const override { return s_.RankId(i); }
+  std::set<std::thread::id> seen() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+
+ private:
+  void Saw() const {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      seen_.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const TraceSource& s_;
+  mutable std::mutex mu_;
+  mutable std::set<std::thread::id> seen_;
+};
+
+// advise / report --threads 1 reach every pass of the input (the analysis,
+// the signing of roles, the reads): each process reads on its own thread
+// only. (cli's ReadReplayInputs dropped the option: every core whatever it said.)
+TEST(ReplayInputShared, ThreadsOptionIsEveryPassesThreadCount) {
+  MemorySource src(TinyMoe());
+  AnalyzeOptions one_thread;
+  one_thread.threads = 1;
+  for (Reduce reduce : {Reduce::kRoles, Reduce::kWhole}) {
+    ThreadsSeen alone(src);
+    LoadReplayInput(alone, reduce, one_thread);
+    EXPECT_EQ(alone.seen(), std::set<std::thread::id>{std::this_thread::get_id()});
+
+    ThreadsSeen shared(src);
+    std::set<std::thread::id> processes;
+    std::mutex mu;
+    ThreadWorld(2).Run([&](Communicator& comm) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        processes.insert(std::this_thread::get_id());
+      }
+      LoadReplayInput(shared, reduce, comm, one_thread);
+    });
+    EXPECT_EQ(shared.seen(), processes);
+    EXPECT_EQ(processes.size(), 2u);
+  }
+  // The default (every core) reads on more threads when there are cores:
+  // the test above can tell the option from its absence.
+  if (std::thread::hardware_concurrency() > 1) {
+    ThreadsSeen all(src);
+    LoadReplayInput(all, Reduce::kRoles);
+    EXPECT_GT(all.seen().size(), 1u);
+  }
 }
 
 }  // namespace

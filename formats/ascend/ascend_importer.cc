@@ -135,8 +135,14 @@ class AscendSource : public TraceSource {
  public:
   // `opened`: the trace_view.json of the only rank, imported when opening
   // (its Overlap Analysis figures came from that pass), or null.
-  AscendSource(Metadata md, std::vector<RankInput> ranks, std::unique_ptr<Rank> opened = nullptr)
-      : metadata_(std::move(md)), ranks_(std::move(ranks)), opened_(std::move(opened)) {}
+  // `figures_with_ranks`: where reads put the Overlap Analysis figures
+  // (AscendOpenOptions), or null.
+  AscendSource(Metadata md, std::vector<RankInput> ranks, std::unique_ptr<Rank> opened = nullptr,
+               std::shared_ptr<RankReference> figures_with_ranks = nullptr)
+      : metadata_(std::move(md)),
+        ranks_(std::move(ranks)),
+        figures_with_ranks_(std::move(figures_with_ranks)),
+        opened_(std::move(opened)) {}
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return ranks_.size(); }
   Rank ReadRank(size_t index) const override;
@@ -149,6 +155,7 @@ class AscendSource : public TraceSource {
  private:
   Metadata metadata_;
   std::vector<RankInput> ranks_;
+  std::shared_ptr<RankReference> figures_with_ranks_;
   // Handed to the first read of rank 0, then null: later reads import again.
   mutable std::mutex opened_mu_;
   mutable std::unique_ptr<Rank> opened_;
@@ -191,6 +198,10 @@ Rank AscendSource::ReadRank(size_t index) const {
   if (opened) {
     rank = std::move(*opened);
     rank.rank = in.rank;
+  } else if (timeline && figures_with_ranks_) {
+    std::vector<LabeledValue> overlap;
+    ImportTraceViewFile((d / "trace_view.json").string(), &rank, &overlap, in.rank);
+    figures_with_ranks_->Put(in.rank, std::move(overlap));
   } else if (timeline) {
     ImportTraceViewFile((d / "trace_view.json").string(), &rank);
   }
@@ -245,6 +256,10 @@ std::string AssignRanks(const std::vector<fs::path>& rank_dirs, std::vector<Rank
 }  // namespace
 
 std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
+  return OpenAscend(path, AscendOpenOptions());
+}
+
+std::unique_ptr<TraceSource> OpenAscend(const std::string& path, const AscendOpenOptions& options) {
   fs::path p(path);
   Metadata md;
   md.source = "ascend";
@@ -273,7 +288,7 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
       rule = "single";
     } else if (p.filename() == "cluster_step_trace_time.csv" ||
                p.filename() == "cluster_communication.json") {
-      return OpenAscend(p.parent_path().string());
+      return OpenAscend(p.parent_path().string(), options);
     } else {
       ThrowInputError(path, "", "not Ascend profiler output (expected trace_view.json or a "
                                 "kernel_details CSV)");
@@ -325,7 +340,7 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
     }
     // A profiling root with only msprof-analyze's folder: its ranks.
     if (ranks.empty() && IsClusterDir(p / kClusterChild)) {
-      return OpenAscend((p / kClusterChild).string());
+      return OpenAscend((p / kClusterChild).string(), options);
     }
   } else {
     ThrowInputError(path, "", "no such file or directory");
@@ -351,7 +366,10 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
   // pass is the rank's import, kept for ReadRank, so the file is parsed
   // once. With several ranks a scan of its own (the imports are left to
   // the readers' threads, and keeping every imported rank until read
-  // would hold them all in memory at once).
+  // would hold them all in memory at once), unless the figures may come
+  // with the ranks (AscendOpenOptions::figures_with_ranks): then a
+  // placeholder where they go, and no scan.
+  const bool with_ranks = options.figures_with_ranks != nullptr && ranks.size() > 1;
   std::unique_ptr<Rank> opened;
   for (RankInput& r : ranks) {
     if (r.output_dir.empty()) continue;
@@ -374,7 +392,11 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
           opened.reset();
         }
       }
-      if (!scanned) AppendReference(ScanOverlapAnalysisFile(tv, r.rank), &md);
+      if (with_ranks) {
+        md.reference.push_back({r.rank, kNone, std::string(kRankReferenceKey), 0});
+      } else if (!scanned) {
+        AppendReference(ScanOverlapAnalysisFile(tv, r.rank), &md);
+      }
     }
     if (IsFile(d / "step_trace_time.csv")) {
       AppendReference(StepTraceReference(CsvTable::Load((d / "step_trace_time.csv").string()), r.rank),
@@ -388,7 +410,8 @@ std::unique_ptr<TraceSource> OpenAscend(const std::string& path) {
       r.op_bytes = std::move(comm.op_bytes[r.rank]);
     }
   }
-  return std::make_unique<AscendSource>(std::move(md), std::move(ranks), std::move(opened));
+  return std::make_unique<AscendSource>(std::move(md), std::move(ranks), std::move(opened),
+                                        with_ranks ? options.figures_with_ranks : nullptr);
 }
 
 bool LooksLikeAscend(const std::string& path) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "formats/rank_reference.h"
 #include "formats/trace_io.h"
 
 namespace moetrace {
@@ -34,6 +35,18 @@ namespace moetrace {
 // trace_view.json is imported during the open (that pass gives the figures)
 // and handed to its first ReadRank: one parse of the file, not two.
 std::unique_ptr<TraceSource> OpenAscend(const std::string& path);
+
+struct AscendOpenOptions {
+  // When set, and with several ranks: each trace_view.json's Overlap
+  // Analysis figures are left out of Metadata::reference (a placeholder per
+  // rank stands where they go: rank_reference.h) and each read of a rank
+  // puts them here instead, from the import's own pass: each file is parsed
+  // once, not once to open and once more to read. For a reader that reads
+  // every rank and puts the figures back (the analysis); other readers
+  // want them in the metadata.
+  std::shared_ptr<RankReference> figures_with_ranks;
+};
+std::unique_ptr<TraceSource> OpenAscend(const std::string& path, const AscendOpenOptions& options);
 
 // Whether `path` looks like Ascend profiler output (never throws).
 bool LooksLikeAscend(const std::string& path);

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "formats/errors.h"
+#include "formats/rank_reference.h"
 
 namespace moetrace {
 namespace {
@@ -309,6 +310,76 @@ TEST_F(AscendLayout, BadCsvNamesFileLineAndColumn) {
   EXPECT_EQ(ErrorOf([&] { OpenAscend(P()); }),
             P("ASCEND_PROFILER_OUTPUT/step_trace_time.csv") +
                 ": line 2: column 'Computing': expected a number, got 'lots'");
+}
+
+// Two ranks, each with an Overlap Analysis process and a step_trace_time.csv:
+// opened with figures_with_ranks, the metadata holds a placeholder where each
+// rank's overlap figures go and no scan happens; the ranks' reads bring the
+// figures, and putting them back gives the list of the scanning open, in its
+// order (the analysis JSON lists label checks in that order).
+TEST_F(AscendLayout, OverlapFiguresComeWithTheRanks) {
+  for (int r : {0, 1}) {
+    const std::string dur = r == 0 ? "2.5" : "4";
+    const fs::path out = "rank" + std::to_string(r) + "_ascend_pt/ASCEND_PROFILER_OUTPUT";
+    Write(out / "trace_view.json",
+          R"({"traceEvents": [
+ {"ph":"M","name":"process_name","pid":12,"tid":0,"args":{"name":"Ascend Hardware"}},
+ {"ph":"M","name":"process_name","pid":14,"tid":0,"args":{"name":"Overlap Analysis"}},
+ {"ph":"X","name":"aclnnMm_MatMulV2","pid":12,"tid":5,"ts":"200.000","dur":10,"args":{"Task Type":"AI_CORE"}},
+ {"ph":"X","name":"Computing","pid":14,"tid":0,"ts":"200.000","dur":)" + dur + R"(},
+ {"ph":"X","name":"Free","pid":14,"tid":0,"ts":"210.000","dur":1}
+]})");
+    Write(out / "step_trace_time.csv",
+          "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n"
+          "1," + std::to_string(100 + r) + ",20,3,23,7\n");
+  }
+  const Metadata scanned = OpenAscend(P())->metadata();
+  auto figures = std::make_shared<RankReference>();
+  auto src = OpenAscend(P(), AscendOpenOptions{figures});
+  const Metadata& md = src->metadata();
+  // Per rank: computing and free (_us, _segments) and the span.
+  ASSERT_EQ(scanned.reference.size(), md.reference.size() - 2 + 2 * 5);
+  EXPECT_EQ(FindRef(scanned, 1, -1, "overlap_analysis.computing_us")->value, 4);
+  EXPECT_EQ(FindRef(md, 1, -1, "overlap_analysis.computing_us"), nullptr);
+  ASSERT_TRUE(HasRankReference(md.reference));
+  EXPECT_FALSE(HasRankReference(scanned.reference));
+  EXPECT_EQ(md.reference[0], (LabeledValue{0, kNone, std::string(kRankReferenceKey), 0}));
+  // Every other figure as the scanning open has it.
+  std::vector<LabeledValue> others, without_placeholders;
+  for (const LabeledValue& l : scanned.reference) {
+    if (!l.key.starts_with("overlap_analysis.")) others.push_back(l);
+  }
+  for (const LabeledValue& l : md.reference) {
+    if (l.key != kRankReferenceKey) without_placeholders.push_back(l);
+  }
+  EXPECT_EQ(without_placeholders, others);
+
+  // Rank 1 read first, and twice: kept once, placed by rank id, not by arrival.
+  Rank r1 = src->ReadRank(1);
+  src->ReadRank(1);
+  Rank r0 = src->ReadRank(0);
+  EXPECT_EQ(r1, OpenAscend(P())->ReadRank(1));  // the rank itself as without the option
+  const std::vector<LabeledValue> only0 = figures->Take({0});
+  ASSERT_EQ(only0.size(), 5u);
+  EXPECT_EQ(only0[0], (LabeledValue{0, kNone, "overlap_analysis.computing_us", 2.5}));
+  EXPECT_EQ(only0[4], (LabeledValue{0, kNone, "overlap_analysis.span_us", 11}));  // 200 to 211 µs
+  const std::vector<LabeledValue> only1 = figures->Take({1, 0});  // 0 was taken
+  ASSERT_EQ(only1.size(), 5u);
+  EXPECT_EQ(only1[0], (LabeledValue{1, kNone, "overlap_analysis.computing_us", 4}));
+
+  std::vector<LabeledValue> carried = only1;
+  carried.insert(carried.end(), only0.begin(), only0.end());
+  EXPECT_EQ(ResolveRankReference(md.reference, carried), scanned.reference);
+  // A rank that was not read (skipped): its placeholder goes, nothing else.
+  std::vector<LabeledValue> expected;
+  for (const LabeledValue& l : scanned.reference) {
+    if (l.rank == 0 || !l.key.starts_with("overlap_analysis.")) expected.push_back(l);
+  }
+  EXPECT_EQ(ResolveRankReference(md.reference, only0), expected);
+  // One rank: its figures come from the open's import as before, no placeholder.
+  auto one = OpenAscend(P("rank1_ascend_pt"), AscendOpenOptions{figures});
+  EXPECT_EQ(FindRef(one->metadata(), 0, -1, "overlap_analysis.computing_us")->value, 4);
+  EXPECT_FALSE(HasRankReference(one->metadata().reference));
 }
 
 TEST_F(AscendLayout, BadTraceViewIsReportedAtOpen) {

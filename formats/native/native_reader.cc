@@ -17,6 +17,7 @@
 #include "formats/native/native_format.h"
 #include "formats/native/native_metadata.h"
 #include "formats/native/routing_parse.h"
+#include "formats/routing_copies.h"
 #include "formats/proto/mtrace.pb.h"
 
 namespace moetrace {
@@ -723,6 +724,8 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     rank.import_stats[i].first = h.import_stats(i).key();
     rank.import_stats[i].second = h.import_stats(i).value();
   }
+  // Copy lists come from the file as they are: odd ones counted and dropped.
+  DropMalformedCopyLists(&rank);
 
   std::vector<uint64_t>& cursor = s.cursor;
   cursor.assign(ntracks * 3, 0);

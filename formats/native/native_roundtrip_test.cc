@@ -184,9 +184,12 @@ TEST(NativeRoundTrip, CommRecordsAndRoutingEveryShape) {
   placed.ep_size = 8;
   placed.tokens_per_expert = {kI64Max, 0, -1};
   placed.expert_to_ep_rank = {7, 0, kI32Min};
-  placed.copy_expert = {0, 0, kI32Max};  // redundant expert copies
-  placed.copy_ep_rank = {3, 5, kI32Min};
-  placed.copy_tokens = {kI64Max, -1, 0};
+  // Redundant expert copies, at the limits a well-formed list allows (the
+  // reader drops a malformed one: routing_copies_test.cc): expert 0's
+  // kI64Max tokens all go to copies.
+  placed.copy_expert = {0, 0, 1};
+  placed.copy_ep_rank = {3, 5, 7};
+  placed.copy_tokens = {kI64Max - 1, 1, 0};
   r.routing = {plain, placed, RoutingRecord{}};
   ExpectSameTrace(t, Decode(Encode(t)));
   ExpectSameTrace(t, Decode(Encode(t, {1, 7})));

@@ -4,7 +4,7 @@
 # corrupt rank ends every process with exit 2 and its name, within seconds.
 #   mpi_analyze_test.sh MOETRACE CASE WORKDIR
 # CASE: tracegen | kineto | ascend-cluster | ascend-ranks | corrupt | corrupt-kineto | skip
-#       | report | gate | advise | generate | corrupt-report
+#       | report | gate | advise | generate | corrupt-report | fault
 # Real traces come from $MOETRACE_REAL_TRACES (default ../shared/traces next
 # to the source tree, passed by CMake); cases needing them exit 77 (skipped)
 # when absent.
@@ -205,6 +205,28 @@ case $case in
       grep -q '"skipped_ranks": \[$' "$work/mpi.json"
       grep -q "^skipped " "$work/mpi.txt"
     fi
+    ;;
+  fault)
+    # An InputError on one process alone, after the agreement on the ranks'
+    # analysis, where the others go on to the gather of the parts
+    # (MOETRACE_MPI_FAULT, analyzer/distributed.cc): exit 2 and that
+    # process's message, never a hang -- on process 1, then on process 0
+    # (which used to wait for the others in an agreement they never reached).
+    tiny64 "$work/t.mtrace"
+    for p in 1 0; do
+      set +e
+      start=$(date +%s)
+      MOETRACE_MPI_FAULT=$p "${mpi[@]}" -x MOETRACE_MPI_FAULT "$bin" analyze "$work/t.mtrace" \
+        --json "$work/mpi.json" >"$work/out.txt" 2>"$work/err.txt"
+      rc=$?
+      set -e
+      cat "$work/err.txt"
+      [ "$rc" = 2 ] || { echo "process $p: exit $rc, expected 2"; exit 1; }
+      [ $(( $(date +%s) - start )) -lt 30 ] || { echo "too slow: a hang?"; exit 1; }
+      [ "$(grep -c "moetrace: error: MOETRACE_MPI_FAULT: process $p failed on its own" "$work/err.txt")" = 1 ] ||
+        { echo "expected the message of process $p once"; exit 1; }
+      [ ! -e "$work/mpi.json" ] || { echo "a JSON was written"; exit 1; }
+    done
     ;;
   corrupt-kineto)
     # A Kineto set with one truncated rank file: exit 2 naming that file.
