@@ -175,6 +175,7 @@ class NativeSource : public TraceSource {
     Block block;
     native::RankHeader header;
     std::vector<uint8_t> rest;  // the header less its routing records
+    std::vector<std::string_view> string_list;  // the header's strings
     std::vector<int64_t> values;    // one column of a block
     std::vector<uint64_t> rows, cursor;  // per track and block kind
     std::vector<uint8_t> in_place;       // per track: see DecodeEvents
@@ -608,11 +609,13 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   rank.device_id = h.device_id();
   rank.pid = h.pid();
   rank.host = h.host();
-  rank.strings = StringTable();
-  for (int i = 0; i < h.strings_size(); ++i) {
-    if (rank.strings.Intern(h.strings(i)) != static_cast<StringId>(i + 1)) {
-      Fail(hoff, "rank header: string " + std::to_string(i + 1) + " repeats an earlier one");
-    }
+  // Assign keeps the strings a reused Rank already holds at the same ids
+  // (most of them, from one rank to the next): a fresh table per rank was
+  // ~4.6% of `analyze` on the 718B trace.
+  s.string_list.clear();
+  for (int i = 0; i < h.strings_size(); ++i) s.string_list.emplace_back(h.strings(i));
+  if (const int64_t dup = rank.strings.Assign(s.string_list); dup >= 0) {
+    Fail(hoff, "rank header: string " + std::to_string(dup + 1) + " repeats an earlier one");
   }
   const size_t strings = rank.strings.size();
 
