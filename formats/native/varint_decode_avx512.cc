@@ -44,15 +44,18 @@ void DecodeShort(const uint8_t** p, const uint8_t* end, int64_t** dst, const int
   const __m512i one = _mm512_set1_epi64(1);
   const __m512i zero = _mm512_setzero_si512();
   alignas(64) uint8_t first[64], second[64];
-  // 65 bytes: the window and the byte after it (the second bytes are read
-  // from the window loaded one byte further on).
-  while (end - q >= 65 && dst_end - d >= 64) {
-    const __m512i v = _mm512_loadu_si512(q);
-    const __m512i next = _mm512_loadu_si512(q + 1);
-    const uint64_t cont = _mm512_movepi8_mask(v);  // bytes whose value goes on
+  while (q < end) {
+    // The window: 64 bytes, or what is left (masked loads read nothing
+    // past `end`); `next` is the same one byte further on, for the
+    // values' second bytes.
+    const size_t left = static_cast<size_t>(end - q);
+    const uint64_t bytes = left >= 64 ? ~uint64_t{0} : (uint64_t{1} << left) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(bytes, q);
+    const __m512i next = _mm512_maskz_loadu_epi8(bytes >> 1 | (left > 64 ? uint64_t{1} << 63 : 0), q + 1);
+    const uint64_t cont = _mm512_movepi8_mask(v) & bytes;  // bytes whose value goes on
     // Two continuing bytes in a row: a value of three bytes or more.
     if ((cont & (cont << 1)) != 0) break;
-    const uint64_t ends = ~cont;
+    const uint64_t ends = ~cont & bytes;
     if (ends == 0) break;
     // Whole values only: up to the last byte that ends one. A value starts
     // at byte 0 (the caller's position) and after every byte that ends one.
@@ -60,6 +63,7 @@ void DecodeShort(const uint8_t** p, const uint8_t* end, int64_t** dst, const int
     const uint64_t in = last == 63 ? ~uint64_t{0} : (uint64_t{1} << (last + 1)) - 1;
     const uint64_t starts = ~(cont << 1) & in;
     const int k = __builtin_popcountll(starts);
+    if (k > dst_end - d) break;  // more values than slots: malformed, left to the caller
     // Per value: its first byte's 7 bits, and its second byte's (0 when it
     // has one byte only), packed to the front in value order.
     const __m512i lo = _mm512_maskz_compress_epi8(starts, _mm512_and_si512(v, low7));
@@ -67,8 +71,7 @@ void DecodeShort(const uint8_t** p, const uint8_t* end, int64_t** dst, const int
         starts, _mm512_maskz_mov_epi8(cont, _mm512_and_si512(next, low7)));
     _mm512_store_si512(first, lo);
     _mm512_store_si512(second, hi);
-    // Eight values per step; the last step may write up to 7 slots past
-    // the k values (inside dst_end, overwritten by what follows).
+    // Eight values per step, the last one's store masked to the k values.
     for (int j = 0; j < k; j += 8) {
       const __m512i a = _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(first + j)));
       const __m512i b = _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(second + j)));
@@ -76,7 +79,8 @@ void DecodeShort(const uint8_t** p, const uint8_t* end, int64_t** dst, const int
       // Zigzag: (u >> 1) ^ -(u & 1).
       const __m512i r =
           _mm512_xor_si512(_mm512_srli_epi64(u, 1), _mm512_sub_epi64(zero, _mm512_and_si512(u, one)));
-      _mm512_storeu_si512(d + j, r);
+      const __mmask8 keep = k - j >= 8 ? 0xff : static_cast<__mmask8>((1u << (k - j)) - 1);
+      _mm512_mask_storeu_epi64(d + j, keep, r);
     }
     q += last + 1;
     d += k;

@@ -17,11 +17,12 @@ namespace moetrace::native::varint_avx512 {
 bool Usable();
 
 // Decodes the packed zigzag varints at *p (a value starts there) into
-// *dst while windows of 64 bytes hold values of one or two bytes only:
-// stops at the first value of three bytes or more, when fewer than 65
-// bytes are left before `end` or fewer than 64 slots before `dst_end`.
-// Advances *p and *dst past what it decoded (every value whole), so the
-// caller's scalar loop continues from there. Call only when Usable().
+// *dst, 64 bytes at a time (the last window shorter), while they are of
+// one or two bytes: stops at the first value of three bytes or more, at
+// one that `end` cuts, or where a window holds more values than the slots
+// left before `dst_end`. Advances *p and *dst past what it decoded (every
+// value whole, nothing written past the values), so the caller's scalar
+// loop continues from there. Call only when Usable().
 void DecodeShort(const uint8_t** p, const uint8_t* end, int64_t** dst, const int64_t* dst_end);
 
 }  // namespace moetrace::native::varint_avx512
