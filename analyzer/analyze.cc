@@ -12,6 +12,7 @@
 #include "analyzer/label_check.h"
 #include "analyzer/metrics_proto.h"
 #include "formats/errors.h"
+#include "formats/native/native_reader.h"
 #include "formats/rank_reference.h"
 
 namespace moetrace {
@@ -51,6 +52,10 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
   // when ranks are few, so that every worker still gets work.
   const size_t run = std::clamp<size_t>(n / (threads * 16), 1, 32);
   auto worker = [&] {
+    // The rank is read only for AnalyzeRank and the accumulator, which use
+    // none of these columns: not decoding them saves ~4% of `analyze` on
+    // the 718B trace (native_reader.h).
+    SkipColumnsAnalyzeIgnores skip_columns;
     RankScratch scratch;
     Rank rank;
     size_t claimed = 0, claimed_end = 0;

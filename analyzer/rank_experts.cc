@@ -4,6 +4,10 @@
 #include <map>
 #include <utility>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 namespace moetrace {
 
 double MaxVio(const double* loads, size_t n) {
@@ -58,6 +62,38 @@ std::vector<double> EpLoads(const std::vector<double>& tokens, const std::vector
   return out;
 }
 
+namespace {
+
+// dst[e] += double(src[e]). The x86-64 baseline has no vector conversion
+// from int64 to double, so this loop ran one cvtsi2sd per count: 3-4% of
+// `analyze` on the 718B trace (65,536 counts a rank). Where the CPU has
+// AVX-512 DQ, eight per vcvtqq2pd; each element's conversion (round to
+// nearest, as cvtsi2sd) and sum are the same, so are the results.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx512f,avx512dq"))) void AddAsDoublesAvx512(double* dst, const int64_t* src,
+                                                                    size_t n) {
+  size_t e = 0;
+  for (; e + 8 <= n; e += 8) {
+    const __m512d v = _mm512_cvtepi64_pd(_mm512_loadu_si512(src + e));
+    _mm512_storeu_pd(dst + e, _mm512_add_pd(_mm512_loadu_pd(dst + e), v));
+  }
+  for (; e < n; ++e) dst[e] += static_cast<double>(src[e]);
+}
+#endif
+
+void AddAsDoubles(double* dst, const int64_t* src, size_t n) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  if (wide) {
+    AddAsDoublesAvx512(dst, src, n);
+    return;
+  }
+#endif
+  for (size_t e = 0; e < n; ++e) dst[e] += static_cast<double>(src[e]);
+}
+
+}  // namespace
+
 bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, ExpertVio* total) {
   steps->clear();
   if (rank.routing.empty()) return false;
@@ -70,8 +106,7 @@ bool RankExpertImbalance(const Rank& rank, std::vector<ExpertVio>* steps, Expert
     if (r.ep_size <= 0) continue;
     Layer& l = layers[{r.step, r.layer}];
     if (l.loads.size() < r.tokens_per_expert.size()) l.loads.resize(r.tokens_per_expert.size(), 0);
-    for (size_t e = 0; e < r.tokens_per_expert.size(); ++e)
-      l.loads[e] += static_cast<double>(r.tokens_per_expert[e]);
+    AddAsDoubles(l.loads.data(), r.tokens_per_expert.data(), r.tokens_per_expert.size());
     if (!l.rec || !r.expert_to_ep_rank.empty()) l.rec = &r;
     l.copies.Add(r);
   }

@@ -33,6 +33,45 @@ StringId StringTable::Intern(std::string_view s) {
   return id;
 }
 
+int64_t StringTable::Assign(const std::vector<std::string_view>& list) {
+  const size_t want = list.size() + 1;
+  // Drop every entry that will not stay: the tail past the new size and
+  // the ids whose string changes. What is left in the index is final, so
+  // a new string found there repeats one of the list.
+  while (strings_.size() > want) {
+    index_.erase(strings_.back());
+    strings_.pop_back();
+    storage_.pop_back();
+  }
+  std::vector<size_t>& changed = changed_;
+  changed.clear();
+  for (size_t id = 1; id < strings_.size(); ++id) {
+    if (strings_[id] != list[id - 1]) {
+      index_.erase(strings_[id]);
+      changed.push_back(id);
+    }
+  }
+  for (size_t id : changed) {
+    storage_[id].assign(list[id - 1]);
+    strings_[id] = storage_[id];
+    if (!index_.emplace(strings_[id], static_cast<StringId>(id)).second) {
+      // Keep the table consistent: ids up to the repeat only.
+      const int64_t at = static_cast<int64_t>(id) - 1;
+      while (strings_.size() > id) {
+        auto it = index_.find(strings_.back());
+        if (it != index_.end() && it->second == strings_.size() - 1) index_.erase(it);
+        strings_.pop_back();
+        storage_.pop_back();
+      }
+      return at;
+    }
+  }
+  for (size_t id = strings_.size(); id < want; ++id) {
+    if (Intern(list[id - 1]) != static_cast<StringId>(id)) return static_cast<int64_t>(id) - 1;
+  }
+  return -1;
+}
+
 int64_t StringTable::Find(std::string_view s) const {
   auto it = index_.find(s);
   return it == index_.end() ? -1 : static_cast<int64_t>(it->second);

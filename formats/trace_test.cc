@@ -23,6 +23,54 @@ TEST(StringTable, InternsOnceAndKeepsEmptyAtZero) {
   EXPECT_EQ(copy.Intern("GroupedMatmul"), 2u);
 }
 
+// Assign must leave exactly the table a fresh one interning the list would
+// hold, whatever the table held before (the reader reuses one per thread).
+StringTable Fresh(const std::vector<std::string_view>& list) {
+  StringTable t;
+  for (std::string_view s : list) t.Intern(s);
+  return t;
+}
+
+TEST(StringTable, AssignReusesEqualIdsAndReplacesTheRest) {
+  // Two ranks of the 718B trace differ in their group names at the same ids.
+  StringTable t = Fresh({"python", "pp_4616_5000", "RmsNorm", "tp_d000000001"});
+  const std::vector<std::string_view> next = {"python", "pp_4617_5001", "RmsNorm",
+                                              "tp_d000000002", "ep_e3"};
+  EXPECT_EQ(t.Assign(next), -1);
+  EXPECT_EQ(t, Fresh(next));
+  EXPECT_EQ(t.size(), 6u);
+  EXPECT_EQ(t.Find("pp_4617_5001"), 2);
+  EXPECT_EQ(t.Find("pp_4616_5000"), -1);  // the replaced names are gone from the index
+  EXPECT_EQ(t.Find("tp_d000000001"), -1);
+  EXPECT_EQ(t.Find("ep_e3"), 5);
+  EXPECT_EQ(t.Intern("RmsNorm"), 3u);
+  // Shorter, and a string moving to another id (a swap).
+  const std::vector<std::string_view> shorter = {"RmsNorm", "python"};
+  EXPECT_EQ(t.Assign(shorter), -1);
+  EXPECT_EQ(t, Fresh(shorter));
+  EXPECT_EQ(t.Find("RmsNorm"), 1);
+  EXPECT_EQ(t.Find("python"), 2);
+  EXPECT_EQ(t.Find("ep_e3"), -1);
+  EXPECT_EQ(t.Intern("new"), 3u);
+  EXPECT_EQ(t.Assign({}), -1);
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.Get(0), "");
+}
+
+TEST(StringTable, AssignReportsTheFirstRepeat) {
+  // A repeat among replaced ids, and among appended ones.
+  StringTable t = Fresh({"a", "b", "c", "d"});
+  EXPECT_EQ(t.Assign({"a", "x", "y", "x", "z"}), 3);
+  EXPECT_EQ(t, Fresh({"a", "x", "y"}));  // the strings before the repeat
+  EXPECT_EQ(t.Find("x"), 2);
+  EXPECT_EQ(t.Find("d"), -1);
+  EXPECT_EQ(t.Intern("d"), 4u);
+  StringTable u = Fresh({"a"});
+  EXPECT_EQ(u.Assign({"a", "b", "a"}), 2);
+  EXPECT_EQ(u, Fresh({"a", "b"}));
+  EXPECT_EQ(u.Find("b"), 2);
+}
+
 TEST(EventTable, SortByTimeIsStableAndMovesEveryColumn) {
   EventTable t;
   Event a{.ts = 30, .dur = 1, .name = 1, .layer = 3};

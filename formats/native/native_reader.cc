@@ -124,6 +124,9 @@ constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
 
+// Set by SkipColumnsAnalyzeIgnores on this thread.
+thread_local bool skip_unread_columns = false;
+
 // Decodes all `n` rows of column `c` into out[0, n), each within [lo, hi].
 template <typename T>
 const char* Decode(const Column& c, size_t n, int64_t lo, int64_t hi, T* out,
@@ -176,6 +179,7 @@ class NativeSource : public TraceSource {
     Block block;
     native::RankHeader header;
     std::vector<uint8_t> rest;  // the header less its routing records
+    std::vector<std::string_view> string_list;  // the header's strings
     std::vector<int64_t> values;    // one column of a block
     std::vector<uint64_t> rows, cursor;  // per track and block kind
     std::vector<uint8_t> in_place;       // per track: see DecodeEvents
@@ -407,8 +411,15 @@ void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Tr
   const size_t n = b.count();
   EventTable& e = t.events;
   // Writes the column's rows, or n default values when it is absent.
+  const bool skip = skip_unread_columns;
   auto column = [&](int f, auto& vec, auto dflt, int64_t lo, int64_t hi,
                     const int64_t* dur = nullptr) {
+    if (skip && (f == native::EV_MICRO_BATCH || f == native::EV_FLOPS || f == native::EV_BYTES)) {
+      // Unspecified values (SkipColumnsAnalyzeIgnores): in place, what the
+      // rows held; appended, zeros.
+      if (!in_place) vec.resize(vec.size() + n);
+      return;
+    }
     if (!in_place) {
       AppendColumn(cols[f], n, lo, hi, vec, dflt, dur, off, kEventFieldNames[f]);
       return;
@@ -519,6 +530,9 @@ void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Tra
     // With no elements, a values column present must describe none.
     static const Column kNoValues;
     const Column& values = cols[values_field] != nullptr ? *cols[values_field] : kNoValues;
+    // Group ranks and send splits: sized and counted above, their elements
+    // left unspecified (SkipColumnsAnalyzeIgnores).
+    if (k < 2 && skip_unread_columns) continue;
     native::ColumnReader r;
     const char* err;
     if (k == 0) {
@@ -609,11 +623,13 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   rank.device_id = h.device_id();
   rank.pid = h.pid();
   rank.host = h.host();
-  rank.strings = StringTable();
-  for (int i = 0; i < h.strings_size(); ++i) {
-    if (rank.strings.Intern(h.strings(i)) != static_cast<StringId>(i + 1)) {
-      Fail(hoff, "rank header: string " + std::to_string(i + 1) + " repeats an earlier one");
-    }
+  // Assign keeps the strings a reused Rank already holds at the same ids
+  // (most of them, from one rank to the next): a fresh table per rank was
+  // ~4.6% of `analyze` on the 718B trace.
+  s.string_list.clear();
+  for (int i = 0; i < h.strings_size(); ++i) s.string_list.emplace_back(h.strings(i));
+  if (const int64_t dup = rank.strings.Assign(s.string_list); dup >= 0) {
+    Fail(hoff, "rank header: string " + std::to_string(dup + 1) + " repeats an earlier one");
   }
   const size_t strings = rank.strings.size();
 
@@ -762,6 +778,11 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
 }
 
 }  // namespace
+
+SkipColumnsAnalyzeIgnores::SkipColumnsAnalyzeIgnores() : before_(skip_unread_columns) {
+  skip_unread_columns = true;
+}
+SkipColumnsAnalyzeIgnores::~SkipColumnsAnalyzeIgnores() { skip_unread_columns = before_; }
 
 std::unique_ptr<TraceSource> OpenNative(const std::string& path, NativeReadOptions opts) {
   return std::make_unique<NativeSource>(std::make_unique<FileBytes>(path), path, opts);

@@ -31,6 +31,26 @@ struct NativeReadOptions {
 // rank. This is the fast path (bench/native_bench.cc).
 std::unique_ptr<TraceSource> OpenNative(const std::string& path, NativeReadOptions opts = {});
 
+// While an object of this class lives, ReadRankInto / ReadRank on the
+// same thread skip the columns `analyze` never reads: events' micro_batch,
+// flops and bytes, and the elements of comm records' group_ranks and
+// send_splits. Those hold unspecified values (sized as usual; a reused
+// Rank keeps what it held) and their data is not range-checked (the
+// record's CRC, sizes and every other column still are). On the 718B trace
+// they are about a third of the values decoded. For the analysis workers
+// only (analyzer/analyze.cc): nothing else may read those fields of a rank
+// read in this scope.
+class SkipColumnsAnalyzeIgnores {
+ public:
+  SkipColumnsAnalyzeIgnores();
+  ~SkipColumnsAnalyzeIgnores();
+  SkipColumnsAnalyzeIgnores(const SkipColumnsAnalyzeIgnores&) = delete;
+  SkipColumnsAnalyzeIgnores& operator=(const SkipColumnsAnalyzeIgnores&) = delete;
+
+ private:
+  bool before_;
+};
+
 // The same over an in-memory copy of a file; `name` is used in messages.
 std::unique_ptr<TraceSource> OpenNativeBuffer(std::string data, const std::string& name,
                                               NativeReadOptions opts = {});

@@ -356,6 +356,59 @@ TEST(NativeReader, ReadRankIntoOverwritesAnEarlierRank) {
   EXPECT_TRUE(into == t.ranks[2]);
 }
 
+// The fields SkipColumnsAnalyzeIgnores leaves unspecified, zeroed; returns
+// how many held something else (so a test can show it had values to lose).
+size_t BlankSkipped(Rank* r) {
+  size_t nonzero = 0;
+  for (Track& t : r->tracks) {
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      nonzero += t.events.micro_batch[i] != 0 || t.events.flops[i] != 0 || t.events.bytes[i] != 0;
+      t.events.micro_batch[i] = 0;
+      t.events.flops[i] = 0;
+      t.events.bytes[i] = 0;
+    }
+    for (int32_t& x : t.comm_ranks) {
+      nonzero += x != 0;
+      x = 0;
+    }
+    for (const CommRecord& c : t.comms) {
+      for (uint64_t& x : t.Splits(c.send_splits)) {
+        nonzero += x != 0;
+        x = 0;
+      }
+    }
+  }
+  return nonzero;
+}
+
+TEST(NativeReader, SkipColumnsAnalyzeIgnoresReadsEveryOtherFieldAndIsScoped) {
+  Trace t = MakeSampleTrace(3, 64, 7);
+  const std::string bytes = Encode(t);
+  auto src = OpenNativeBuffer(bytes, "skip.mtrace");
+  Rank into;
+  {
+    SkipColumnsAnalyzeIgnores skip;
+    for (size_t i : {0, 1, 2, 1}) {
+      src->ReadRankInto(i, &into);  // fresh columns at first, then in place
+      Rank want = t.ranks[i];
+      EXPECT_GT(BlankSkipped(&want), 100u) << "rank " << i;
+      Rank got = into;
+      BlankSkipped(&got);
+      EXPECT_TRUE(got == want) << "rank " << i;
+      // Sized as usual.
+      for (size_t k = 0; k < want.tracks.size(); ++k) {
+        EXPECT_EQ(into.tracks[k].events.flops.size(), want.tracks[k].events.size());
+        EXPECT_EQ(into.tracks[k].comm_ranks.size(), t.ranks[i].tracks[k].comm_ranks.size());
+      }
+    }
+  }
+  // Out of the scope every column is read again, into the same Rank.
+  for (size_t i : {1, 0}) {
+    src->ReadRankInto(i, &into);
+    EXPECT_TRUE(into == t.ranks[i]) << "rank " << i;
+  }
+}
+
 TEST(NativeWriter, RejectsBrokenRanksAndLeavesNothing) {
   std::string path = TempPath("broken.mtrace");
   Rank good;

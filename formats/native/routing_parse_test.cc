@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "formats/native/simd_level.h"
+#include "formats/native/varint_decode_avx512.h"
 #include "formats/proto/mtrace.pb.h"
 
 namespace moetrace::native {
@@ -133,6 +135,44 @@ TEST(SplitRankHeader, LongRunsOfMixedLengthsAsProtobuf) {
         << "run of " << want.layer();
   }
   EXPECT_TRUE(rest.empty());
+}
+
+TEST(SplitRankHeader, ShortCountsTheSameWithAndWithoutAvx512) {
+  // 256 experts' counts of one or two bytes (as every record of the 718B
+  // trace has them), a few of three: the AVX-512 windows (where the CPU has
+  // them) and the scalar loops (the SIMD cap at 0) must both give what
+  // protobuf reads.
+  uint64_t x = 777;
+  auto next = [&x] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x >> 33;
+  };
+  RankHeader h;
+  for (int rec = 0; rec < 8; ++rec) {
+    RoutingRecord* r = h.add_routing();
+    for (int e = 0; e < 256; ++e) {
+      const uint64_t kind = next() % 1000;
+      r->add_tokens_per_expert(kind < 500   ? static_cast<int64_t>(next() % 64)
+                               : kind < 998 ? static_cast<int64_t>(next() % 4096)
+                                            : static_cast<int64_t>(next() % 1000000));
+    }
+  }
+  const std::vector<uint8_t> bytes = Bytes(h.SerializeAsString());
+  for (int cap : {-1, 0}) {
+    SetSimdLevelCapForTesting(cap);
+    std::vector<uint8_t> rest;
+    std::vector<moetrace::RoutingRecord> routing;
+    ASSERT_TRUE(SplitRankHeader(bytes.data(), bytes.size(), &rest, &routing));
+    ASSERT_EQ(routing.size(), 8u);
+    for (int k = 0; k < 8; ++k) {
+      EXPECT_EQ(routing[k].tokens_per_expert,
+                std::vector<int64_t>(h.routing(k).tokens_per_expert().begin(),
+                                     h.routing(k).tokens_per_expert().end()))
+          << "record " << k << ", cap " << cap;
+    }
+  }
+  SetSimdLevelCapForTesting(-1);
+  if (!varint_avx512::Usable()) GTEST_SKIP() << "no AVX-512 VBMI2: scalar path only";
 }
 
 TEST(SplitRankHeader, MalformedIsLeftToProtobuf) {
