@@ -168,10 +168,17 @@ const std::vector<double>& Estimator::Popularity(int g) const {
   if (layer_popularity_.empty()) return out;
   const int E = int(layer_popularity_[0].size());
   std::vector<double> hot;
+  const int copies = base_.routing().redundant_experts();
   for (const auto& pop : layer_popularity_) {
     std::vector<double> load(g, 0);
     std::vector<int32_t> place = tracegen::ContiguousPlacement(E, g);
-    for (int e = 0; e < E; ++e) load[place[e]] += pop[e];
+    // Redundant copies (the engine's, from the same popularity) share their
+    // expert's tokens evenly.
+    const tracegen::ExpertCopies c = tracegen::ReplicateExperts(pop, place, g, copies);
+    std::vector<int> holders(E, 1);
+    for (int32_t e : c.expert) ++holders[e];
+    for (int e = 0; e < E; ++e) load[place[e]] += pop[e] / holders[e];
+    for (size_t k = 0; k < c.expert.size(); ++k) load[c.position[k]] += pop[c.expert[k]] / holders[c.expert[k]];
     hot.push_back(*std::max_element(load.begin(), load.end()));
   }
   double mean = 0;
