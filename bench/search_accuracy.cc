@@ -11,6 +11,9 @@
 // same table from the simulated steps of an earlier run's rows, estimated
 // again (after an estimator change; the simulations are the expensive
 // part). Rows of several runs concatenated are numbered again.
+// search_accuracy --resimulate PRESET TABLE.md [--gbs G]: the table's rows
+// simulated and estimated again, numbers kept (after a simulation change,
+// for the rows it affects).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -133,23 +136,51 @@ int Reestimate(const std::string& preset, const std::string& table, int64_t gbs)
   return 0;
 }
 
+// Simulates again (and estimates) the layouts of an earlier table's rows:
+// after a change to the simulation itself, for the rows it affects.
+int Resimulate(const std::string& preset, const std::string& table, int64_t gbs) {
+  tracegen::RunConfig base = Base(preset, gbs);
+  search::Estimator estimator(base);
+  std::ifstream in(table);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
+    if (cells.size() < 8 || cells[1].find_first_not_of(" 0123456789") != std::string::npos) continue;
+    search::Layout l;
+    if (!ParseLayout(cells[2], &l)) continue;
+    search::Figures e;
+    estimator.Estimate(l, &e);
+    const search::Figures s = search::Simulate(search::ApplyLayout(base, l));
+    fmt::print("|{}| {} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {:.1f} |\n", cells[1], search::Describe(l), e.step_s,
+               s.step_s, 100 * (e.step_s / s.step_s - 1), e.peak_bytes / double(1ull << 30),
+               s.peak_bytes / double(1ull << 30));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   std::vector<std::string> pos;
   int64_t gbs = 0;
   int from = 0;
-  bool reestimate = false;
+  bool reestimate = false, resimulate = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--reestimate") reestimate = true;
+    else if (a == "--resimulate") resimulate = true;
     else if (a == "--gbs" && i + 1 < argc) gbs = std::atoll(argv[++i]);
     else if (a == "--from" && i + 1 < argc) from = std::atoi(argv[++i]);
     else pos.push_back(a);
   }
   if (reestimate && pos.size() == 2) return Reestimate(pos[0], pos[1], gbs);
-  if (reestimate || pos.size() < 2) {
+  if (resimulate && pos.size() == 2) return Resimulate(pos[0], pos[1], gbs);
+  if (reestimate || resimulate || pos.size() < 2) {
     std::fprintf(stderr,
                  "usage: search_accuracy PRESET CARDS [N=30] [SEED=1] [--gbs G] [--from K]\n"
-                 "       search_accuracy --reestimate PRESET TABLE.md [--gbs G]\n");
+                 "       search_accuracy --reestimate PRESET TABLE.md [--gbs G]\n"
+                 "       search_accuracy --resimulate PRESET TABLE.md [--gbs G]\n");
     return 2;
   }
   const std::string preset = pos[0];

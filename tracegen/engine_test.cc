@@ -316,6 +316,31 @@ TEST(Engine, BackwardWaitsForItsSwapIn) {
   }
 }
 
+// At the last stage the adaptive schedule pairs a micro-batch's forward
+// with its own backward (warmup 0): the backward starts from the loss, so
+// no backward op of a micro-batch may start before its forward has ended.
+TEST(Engine, AdaptiveLastStageRunsTheBackwardAfterItsForward) {
+  Trace t = Simulate("tiny-moe", {"steps=1", "schedule.kind=adaptive"}, {8});  // stage 1 of 2
+  const Rank& r = t.ranks[0];
+  std::map<int, TimeNs> fwd_end, bwd_start;
+  for (const Track& tr : r.tracks) {
+    if (tr.kind != TrackKind::kDeviceStream) continue;
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (tr.events.category[i] != Category::kCompute) continue;
+      const int mb = tr.events.micro_batch[i];
+      if (tr.events.phase[i] == Phase::kForward) {
+        fwd_end[mb] = std::max(fwd_end[mb], tr.events.ts[i] + tr.events.dur[i]);
+      } else if (tr.events.phase[i] == Phase::kBackward) {
+        auto [it, fresh] = bwd_start.emplace(mb, tr.events.ts[i]);
+        if (!fresh) it->second = std::min(it->second, tr.events.ts[i]);
+      }
+    }
+  }
+  ASSERT_EQ(fwd_end.size(), 4u);  // batch 32 over DP 8, MBS 1
+  ASSERT_EQ(bwd_start.size(), 4u);
+  for (const auto& [mb, end] : fwd_end) EXPECT_GE(bwd_start[mb], end) << "micro-batch " << mb;
+}
+
 TEST(Engine, RoutingRecordsAndEdpb) {
   Trace t = Simulate("tiny-moe", {"routing.skew=0.7", "routing.drift=0", "steps=3"});
   ASSERT_FALSE(t.ranks[0].routing.empty());

@@ -284,8 +284,12 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
           const Slice& b = slices[it.b.model_stage];
           const Slice& fw = it.a.backward ? b : a;
           const Slice& bw = it.a.backward ? a : b;
+          // The last slice's forward and backward of one micro-batch run one
+          // after the other (the backward needs the loss: BuildItem).
+          const bool chained = it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage;
           double ep_gain = 0;
-          dur += (it.b.backward ? b.bwd : b.fwd) - FusedGain(p, fw, bw, &ep_gain);
+          const double gain = chained ? 0.0 : FusedGain(p, fw, bw, &ep_gain);
+          dur += (it.b.backward ? b.bwd : b.fwd) - gain;
           ops += it.b.backward ? b.bwd_ops : b.fwd_ops;
           exposed += (it.b.backward ? b.bwd_ep : b.fwd_ep) - ep_gain;
         }
@@ -296,14 +300,18 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
         // follow its forward layers, then the prefetch for the next item.
         if (swapping) {
           CopyStream& cs = copies[st];
-          // A fused item interleaves its two tasks: each spans all of it.
+          // A fused item interleaves its two tasks: each spans all of it;
+          // a chained one (last slice, one micro-batch) runs the forward,
+          // then the backward.
+          const bool chained = it.fused && it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage;
           auto scale = [&](const PipeTask& t, double span) {
             const double own = t.backward ? slices[t.model_stage].bwd : slices[t.model_stage].fwd;
-            return it.fused && own > 0 ? span / own : 1.0;
+            return it.fused && !chained && own > 0 ? span / own : 1.0;
           };
+          const double bwd_from = chained ? start + slices[it.a.model_stage].fwd : start;
           double stall = 0;
           for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr})
-            if (t && t->backward) stall += cs.Stall(slices[t->model_stage], start, scale(*t, dur));
+            if (t && t->backward) stall += cs.Stall(slices[t->model_stage], bwd_from, scale(*t, dur));
           end = std::max(start + dur + stall, host[st]);
           for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr})
             if (t && !t->backward) cs.Outs(slices[t->model_stage], start, scale(*t, dur + stall));
