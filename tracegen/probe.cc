@@ -82,12 +82,13 @@ struct Prober {
       TimeNs dur;
       uint8_t stream;
       bool compute, ep;
+      int32_t mb;
     };
     std::vector<Brief> brief;
     brief.reserve(b.ops.size());
     for (const Op& o : b.ops)
       brief.push_back({o.dur, o.stream, o.cat == Category::kCompute,
-                       o.cat == Category::kCollective && o.cclass == CommClass::kEP});
+                       o.cat == Category::kCollective && o.cclass == CommClass::kEP, o.mb});
     e.Finalize(r, b);
     for (TimeNs& t : r.ready) t = kBaseTime;
     r.last_dev_end = kBaseTime;
@@ -101,10 +102,13 @@ struct Prober {
     c.ops = int64_t(brief.size());
     // Sweep: EP time not covered by compute.
     std::vector<std::pair<TimeNs, int>> edges;  // +-1 compute (x1), ep (x1000)
-    TimeNs end = kBaseTime;
+    TimeNs end = kBaseTime, mb_end[2] = {kBaseTime, kBaseTime};
     for (size_t i = 0; i < brief.size(); ++i) {
       const Brief& o = brief[i];
       if (o.stream != kSSend && o.stream != kSCopy) end = std::max(end, r.end[i]);
+      // The fused probe's chains: the forward of micro-batch 1, the backward of 0.
+      if (o.stream != kSSend && o.stream != kSCopy && (o.mb == 0 || o.mb == 1))
+        mb_end[o.mb] = std::max(mb_end[o.mb], r.end[i]);
       if (o.ep) c.ep_ns += o.dur;
       if (!o.compute && !o.ep) continue;
       const int w = o.compute ? 1 : 1000;
@@ -112,6 +116,7 @@ struct Prober {
       edges.emplace_back(r.end[i], -w);
     }
     c.ns = end - kBaseTime;
+    c.bwd_after_fwd_ns = mb_end[0] - mb_end[1];
     std::sort(edges.begin(), edges.end());
     int compute = 0, ep = 0;
     TimeNs last = 0;

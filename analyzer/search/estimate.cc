@@ -327,9 +327,21 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
         dev[st] = end;
         busy[st] += dur;
         ep[st] += exposed;
+        // A fused item's chain that ends first passes its output on then,
+        // ahead of the item's end (the probed lag of its last layer pair).
+        double lag = 0;
+        if (it.fused && !(it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage)) {
+          const Slice& fw = slices[(it.a.backward ? it.b : it.a).model_stage];
+          const Slice& bw = slices[(it.a.backward ? it.a : it.b).model_stage];
+          // The last pair: the forward's last layer (MoE if it has any), the
+          // backward's last (its first layer: dense if it has any).
+          const bool moe = fw.moe > 0 && (bw.dense == 0 || !p.has_dense);
+          lag = double((moe ? p.moe : p.dense).fused.bwd_after_fwd_ns);
+        }
         for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr}) {
           if (!t) continue;
-          (t->backward ? bwd_end : fwd_end)[size_t(t->mb) * M + t->model_stage] = end;
+          const double early = t->backward ? std::max(0.0, -lag) : std::max(0.0, lag);
+          (t->backward ? bwd_end : fwd_end)[size_t(t->mb) * M + t->model_stage] = std::max(start, end - early);
         }
         ++next[st];
         --left;
