@@ -181,6 +181,7 @@ struct Prober {
       lc.fused_next.ep_ns = two.ep_ns - lc.fused.ep_ns;
       lc.fused_next.ep_exposed_ns = two.ep_exposed_ns - lc.fused.ep_exposed_ns;
       lc.fused_next.ops = two.ops - lc.fused.ops;
+      lc.fused_next.bwd_after_fwd_ns = two.bwd_after_fwd_ns - lc.fused.bwd_after_fwd_ns;
     }
     r.acts.clear();
     return lc;

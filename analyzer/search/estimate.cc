@@ -328,15 +328,22 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
         busy[st] += dur;
         ep[st] += exposed;
         // A fused item's chain that ends first passes its output on then,
-        // ahead of the item's end (the probed lag of its last layer pair).
+        // ahead of the item's end. The lag builds up pair by pair when the
+        // chains have unequal segment counts (full recompute adds the
+        // backward two all-to-alls per MoE layer): the fused probes' lag for
+        // the first layer pair and what each further pair adds; a layer only
+        // one chain has runs once the other chain has run out.
         double lag = 0;
         if (it.fused && !(it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage)) {
           const Slice& fw = slices[(it.a.backward ? it.b : it.a).model_stage];
           const Slice& bw = slices[(it.a.backward ? it.a : it.b).model_stage];
-          // The last pair: the forward's last layer (MoE if it has any), the
-          // backward's last (its first layer: dense if it has any).
-          const bool moe = fw.moe > 0 && (bw.dense == 0 || !p.has_dense);
-          lag = double((moe ? p.moe : p.dense).fused.bwd_after_fwd_ns);
+          auto pairs = [](const LayerCost& c, int k) {
+            return k <= 0 ? 0.0
+                          : double(c.fused.bwd_after_fwd_ns) + double(k - 1) * double(c.fused_next.bwd_after_fwd_ns);
+          };
+          const int km = std::min(fw.moe, bw.moe), kd = std::min(fw.dense, bw.dense);
+          lag = pairs(p.moe, km) + pairs(p.dense, kd) + (bw.moe - km) * bw.moe_bwd + (bw.dense - kd) * bw.dense_bwd -
+                (fw.moe - km) * fw.moe_fwd - (fw.dense - kd) * fw.dense_fwd;
         }
         for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr}) {
           if (!t) continue;
