@@ -1,7 +1,9 @@
 // moetrace report INPUT... [--html OUT.html] [--md OUT.md] [--advice ADVICE.json | --no-advice]
+//   [--config FILE | --preset NAME] [--set KEY=VALUE]...
 #include <fmt/core.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "analyzer/replay/replay_input.h"
 #include "cli/commands.h"
 #include "cli/processes.h"
+#include "cli/recorded_model_options.h"
 #include "formats/atomic_file.h"
 #include "reports/advice.h"
 #include "reports/inputs.h"
@@ -29,9 +32,11 @@ struct ReportArgs {
   std::string html, md, advice;
   bool no_advice = false, always_advise = false;
   int threads = 0;
+  ModelArgs model;  // of a recorded trace, for the advisor's layout rule
 };
 
 int RunReport(const ReportArgs& args) {
+  const std::optional<tracegen::RunConfig> model = BuildModel(args.model, "report");
   return RunOnProcesses([&](Communicator& comm) {
     // A bad advice document exits 2 before the (long) analysis.
     std::vector<advise::Proposal> proposals;
@@ -76,6 +81,7 @@ int RunReport(const ReportArgs& args) {
         if (advised.roles) options.roles = &*advised.roles;
         options.dropped = &not_proposed;
         options.threads = args.threads;
+        if (model) options.model = &*model;
         proposals = advise::Advise(advised.trace, advised.before, options);
       });
     }
@@ -112,6 +118,7 @@ void AddReportCommand(CLI::App& app) {
       ->excludes(advice)
       ->excludes(no_advice);
   sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  AddModelOptions(sub, &args->model);
   Register(sub, [args] { return RunReport(*args); });
 }
 

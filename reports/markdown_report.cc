@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "analyzer/human_number.h"
 #include "reports/cluster_output_rows.h"
@@ -13,14 +14,22 @@ namespace moetrace {
 namespace {
 
 // Text from a trace inside a table cell: no pipes, no raw HTML, one line.
+// Only what Markdown would read as markup is escaped, so that the source
+// stays readable as plain text (a title's "38.9 % -> 44.4 %" keeps its
+// arrow): '<' before what could open a tag, comment or autolink, '&' before
+// what could spell an entity. A '>' is markup only at the start of a line,
+// where no cell is.
 std::string Cell(std::string_view s) {
+  // Tag names, autolink schemes and entity names all start with a letter.
+  auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   std::string out;
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const char next = i + 1 < s.size() ? s[i + 1] : '\0';
     switch (c) {
       case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
+      case '<': out += alpha(next) || next == '/' || next == '!' || next == '?' ? "&lt;" : "<"; break;
+      case '&': out += alpha(next) || next == '#' ? "&amp;" : "&"; break;
       case '`': out += "'"; break;
       case '\n': case '\r': out += ' '; break;
       default: out += c;

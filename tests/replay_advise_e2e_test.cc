@@ -1,6 +1,7 @@
 // End-to-end: `moetrace replay` and `moetrace advise` on a generated run.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "tests/run_command.h"
@@ -99,6 +100,56 @@ TEST(ReplayAdviseE2e, AdviseProposesTheSearchedLayoutFirst) {
   CommandResult off = RunMoetrace("advise " + in + " --no-layout");
   ASSERT_EQ(off.exit_code, 0) << off.output;
   EXPECT_EQ(off.output.find("change the layout"), std::string::npos) << off.output;
+}
+
+// A recorded trace (tiny-moe converted to a Kineto set: world size kept,
+// configuration dropped) gets the layout proposal from the model the user
+// gives, said to be model-based; a model of another job, or a model for a
+// trace that has its own, is exit 2.
+TEST(ReplayAdviseE2e, AdviseRecordedTraceWithTheUsersModel) {
+  const std::string dir = TempDir("advise_recorded_e2e");
+  const std::string in = dir + "/tiny.mtrace";
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe -o " + in).exit_code, 0);
+  ASSERT_EQ(RunMoetrace("convert " + in + " -o " + dir + "/kineto/").exit_code, 0);
+  CommandResult none = RunMoetrace("advise " + dir + "/kineto");
+  ASSERT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_EQ(none.output.find("change the layout"), std::string::npos) << none.output;
+  CommandResult r = RunMoetrace("advise " + dir + "/kineto --preset tiny-moe");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.rfind("1. change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 dualpipe flat "
+                           "recompute-none (model-based, searched on 16 cards",
+                           0),
+            0u)
+      << r.output;
+  EXPECT_NE(r.output.find("   predicted: step 13.859 -> 9.460 ms (-31.7%), slowest rank's step 13.859 ms -> "
+                          "9.460 ms (cluster.step_time_ns.max), confidence 0.5\n"),
+            std::string::npos)
+      << r.output;
+  // The report's advisor takes the same model.
+  CommandResult md = RunMoetrace("report " + dir + "/kineto --preset tiny-moe --md " + dir + "/r.md");
+  ASSERT_EQ(md.exit_code, 0) << md.output;
+  EXPECT_NE(ReadFile(dir + "/r.md").find("| 1 | -31.7 % | change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 "
+                                         "dualpipe flat recompute-none (model-based, searched on 16 cards"),
+            std::string::npos)
+      << ReadFile(dir + "/r.md");
+  CommandResult other = RunMoetrace("advise " + dir + "/kineto --preset tiny-moe --set parallel.world_size=32 "
+                                    "--set parallel.dp=16");
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("the trace records world size 16, the configuration parallel.world_size = 32"),
+            std::string::npos)
+      << other.output;
+  // The same from a RunConfig file, as `generate --config` reads it.
+  std::ofstream(dir + "/wide.json") << R"({"preset": "tiny-moe", "parallel": {"world_size": 32, "dp": 16}})";
+  CommandResult file = RunMoetrace("advise " + dir + "/kineto --config " + dir + "/wide.json");
+  EXPECT_EQ(file.exit_code, 2) << file.output;
+  EXPECT_NE(file.output.find("the trace records world size 16, the configuration parallel.world_size = 32"),
+            std::string::npos)
+      << file.output;
+  CommandResult own = RunMoetrace("advise " + in + " --preset tiny-moe");
+  EXPECT_EQ(own.exit_code, 2) << own.output;
+  EXPECT_NE(own.output.find("carries its own run configuration"), std::string::npos) << own.output;
+  CommandResult lone = RunMoetrace("advise " + dir + "/kineto --set parallel.tp=2");
+  EXPECT_EQ(lone.exit_code, 2) << lone.output;
 }
 
 }  // namespace

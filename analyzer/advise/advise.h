@@ -12,6 +12,7 @@
 
 #include "analyzer/proto/analysis.pb.h"
 #include "formats/trace.h"
+#include "tracegen/proto/run_config.pb.h"
 
 namespace moetrace {
 namespace replay { struct RoleMap; }
@@ -56,6 +57,15 @@ struct AdviseOptions {
   // the step time, it would not fit in memory, its plan changes nothing).
   std::vector<Proposal>* dropped = nullptr;
   int threads = 0;  // replays at once and the layout search's threads; 0: one per core
+  // The model, cluster and layout of a recorded trace, as the user gives
+  // them (advise --config / --preset): checked against the trace
+  // (recorded_model.h: InputError when it cannot be the same job), then
+  // searched by the layout rule, whose proposal is model-based
+  // (layout_rule.h, RecordedStep). Only the layout rule and the bubble rule's
+  // evidence (the pipeline's p and m) use it: the other rules still replay
+  // the recorded events. InputError on a tracegen trace, which carries its
+  // own configuration.
+  const tracegen::RunConfig* model = nullptr;
 };
 
 // `analysis` is Analyze() of `trace`. Proposals ordered by predicted gain, best first

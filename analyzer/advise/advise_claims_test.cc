@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -127,6 +128,7 @@ struct Case {
   std::string name;
   Trace trace;
   analysis::Analysis analysis;
+  std::optional<tracegen::RunConfig> model;  // the user's model of a recorded trace
 };
 
 Case TinyMoe(const std::string& name, const std::vector<std::string>& sets, bool recorded = false) {
@@ -145,7 +147,7 @@ Case TinyMoe(const std::string& name, const std::vector<std::string>& sets, bool
 Case FromFile(const std::string& path) {
   std::unique_ptr<TraceSource> source = OpenTrace(path);
   replay::ReplayInput in = replay::LoadReplayInput(*source, replay::Reduce::kWhole);
-  return {path, std::move(in.trace), std::move(in.before)};
+  return {path, std::move(in.trace), std::move(in.before), std::nullopt};
 }
 
 std::vector<Case> Cases() {
@@ -163,6 +165,9 @@ std::vector<Case> Cases() {
   cases.push_back(TinyMoe("full recompute", {"memory.recompute=full"}));  // headroom: selective
   cases.push_back(TinyMoe("recorded skew 1", {"routing.skew=1"}, true));
   cases.push_back(TinyMoe("recorded host-bound", host, true));
+  // Recorded, with the user's model: the layout rule's model-based proposal.
+  cases.push_back(TinyMoe("recorded skew 1, model given", {"routing.skew=1"}, true));
+  cases.back().model = tracegen::BuildConfig({"tiny-moe", "", {"routing.skew=1"}, 0});
   cases.push_back(FromFile(std::string(MOETRACE_SOURCE_DIR) + "/sample-traces/sample.mtrace"));
   // Real traces: host-bound Kineto runs, a sync-bound decode, an Ascend
   // timeline, an msprof export with a slow rank.
@@ -183,6 +188,7 @@ TEST(AdviseClaims, NoTextContradictsItsNumbers) {
     std::vector<Proposal> dropped;
     AdviseOptions options;
     options.dropped = &dropped;
+    if (c.model) options.model = &*c.model;
     const std::vector<Proposal> proposals = Advise(c.trace, c.analysis, options);
     for (const Proposal& p : proposals) {
       rules.insert(p.rule);
@@ -205,7 +211,7 @@ TEST(AdviseClaims, NoTextContradictsItsNumbers) {
   EXPECT_GE(checked, 20);
   // Every rule was run on evidence somewhere in the set.
   for (const char* rule : {"dispatch_host_bound", "sync_host_bound", "exposed_ep_comm", "expert_imbalance",
-                           "memory_pressure", "memory_headroom", "bubble", "slow_rank"}) {
+                           "memory_pressure", "memory_headroom", "bubble", "slow_rank", "layout"}) {
     EXPECT_TRUE(rules.count(rule)) << rule << " never triggered";
   }
 }

@@ -60,7 +60,9 @@ bool ImprovesItsMetric(const Proposal& p) {
 
 std::string EffectText(const Proposal& p) {
   if (!p.predicted) return "";
-  std::string out = fmt::format("step time {:+.1f} %", -100 * p.gain);
+  // The step change is not repeated here: every place a title is shown puts
+  // it beside the title already (advise's "predicted: step ..." line, the
+  // reports' "predicted step time" column).
   double before = p.fixes_before, after = p.fixes_after;
   std::string_view path = p.fixes;
   if (p.rule == "memory_pressure") {
@@ -68,11 +70,16 @@ std::string EffectText(const Proposal& p) {
     after = double(p.peak_after_bytes);
     path = "cluster.memory.peak_bytes";
   }
-  if (before <= 0) return out;
+  if (before <= 0) return "";
+  // The slowest rank's step changing as the step does (the layout rule, the
+  // bubble rule) would only repeat the step line; a slow rank's fix, which
+  // shortens the slowest step more than the others, says something.
+  if (path == "cluster.step_time_ns.max" && std::abs((after - before) / before + p.gain) < 0.005) {
+    return "";
+  }
   const bool halved = after <= 0.5 * before;
-  out += fmt::format(", {} {}{} -> {} ({:+.0f} %)", MetricLabel(path), halved ? "halved: " : "",
+  return fmt::format("{} {}{} -> {} ({:+.0f} %)", MetricLabel(path), halved ? "halved: " : "",
                      MetricValue(path, before), MetricValue(path, after), RelativePct(before, after));
-  return out;
 }
 
 std::string DropReason(const Proposal& p) {

@@ -23,9 +23,11 @@ std::string MetricValue(std::string_view path, double value);
 // least 1% of its value before (5% for the peak memory of a memory fix).
 bool ImprovesItsMetric(const Proposal& p);
 
-// "step time -12.2 %, unmasked EP comm 84.5 % -> 54.1 % (-36 %)" from the
-// prediction; "halved" is said only when the metric at least halves.
-// Empty when the proposal was not predicted.
+// "unmasked EP comm 84.5 % -> 54.1 % (-36 %)" from the prediction; "halved"
+// is said only when the metric at least halves. Not the step change (shown
+// beside every title already), so empty when the metric is the slowest
+// rank's step and changes as the step does (within half a percentage point),
+// or the proposal was not predicted.
 std::string EffectText(const Proposal& p);
 
 // Why a predicted proposal is not proposed: its metric does not go down

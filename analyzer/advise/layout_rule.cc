@@ -1,6 +1,7 @@
 #include "analyzer/advise/layout_rule.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,12 @@ int VerifyCount(int cards) { return cards <= 1024 ? 3 : 1; }
 
 namespace {
 
-std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool simulate, int threads) {
+// Within this of the recorded step, the model's absolute prediction is
+// taken as calibrated (confidence 0.5 for a model-based proposal, else 0.3).
+constexpr double kModelAgrees = 0.25;
+
+std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool simulate, int threads,
+                                const RecordedStep* recorded) {
   tracegen::RunConfig base = trace_config;
   tracegen::ResolveHardware(&base);
   base.set_steps(1);  // the simulations compare one step each
@@ -125,8 +131,8 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
   const int layers = base.model().num_layers();
   Proposal p;
   p.rule = "layout";
-  p.title = fmt::format("change the layout to {} (searched on {} cards: {})", search::Describe(chosen->layout),
-                        cards,
+  p.title = fmt::format("change the layout to {} ({}searched on {} cards: {})", search::Describe(chosen->layout),
+                        recorded ? "model-based, " : "", cards,
                         mine_estimated ? fmt::format("the configured one ranks {} of the {} that fit",
                                                      r.configured->rank, r.feasible)
                                        : fmt::format("the configured one is not among the {} that fit",
@@ -150,13 +156,55 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
     p.gain = p.step_before_ns > 0  // a zero step (nothing simulated) is no gain, not NaN
                  ? double(p.step_before_ns - p.step_after_ns) / double(p.step_before_ns)
                  : 0;
-    p.fixes_before = double(p.step_before_ns);
-    p.fixes_after = double(p.step_after_ns);
     p.peak_before_bytes = int64_t(before->peak_bytes);
     p.peak_after_bytes = int64_t(after->peak_bytes);
     p.confidence = 0.9;  // tracegen's own model, as every regenerated proposal
+    if (recorded && recorded->step_ns > 0 && p.step_before_ns > 0) {
+      // Model-based: the recorded step is the truth before; the model says
+      // by how much the layout changes it. Its peaks are the model's, not
+      // the trace's: not quoted as a prediction of the recorded run.
+      const double model_over_recorded = double(p.step_before_ns) / double(recorded->step_ns);
+      const double ratio = double(p.step_after_ns) / double(p.step_before_ns);
+      const bool calibrated = std::abs(model_over_recorded - 1) <= kModelAgrees;
+      std::string head;
+      for (const std::string& n : recorded->notes) head += "note: " + n + "\n";
+      if (!calibrated) {
+        head += fmt::format("note: the model is {:.3f} times the recorded step: not calibrated to this "
+                            "job (its hardware.* and model keys), so only the ratio of its layouts is "
+                            "used, with confidence 0.3\n",
+                            model_over_recorded);
+      }
+      head += fmt::format(
+          "model-based: the trace's own step {:.3f} ms (cluster.step_time_ns.max), the model's {:.3f} ms "
+          "for the configured layout (model / recorded = {:.3f}); the proposal scales the recorded step "
+          "by the simulated ratio {:.3f} / {:.3f} = {:.3f}\n",
+          recorded->step_ns / 1e6, p.step_before_ns / 1e6, model_over_recorded, p.step_after_ns / 1e6,
+          p.step_before_ns / 1e6, ratio);
+      p.detail = head + p.detail;
+      p.evidence.push_back({"recorded cluster.step_time_ns.max", double(recorded->step_ns)});
+      p.evidence.push_back({"model step_ns of the configured layout", double(p.step_before_ns)});
+      p.step_before_ns = recorded->step_ns;
+      p.step_after_ns = int64_t(std::llround(double(recorded->step_ns) * ratio));
+      p.peak_before_bytes = -1;
+      p.peak_after_bytes = -1;
+      p.confidence = calibrated ? 0.5 : 0.3;
+    } else if (recorded) {
+      // No recorded step to compare with: the model's steps alone.
+      std::string head;
+      for (const std::string& n : recorded->notes) head += "note: " + n + "\n";
+      p.detail = head + "model-based: the trace records no step time; the steps are the model's\n" + p.detail;
+      p.confidence = 0.3;
+    }
+    p.fixes_before = double(p.step_before_ns);
+    p.fixes_after = double(p.step_after_ns);
   } else {
     p.detail += fmt::format("best estimate {:.3f} ms (not simulated)\n", best_estimate * 1e3);
+    if (recorded) {
+      std::string head;
+      for (const std::string& n : recorded->notes) head += "note: " + n + "\n";
+      p.detail = head + fmt::format("model-based: the trace's own step {:.3f} ms; not simulated\n",
+                                    recorded->step_ns / 1e6) + p.detail;
+    }
   }
   // No CPU seconds here: advise's output (and the report) must be the same
   // on every run and process count.
@@ -166,9 +214,12 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
 
 }  // namespace
 
-std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, bool simulate, int threads) {
+namespace {
+
+std::optional<Proposal> Guarded(const tracegen::RunConfig& trace_config, bool simulate, int threads,
+                                const RecordedStep* recorded) {
   try {
-    return Propose(trace_config, simulate, threads);
+    return Propose(trace_config, simulate, threads, recorded);
   } catch (const InputError& e) {
     // A configuration the search cannot take (e.g. an unknown hardware
     // preset): the other rules still run; this one is listed as not
@@ -180,6 +231,17 @@ std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, 
     p.not_proposed = std::string("no layout search on this configuration: ") + e.what();
     return p;
   }
+}
+
+}  // namespace
+
+std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& trace_config, bool simulate, int threads) {
+  return Guarded(trace_config, simulate, threads, nullptr);
+}
+
+std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& config, bool simulate, int threads,
+                                       const RecordedStep& recorded) {
+  return Guarded(config, simulate, threads, &recorded);
 }
 
 }  // namespace moetrace::advise

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "analyzer/advise/advise.h"
 #include "tracegen/proto/run_config.pb.h"
@@ -35,5 +37,19 @@ inline constexpr double kLayoutEvidence = 0.01;
 // proposal with `not_proposed` saying why (advise lists it as not proposed).
 // `threads`: the search's and the simulations' (0: one per core).
 std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& config, bool simulate, int threads = 0);
+
+// What a recorded trace measured, for a model the user gave
+// (recorded_model.h): the proposal is then model-based. Its step before is
+// the recorded step, its step after the recorded step scaled by the
+// simulated ratio (best / configured: the model is trusted for the ratio,
+// not for the absolute time), and the detail shows the recorded step beside
+// the model's prediction for the configured layout. Confidence 0.5 when the
+// model predicts the recorded step within 25%, else 0.3.
+struct RecordedStep {
+  int64_t step_ns = 0;              // cluster.step_time_ns.max of the recorded trace
+  std::vector<std::string> notes;   // CheckModelAgrees' softer disagreements
+};
+std::optional<Proposal> LayoutProposal(const tracegen::RunConfig& config, bool simulate, int threads,
+                                       const RecordedStep& recorded);
 
 }  // namespace moetrace::advise
