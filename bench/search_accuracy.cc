@@ -1,11 +1,19 @@
-// search_accuracy PRESET CARDS [N] [SEED]: the layout search's estimator
-// against tracegen's full simulation on N random layouts of the default
-// space that fit in HBM (by the estimate). Prints a Markdown row per
-// layout as it is simulated, then the share within 10% and Spearman's rank
-// correlation (the table of bench/README.md).
-// search_accuracy --reestimate PRESET TABLE.md: the same table from the
-// simulated steps of an earlier run's rows, estimated again (after an
-// estimator change; the simulations are the expensive part).
+// search_accuracy PRESET CARDS [N] [SEED] [--gbs G] [--from K]: the layout
+// search's estimator against tracegen's full simulation on N random layouts
+// of the default space that fit in HBM (by the estimate). Prints a Markdown
+// row per layout as it is simulated (flushed: redirected to a file, the rows
+// are a checkpoint), then the share within 10% and Spearman's rank
+// correlation (the table of bench/README.md). --gbs sets the global batch
+// (a smaller card count with the batch per card kept: a simulation costs
+// about global batch x TP / MBS, whatever the cards); --from K skips the
+// first K layouts that fit (a run resumed after its K rows).
+// search_accuracy --reestimate PRESET TABLE.md [--cards C] [--gbs G]: the
+// same table from the simulated steps of an earlier run's rows, estimated
+// again (after an estimator change; the simulations are the expensive
+// part). Rows of several runs concatenated are numbered again.
+// search_accuracy --resimulate PRESET TABLE.md [--gbs G]: the table's rows
+// simulated and estimated again, numbers kept (after a simulation change,
+// for the rows it affects).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -87,8 +95,17 @@ bool ParseLayout(const std::string& text, search::Layout* l) {
 
 }  // namespace
 
-int Reestimate(const std::string& preset, const std::string& table) {
+// The preset with the global batch set (not through --set overrides: the
+// preset's own layout need not divide another batch; every estimated
+// layout is checked by the space).
+tracegen::RunConfig Base(const std::string& preset, int64_t gbs) {
   tracegen::RunConfig base = tracegen::BuildConfig({preset, "", {}, 1});
+  if (gbs > 0) base.mutable_parallel()->set_global_batch_size(gbs);
+  return base;
+}
+
+int Reestimate(const std::string& preset, const std::string& table, int64_t gbs) {
+  tracegen::RunConfig base = Base(preset, gbs);
   search::Estimator estimator(base);
   std::ifstream in(table);
   std::string line;
@@ -119,17 +136,58 @@ int Reestimate(const std::string& preset, const std::string& table) {
   return 0;
 }
 
+// Simulates again (and estimates) the layouts of an earlier table's rows:
+// after a change to the simulation itself, for the rows it affects.
+int Resimulate(const std::string& preset, const std::string& table, int64_t gbs) {
+  tracegen::RunConfig base = Base(preset, gbs);
+  search::Estimator estimator(base);
+  std::ifstream in(table);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream row(line);
+    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
+    if (cells.size() < 8 || cells[1].find_first_not_of(" 0123456789") != std::string::npos) continue;
+    search::Layout l;
+    if (!ParseLayout(cells[2], &l)) continue;
+    search::Figures e;
+    estimator.Estimate(l, &e);
+    const search::Figures s = search::Simulate(search::ApplyLayout(base, l));
+    fmt::print("|{}| {} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {:.1f} |\n", cells[1], search::Describe(l), e.step_s,
+               s.step_s, 100 * (e.step_s / s.step_s - 1), e.peak_bytes / double(1ull << 30),
+               s.peak_bytes / double(1ull << 30));
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc == 4 && std::string(argv[1]) == "--reestimate") return Reestimate(argv[2], argv[3]);
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: search_accuracy PRESET CARDS [N=30] [SEED=1]\n");
+  std::vector<std::string> pos;
+  int64_t gbs = 0;
+  int from = 0;
+  bool reestimate = false, resimulate = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--reestimate") reestimate = true;
+    else if (a == "--resimulate") resimulate = true;
+    else if (a == "--gbs" && i + 1 < argc) gbs = std::atoll(argv[++i]);
+    else if (a == "--from" && i + 1 < argc) from = std::atoi(argv[++i]);
+    else pos.push_back(a);
+  }
+  if (reestimate && pos.size() == 2) return Reestimate(pos[0], pos[1], gbs);
+  if (resimulate && pos.size() == 2) return Resimulate(pos[0], pos[1], gbs);
+  if (reestimate || resimulate || pos.size() < 2) {
+    std::fprintf(stderr,
+                 "usage: search_accuracy PRESET CARDS [N=30] [SEED=1] [--gbs G] [--from K]\n"
+                 "       search_accuracy --reestimate PRESET TABLE.md [--gbs G]\n"
+                 "       search_accuracy --resimulate PRESET TABLE.md [--gbs G]\n");
     return 2;
   }
-  const std::string preset = argv[1];
-  const int cards = std::atoi(argv[2]);
-  const int n = argc > 3 ? std::atoi(argv[3]) : 30;
-  const unsigned seed = argc > 4 ? unsigned(std::atoi(argv[4])) : 1;
-  tracegen::RunConfig base = tracegen::BuildConfig({preset, "", {}, 1});
+  const std::string preset = pos[0];
+  const int cards = std::atoi(pos[1].c_str());
+  const int n = pos.size() > 2 ? std::atoi(pos[2].c_str()) : 30;
+  const unsigned seed = pos.size() > 3 ? unsigned(std::atoi(pos[3].c_str())) : 1;
+  tracegen::RunConfig base = Base(preset, gbs);
   search::Space space = search::MakeSpace(base, cards, {});
   std::vector<search::Layout> valid;
   search::Enumerate(space, base, [&](const search::Layout& l) { valid.push_back(l); },
@@ -137,23 +195,28 @@ int main(int argc, char** argv) {
   search::Estimator estimator(base);
   std::mt19937_64 rng(seed);
   std::shuffle(valid.begin(), valid.end(), rng);
-  fmt::print("{} on {} cards: {} valid layouts; {} random ones that fit, estimate vs simulation\n\n",
-             preset, cards, valid.size(), n);
+  fmt::print("{} on {} cards, global batch {}: {} valid layouts; {} random ones that fit, estimate vs simulation\n\n",
+             preset, cards, base.parallel().global_batch_size(), valid.size(), n);
   fmt::print("| # | layout | estimated step s | simulated step s | error | est. peak GiB | sim. peak GiB |\n");
   fmt::print("|---|---|---|---|---|---|---|\n");
   std::fflush(stdout);
   std::vector<double> est, sim;
   int within = 0;
+  int skipped = 0;
   for (const search::Layout& l : valid) {
-    if (int(est.size()) >= n) break;
+    if (int(est.size()) + from >= n) break;
     search::Figures e;
     if (!estimator.Estimate(l, &e) || !e.fits) continue;
+    if (skipped < from) {
+      ++skipped;
+      continue;
+    }
     search::Figures s = search::Simulate(search::ApplyLayout(base, l));
     const double err = e.step_s / s.step_s - 1;
     within += std::abs(err) <= 0.10;
     est.push_back(e.step_s);
     sim.push_back(s.step_s);
-    fmt::print("| {} | {} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {:.1f} |\n", est.size(), search::Describe(l),
+    fmt::print("| {} | {} | {:.3f} | {:.3f} | {:+.1f}% | {:.1f} | {:.1f} |\n", from + est.size(), search::Describe(l),
                e.step_s, s.step_s, 100 * err, e.peak_bytes / double(1ull << 30),
                s.peak_bytes / double(1ull << 30));
     std::fflush(stdout);

@@ -219,6 +219,9 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) const {
     }
     r.end[i] = finish;
     if (op.prefetch_key >= 0) r.prefetch_end[uint64_t(op.prefetch_key)] = finish;
+    // The wait is read above, possibly on several visits (a collective that
+    // blocks is revisited): the entry goes only once the op has run.
+    if (op.wait_prefetch >= 0) r.prefetch_end.erase(uint64_t(op.wait_prefetch));
     r.ready[op.stream] = finish;
     r.last_dev_end = std::max(r.last_dev_end, finish);
     if (r.out) Emit(r, op, i, ready, finish);

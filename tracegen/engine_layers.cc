@@ -352,7 +352,9 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   }
   (void)first_bwd;
   r.acts.erase(RankSim::ActKey(mb, layer));
-  if (prefetched >= 0) r.prefetch_end.erase(uint64_t(prefetched));
+  // prefetch_end keeps the prefetch's end until the waiting op has run
+  // (Advance erases it): erased here, at build time, the op found no entry
+  // and started without waiting for its swapped-in tensors.
 }
 
 }  // namespace moetrace::tracegen

@@ -72,6 +72,25 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
     BuildTask(r, it.a, b);
     return;
   }
+  if (it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage && it.a.backward != it.b.backward) {
+    // The last slice's forward and backward of one micro-batch (the adaptive
+    // schedule pairs them at the last stage, where warmup is 0): the
+    // backward starts from the loss, so after the forward; there is nothing
+    // to interleave. Interleaved, the backward's first segment (LM head,
+    // last layer) ran before its own forward.
+    BuildTask(r, it.a.backward ? it.b : it.a, b);
+    int32_t fwd_last = -1;
+    for (size_t i = 0; i < b.ops.size(); ++i)
+      if (b.ops[i].stream != kSCopy) fwd_last = int32_t(i);
+    const size_t nf = b.ops.size();
+    BuildTask(r, it.a.backward ? it.a : it.b, b);
+    for (size_t i = nf; i < b.ops.size(); ++i)
+      if (b.ops[i].stream != kSCopy) {
+        b.ops[i].dep2 = fwd_last;
+        break;
+      }
+    return;
+  }
   // Fine-grained F&B overlap: interleave the two tasks segment by segment,
   // a segment ending at a communication op, so that one task's all-to-all
   // runs while the other computes.

@@ -285,6 +285,62 @@ TEST(Engine, SwapOfNamedTensorsLowersActivations) {
             CountDevice(swap, "MemcpyH2D_swap_in", Phase::kBackward));
 }
 
+// A backward layer's first op reads its swapped-out tensors: it starts no
+// earlier than their swap-in ends (prefetched during the previous item).
+// TP 8 with EP across nodes makes each layer's forward mostly all-to-all, so
+// the copies are as long as the layers and the wait shows.
+TEST(Engine, BackwardWaitsForItsSwapIn) {
+  Trace t = Simulate("tiny-moe", {"steps=1", "parallel.world_size=64", "parallel.tp=8", "parallel.dp=4",
+                                  "parallel.ep=4", "parallel.vpp=2", "schedule.kind=interleaved",
+                                  "memory.swap=true"},
+                     {0});
+  const Rank& r = t.ranks[0];
+  std::map<std::pair<int, int>, TimeNs> swap_in_end, first_backward;
+  for (const Track& tr : r.tracks) {
+    if (tr.kind != TrackKind::kDeviceStream) continue;
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      const std::pair<int, int> key{tr.events.micro_batch[i], tr.events.layer[i]};
+      if (tr.events.flags[i] & kFlagSwapIn) {
+        swap_in_end[key] = tr.events.ts[i] + tr.events.dur[i];
+      } else if (tr.events.phase[i] == Phase::kBackward && tr.events.category[i] != Category::kCopy) {
+        auto [it, fresh] = first_backward.emplace(key, tr.events.ts[i]);
+        if (!fresh) it->second = std::min(it->second, tr.events.ts[i]);
+      }
+    }
+  }
+  // Stage 0 holds layers 0 and 2 (one per virtual stage), 8 micro-batches.
+  ASSERT_EQ(swap_in_end.size(), 16u);
+  for (const auto& [key, end] : swap_in_end) {
+    ASSERT_TRUE(first_backward.count(key)) << "mb " << key.first << " layer " << key.second;
+    EXPECT_GE(first_backward[key], end) << "mb " << key.first << " layer " << key.second;
+  }
+}
+
+// At the last stage the adaptive schedule pairs a micro-batch's forward
+// with its own backward (warmup 0): the backward starts from the loss, so
+// no backward op of a micro-batch may start before its forward has ended.
+TEST(Engine, AdaptiveLastStageRunsTheBackwardAfterItsForward) {
+  Trace t = Simulate("tiny-moe", {"steps=1", "schedule.kind=adaptive"}, {8});  // stage 1 of 2
+  const Rank& r = t.ranks[0];
+  std::map<int, TimeNs> fwd_end, bwd_start;
+  for (const Track& tr : r.tracks) {
+    if (tr.kind != TrackKind::kDeviceStream) continue;
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (tr.events.category[i] != Category::kCompute) continue;
+      const int mb = tr.events.micro_batch[i];
+      if (tr.events.phase[i] == Phase::kForward) {
+        fwd_end[mb] = std::max(fwd_end[mb], tr.events.ts[i] + tr.events.dur[i]);
+      } else if (tr.events.phase[i] == Phase::kBackward) {
+        auto [it, fresh] = bwd_start.emplace(mb, tr.events.ts[i]);
+        if (!fresh) it->second = std::min(it->second, tr.events.ts[i]);
+      }
+    }
+  }
+  ASSERT_EQ(fwd_end.size(), 4u);  // batch 32 over DP 8, MBS 1
+  ASSERT_EQ(bwd_start.size(), 4u);
+  for (const auto& [mb, end] : fwd_end) EXPECT_GE(bwd_start[mb], end) << "micro-batch " << mb;
+}
+
 TEST(Engine, RoutingRecordsAndEdpb) {
   Trace t = Simulate("tiny-moe", {"routing.skew=0.7", "routing.drift=0", "steps=3"});
   ASSERT_FALSE(t.ranks[0].routing.empty());

@@ -28,6 +28,10 @@ struct Prober {
 
   // Expected counts of `layer` for micro-batches 0..2, the most loaded EP
   // position swapped with this rank's, so the probe sees the straggler.
+  // With routing.redundant_experts, the copies the engine makes from this
+  // popularity (EngineImpl::Copies: ReplicateExperts over the contiguous
+  // placement), each member's tokens of a copied expert split over its
+  // holders as EngineImpl::Routing splits them.
   void SeedRouting(std::initializer_list<int> layers, const std::vector<double>& pop) {
     const ModelShape& s = e.shape;
     std::vector<int32_t> members = s.EpGroup(r.rank);
@@ -35,17 +39,37 @@ struct Prober {
     g.members = int(members.size());
     const int E = s.experts;
     const double slots = double(s.TokensMoe()) * s.top_k;
-    g.counts.resize(size_t(g.members) * E);
-    for (int ex = 0; ex < E; ++ex) g.counts[ex] = int32_t(std::llround(slots * pop[ex]));
-    for (int i = 1; i < g.members; ++i)  // every member alike: the expected counts
-      std::copy(g.counts.begin(), g.counts.begin() + E, g.counts.begin() + size_t(i) * E);
+    std::vector<int32_t> expected(E);
+    for (int ex = 0; ex < E; ++ex) expected[ex] = int32_t(std::llround(slots * pop[ex]));
     g.placement = ContiguousPlacement(E, g.members);
+    const ExpertCopies copies =
+        ReplicateExperts(pop, g.placement, g.members, e.cfg.routing().redundant_experts());
+    const int P = E + int(copies.expert.size());
+    std::vector<int> holders(E, 1);
+    for (int32_t ex : copies.expert) ++holders[ex];
+    g.copy_of = copies.expert;
+    g.placement.insert(g.placement.end(), copies.position.begin(), copies.position.end());
+    g.counts.resize(size_t(g.members) * P);
+    std::vector<double> phys_pop(P);
+    for (int i = 0; i < g.members; ++i) {  // every member alike: the expected counts
+      int32_t* out = &g.counts[size_t(i) * P];
+      std::vector<int> nth(E, 0);
+      for (int ex = 0; ex < E; ++ex) out[ex] = int32_t(CopyShare(expected[ex], holders[ex], 0, i));
+      for (int k = E; k < P; ++k) {
+        const int ex = g.copy_of[k - E];
+        out[k] = int32_t(CopyShare(expected[ex], holders[ex], ++nth[ex], i));
+      }
+    }
+    for (int k = 0; k < P; ++k) {
+      const int ex = k < E ? k : g.copy_of[k - E];
+      phys_pop[k] = pop[ex] / holders[ex];
+    }
     std::vector<double> load(g.members, 0);
-    for (int ex = 0; ex < E; ++ex) load[g.placement[ex]] += pop[ex];
+    for (int k = 0; k < P; ++k) load[g.placement[k]] += phys_pop[k];
     const int hot = int(std::max_element(load.begin(), load.end()) - load.begin());
     const int mine = s.EpPosition(r.rank);
     for (int32_t& p : g.placement) p = p == hot ? mine : p == mine ? hot : p;
-    e.ComputeA2ADuration(g, members, pop, s.TokensMoe());
+    e.ComputeA2ADuration(g, members, phys_pop, s.TokensMoe());
     g.uses_left = 1 << 30;
     for (int layer : layers)
       for (int mb = 0; mb < 3; ++mb) routing[Key(s.EpGroupId(r.rank), 0, mb, layer)] = g;
@@ -58,12 +82,13 @@ struct Prober {
       TimeNs dur;
       uint8_t stream;
       bool compute, ep;
+      int32_t mb;
     };
     std::vector<Brief> brief;
     brief.reserve(b.ops.size());
     for (const Op& o : b.ops)
       brief.push_back({o.dur, o.stream, o.cat == Category::kCompute,
-                       o.cat == Category::kCollective && o.cclass == CommClass::kEP});
+                       o.cat == Category::kCollective && o.cclass == CommClass::kEP, o.mb});
     e.Finalize(r, b);
     for (TimeNs& t : r.ready) t = kBaseTime;
     r.last_dev_end = kBaseTime;
@@ -77,10 +102,13 @@ struct Prober {
     c.ops = int64_t(brief.size());
     // Sweep: EP time not covered by compute.
     std::vector<std::pair<TimeNs, int>> edges;  // +-1 compute (x1), ep (x1000)
-    TimeNs end = kBaseTime;
+    TimeNs end = kBaseTime, mb_end[2] = {kBaseTime, kBaseTime};
     for (size_t i = 0; i < brief.size(); ++i) {
       const Brief& o = brief[i];
       if (o.stream != kSSend && o.stream != kSCopy) end = std::max(end, r.end[i]);
+      // The fused probe's chains: the forward of micro-batch 1, the backward of 0.
+      if (o.stream != kSSend && o.stream != kSCopy && (o.mb == 0 || o.mb == 1))
+        mb_end[o.mb] = std::max(mb_end[o.mb], r.end[i]);
       if (o.ep) c.ep_ns += o.dur;
       if (!o.compute && !o.ep) continue;
       const int w = o.compute ? 1 : 1000;
@@ -88,6 +116,7 @@ struct Prober {
       edges.emplace_back(r.end[i], -w);
     }
     c.ns = end - kBaseTime;
+    c.bwd_after_fwd_ns = mb_end[0] - mb_end[1];
     std::sort(edges.begin(), edges.end());
     int compute = 0, ep = 0;
     TimeNs last = 0;
@@ -152,6 +181,7 @@ struct Prober {
       lc.fused_next.ep_ns = two.ep_ns - lc.fused.ep_ns;
       lc.fused_next.ep_exposed_ns = two.ep_exposed_ns - lc.fused.ep_exposed_ns;
       lc.fused_next.ops = two.ops - lc.fused.ops;
+      lc.fused_next.bwd_after_fwd_ns = two.bwd_after_fwd_ns - lc.fused.bwd_after_fwd_ns;
     }
     r.acts.clear();
     return lc;
@@ -227,9 +257,15 @@ void Prober::Stages(const EngineImpl& e, CostProbe* out_ptr) {
     int64_t before = grad_norm >= 0 ? q.r.end[size_t(grad_norm)] - kBaseTime : c.ns;
     out.opt_before_ns.push_back(before);
     out.opt_after_ns.push_back(c.ns - before);
-    double w = 0, g = 0, o = 0;
-    e.StaticMemory(st, &w, &g, &o);
-    out.static_bytes.push_back(w + g + o);
+    // The EP position holding the most redundant copies (none without them).
+    double most = 0;
+    const int positions = e.cfg.routing().redundant_experts() > 0 ? s.expert_group : 1;
+    for (int pos = 0; pos < positions; ++pos) {
+      double w = 0, g = 0, o = 0;
+      e.StaticMemory(st, &w, &g, &o, positions > 1 ? pos : -1);
+      most = std::max(most, w + g + o);
+    }
+    out.static_bytes.push_back(most);
   }
 }
 

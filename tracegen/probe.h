@@ -17,6 +17,10 @@ struct TaskCost {
   int64_t ep_ns = 0;          // EP all-to-all time
   int64_t ep_exposed_ns = 0;  // of it, not under compute
   int64_t ops = 0;            // device ops (each costs the host an issue)
+  // A fused pair only: when its backward chain ends after its forward chain
+  // (negative: before). The chain that ends first sends its activation or
+  // gradient on that much earlier than the item ends.
+  int64_t bwd_after_fwd_ns = 0;
 };
 
 struct LayerCost {

@@ -151,7 +151,7 @@ TEST(RecordedModel, BubbleEvidenceFromTheModel) {
 // Where the answer is known: tiny-moe generated, then converted to a Kineto
 // set (one file per rank, as `convert -o DIR/`), which keeps the world size
 // and drops the configuration. Given the preset, advise searches the same
-// layouts as on the tracegen trace (layout_rule_test.cc: rank 521 of
+// layouts as on the tracegen trace (layout_rule_test.cc: rank 499 of
 // 10,968, TP 2 PP 2 EP 2 x TP dualpipe, 13.821 -> 9.434 ms simulated) and
 // applies the simulated ratio to the recorded step, which the model
 // predicts within 0.3 % here.
@@ -180,7 +180,7 @@ TEST(RecordedModel, TinyMoeConvertedToKinetoGetsTheTracegenLayout) {
   EXPECT_EQ(p, &proposals[0]);  // the largest gain
   EXPECT_EQ(p->title,
             "change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 dualpipe flat recompute-none "
-            "(model-based, searched on 16 cards: the configured one ranks 521 of the 10968 that fit)");
+            "(model-based, searched on 16 cards: the configured one ranks 499 of the 10968 that fit)");
   EXPECT_EQ(EvidenceOf(*p, "recorded cluster.step_time_ns.max"), 13859078);
   EXPECT_EQ(EvidenceOf(*p, "model step_ns of the configured layout"), 13820669);
   EXPECT_EQ(p->step_before_ns, 13859078);  // the recorded step
@@ -223,12 +223,12 @@ TEST(RecordedModel, RealKinetoTraceGetsAModelBasedProposal) {
   const Proposal* p = Layout(proposals);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->title,
-            "change the layout to TP 8 PP 1 EP 2 (x TP: 16) DP 16 MBS 8 adaptive hierarchical "
-            "recompute-none (model-based, searched on 128 cards: the configured one ranks 4327 of "
+            "change the layout to TP 8 PP 1 VPP 2 EP 1 (x TP: 8) DP 16 MBS 8 adaptive flat "
+            "recompute-none (model-based, searched on 128 cards: the configured one ranks 4186 of "
             "the 17328 that fit)");
   EXPECT_EQ(p->step_before_ns, 615593000);
   EXPECT_EQ(EvidenceOf(*p, "model step_ns of the configured layout"), 28203718);
-  EXPECT_EQ(p->step_after_ns, 376317855);  // 615.593 ms x 17.241 / 28.204
+  EXPECT_EQ(p->step_after_ns, 413402574);  // 615.593 ms x 18.940 / 28.204
   EXPECT_DOUBLE_EQ(p->confidence, 0.3);
   EXPECT_EQ(p->detail.substr(0, p->detail.find('\n')), "note: the trace holds 2 of the configured 128 ranks");
   EXPECT_NE(p->detail.find("note: the model is 0.046 times the recorded step"), std::string::npos) << p->detail;

@@ -22,7 +22,10 @@ struct Slice {
   double fwd = 0, bwd = 0, fwd_ops = 0, bwd_ops = 0, fwd_ep = 0, bwd_ep = 0;
   double act = 0, swapped = 0, extra = 0;  // bytes per micro-batch
   double swap_ns = 0;                      // host-link copies of the swapped part, each way
-  int layers() const { return std::max(1, dense + moe); }
+  // Per layer kind (the slice runs its dense layers, then its MoE layers):
+  // forward, backward and one swap copy; the embedding and LM head parts.
+  double dense_fwd = 0, dense_bwd = 0, dense_swap = 0, moe_fwd = 0, moe_bwd = 0, moe_swap = 0;
+  double pre_fwd = 0, post_fwd = 0, pre_bwd = 0;  // embedding fwd; head fwd; head bwd
 };
 
 Slice MakeSlice(const ModelShape& s, const CostProbe& p, int ms) {
@@ -43,13 +46,73 @@ Slice MakeSlice(const ModelShape& s, const CostProbe& p, int ms) {
   };
   add(p.dense, sl.dense);
   add(p.moe, sl.moe);
+  sl.dense_fwd = double(p.dense.fwd.ns), sl.dense_bwd = double(p.dense.bwd.ns), sl.dense_swap = double(p.dense.swap_ns);
+  sl.moe_fwd = double(p.moe.fwd.ns), sl.moe_bwd = double(p.moe.bwd.ns), sl.moe_swap = double(p.moe.swap_ns);
   auto ends = [&](const TaskCost& f, const TaskCost& b) {
     sl.fwd += f.ns, sl.bwd += b.ns, sl.fwd_ops += f.ops, sl.bwd_ops += b.ops;
   };
-  if (ms == 0) ends(p.embed_fwd, p.embed_bwd);
-  if (ms == s.model_stages - 1) ends(p.head_fwd, p.head_bwd);
+  if (ms == 0) {
+    ends(p.embed_fwd, p.embed_bwd);
+    sl.pre_fwd = double(p.embed_fwd.ns);
+  }
+  if (ms == s.model_stages - 1) {
+    ends(p.head_fwd, p.head_bwd);
+    sl.post_fwd = double(p.head_fwd.ns);
+    sl.pre_bwd = double(p.head_bwd.ns);
+  }
   return sl;
 }
+
+// The copy stream of one pipeline stage, as the engine issues it: a
+// forward layer's swap-out starts when the layer ends (its last op); the
+// swap-ins of the next item's backward are issued after this item's ops,
+// so they queue behind its swap-outs, each starting no earlier than this
+// item's start (the device-side trigger), last layer first; a backward
+// layer's first op waits for its own swap-in (engine.cc, wait_prefetch).
+struct CopyStream {
+  double free = 0;               // the copy stream's end so far
+  std::vector<double> in_end;    // the prefetched swap-ins, in backward order
+  std::vector<double> next_in;   // being filled for the next item
+
+  // Swap-outs of a forward task of `sl` starting at `t0`, its time scaled
+  // by `scale` (a fused item shares the device with the other task).
+  void Outs(const Slice& sl, double t0, double scale) {
+    double t = t0 + sl.pre_fwd * scale;
+    auto run = [&](int n, double fwd, double swap) {
+      for (int i = 0; i < n; ++i) {
+        t += fwd * scale;
+        if (swap > 0) free = std::max(free, t) + swap;
+      }
+    };
+    run(sl.dense, sl.dense_fwd, sl.dense_swap);
+    run(sl.moe, sl.moe_fwd, sl.moe_swap);
+  }
+  // Prefetch for the next item's backward of `sl`.
+  void Prefetch(const Slice& sl, double trigger) {
+    auto run = [&](int n, double swap) {
+      for (int i = 0; i < n; ++i)
+        if (swap > 0) next_in.push_back(free = std::max(free, trigger) + swap);
+        else next_in.push_back(0);
+    };
+    run(sl.moe, sl.moe_swap);  // backward order: last layer first
+    run(sl.dense, sl.dense_swap);
+  }
+  // How long a backward of `sl` from `t0` stalls on its swap-ins (the
+  // prefetched ones, in_end).
+  double Stall(const Slice& sl, double t0, double scale) const {
+    double t = t0 + sl.pre_bwd * scale, stall = 0;
+    size_t j = 0;
+    auto run = [&](int n, double bwd) {
+      for (int i = 0; i < n; ++i, ++j) {
+        if (j < in_end.size() && in_end[j] > t) stall += in_end[j] - t, t = in_end[j];
+        t += bwd * scale;
+      }
+    };
+    run(sl.moe, sl.moe_bwd);
+    run(sl.dense, sl.dense_bwd);
+    return stall;
+  }
+};
 
 // What fusing a forward of slice `a` with a backward of slice `b` saves:
 // the probes' fused pair against the two alone, per layer pair.
@@ -105,10 +168,17 @@ const std::vector<double>& Estimator::Popularity(int g) const {
   if (layer_popularity_.empty()) return out;
   const int E = int(layer_popularity_[0].size());
   std::vector<double> hot;
+  const int copies = base_.routing().redundant_experts();
   for (const auto& pop : layer_popularity_) {
     std::vector<double> load(g, 0);
     std::vector<int32_t> place = tracegen::ContiguousPlacement(E, g);
-    for (int e = 0; e < E; ++e) load[place[e]] += pop[e];
+    // Redundant copies (the engine's, from the same popularity) share their
+    // expert's tokens evenly.
+    const tracegen::ExpertCopies c = tracegen::ReplicateExperts(pop, place, g, copies);
+    std::vector<int> holders(E, 1);
+    for (int32_t e : c.expert) ++holders[e];
+    for (int e = 0; e < E; ++e) load[place[e]] += pop[e] / holders[e];
+    for (size_t k = 0; k < c.expert.size(); ++k) load[c.position[k]] += pop[c.expert[k]] / holders[c.expert[k]];
     hot.push_back(*std::max_element(load.begin(), load.end()));
   }
   double mean = 0;
@@ -166,7 +236,10 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
   // before the host has issued its ops (the host runs ahead otherwise).
   const double send = double(p.p2p_send_ns), py = double(p.host_op_ns);
   std::vector<double> fwd_end(size_t(m) * M, -1), bwd_end(size_t(m) * M, -1);
-  std::vector<double> dev(pp, 0), host(pp, 0), busy(pp, 0), ep(pp, 0), copy(pp, 0), in_done(pp, 0);
+  std::vector<double> dev(pp, 0), host(pp, 0), busy(pp, 0), ep(pp, 0);
+  bool swapping = false;
+  for (const Slice& sl : slices) swapping |= sl.swap_ns > 0;
+  std::vector<CopyStream> copies(swapping ? pp : 0);
   std::vector<size_t> next(pp, 0);
   // `with`: the item's other task; a fused item may hold a last slice's
   // forward and backward of one micro-batch (the engine issues them as one
@@ -211,42 +284,71 @@ bool Estimator::Estimate(const Layout& l, Figures* f) const {
           const Slice& b = slices[it.b.model_stage];
           const Slice& fw = it.a.backward ? b : a;
           const Slice& bw = it.a.backward ? a : b;
+          // The last slice's forward and backward of one micro-batch run one
+          // after the other (the backward needs the loss: BuildItem).
+          const bool chained = it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage;
           double ep_gain = 0;
-          dur += (it.b.backward ? b.bwd : b.fwd) - FusedGain(p, fw, bw, &ep_gain);
+          const double gain = chained ? 0.0 : FusedGain(p, fw, bw, &ep_gain);
+          dur += (it.b.backward ? b.bwd : b.fwd) - gain;
           ops += it.b.backward ? b.bwd_ops : b.fwd_ops;
           exposed += (it.b.backward ? b.bwd_ep : b.fwd_ep) - ep_gain;
         }
         host[st] += ops * py;
         double end = std::max(start + dur, host[st]);
-        // Swap (the copy stream, in issue order): a backward waits for the
-        // swap-ins the previous item prefetched, layer by layer; this
-        // item's swap-outs follow its forward layers, then the prefetch
-        // for the next item's backward starts.
-        for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr}) {
-          if (!t || !t->backward) continue;
-          const Slice& sl = slices[t->model_stage];
-          if (sl.swap_ns > 0) end = std::max(end, in_done[st] + sl.bwd / sl.layers());
-        }
-        for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr}) {
-          if (!t || t->backward) continue;
-          const Slice& sl = slices[t->model_stage];
-          if (sl.swap_ns > 0) copy[st] = std::max(copy[st], start + sl.fwd / sl.layers()) + sl.swap_ns;
-        }
-        if (next[st] + 1 < list.size()) {
-          const PipeItem& nx = list[next[st] + 1];
-          for (const PipeTask* t : {&nx.a, nx.fused ? &nx.b : nullptr}) {
-            if (!t || !t->backward || slices[t->model_stage].swap_ns <= 0) continue;
-            copy[st] = std::max(copy[st], start) + slices[t->model_stage].swap_ns;
-            in_done[st] = copy[st];
+        // Swap (the copy stream, in issue order): a backward layer waits for
+        // the swap-in the previous item prefetched; this item's swap-outs
+        // follow its forward layers, then the prefetch for the next item.
+        if (swapping) {
+          CopyStream& cs = copies[st];
+          // A fused item interleaves its two tasks: each spans all of it;
+          // a chained one (last slice, one micro-batch) runs the forward,
+          // then the backward.
+          const bool chained = it.fused && it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage;
+          auto scale = [&](const PipeTask& t, double span) {
+            const double own = t.backward ? slices[t.model_stage].bwd : slices[t.model_stage].fwd;
+            return it.fused && !chained && own > 0 ? span / own : 1.0;
+          };
+          const double bwd_from = chained ? start + slices[it.a.model_stage].fwd : start;
+          double stall = 0;
+          for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr})
+            if (t && t->backward) stall += cs.Stall(slices[t->model_stage], bwd_from, scale(*t, dur));
+          end = std::max(start + dur + stall, host[st]);
+          for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr})
+            if (t && !t->backward) cs.Outs(slices[t->model_stage], start, scale(*t, dur + stall));
+          cs.next_in.clear();
+          if (next[st] + 1 < list.size()) {
+            const PipeItem& nx = list[next[st] + 1];
+            for (const PipeTask* t : {&nx.a, nx.fused ? &nx.b : nullptr})
+              if (t && t->backward) cs.Prefetch(slices[t->model_stage], start);
           }
+          std::swap(cs.in_end, cs.next_in);
         }
         if (p.host_sync) host[st] = end;  // it waited for the device at each MoE layer
         dev[st] = end;
         busy[st] += dur;
         ep[st] += exposed;
+        // A fused item's chain that ends first passes its output on then,
+        // ahead of the item's end. The lag builds up pair by pair when the
+        // chains have unequal segment counts (full recompute adds the
+        // backward two all-to-alls per MoE layer): the fused probes' lag for
+        // the first layer pair and what each further pair adds; a layer only
+        // one chain has runs once the other chain has run out.
+        double lag = 0;
+        if (it.fused && !(it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage)) {
+          const Slice& fw = slices[(it.a.backward ? it.b : it.a).model_stage];
+          const Slice& bw = slices[(it.a.backward ? it.a : it.b).model_stage];
+          auto pairs = [](const LayerCost& c, int k) {
+            return k <= 0 ? 0.0
+                          : double(c.fused.bwd_after_fwd_ns) + double(k - 1) * double(c.fused_next.bwd_after_fwd_ns);
+          };
+          const int km = std::min(fw.moe, bw.moe), kd = std::min(fw.dense, bw.dense);
+          lag = pairs(p.moe, km) + pairs(p.dense, kd) + (bw.moe - km) * bw.moe_bwd + (bw.dense - kd) * bw.dense_bwd -
+                (fw.moe - km) * fw.moe_fwd - (fw.dense - kd) * fw.dense_fwd;
+        }
         for (const PipeTask* t : {&it.a, it.fused ? &it.b : nullptr}) {
           if (!t) continue;
-          (t->backward ? bwd_end : fwd_end)[size_t(t->mb) * M + t->model_stage] = end;
+          const double early = t->backward ? std::max(0.0, -lag) : std::max(0.0, lag);
+          (t->backward ? bwd_end : fwd_end)[size_t(t->mb) * M + t->model_stage] = std::max(start, end - early);
         }
         ++next[st];
         --left;

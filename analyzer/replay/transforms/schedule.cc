@@ -238,6 +238,26 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
         ++fused_items;
         const std::vector<size_t>& b = find(it.b);
         chain(b);
+        if (it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage && it.a.backward != it.b.backward) {
+          // tracegen's last-slice pair of one micro-batch (the adaptive
+          // schedule at the last stage): the forward, then the backward from
+          // the loss (tracegen BuildItem), nothing interleaved.
+          const std::vector<size_t>& f = it.a.backward ? b : a;
+          const std::vector<size_t>& bw = it.a.backward ? a : b;
+          int64_t f_last = -1;  // the forward's last op off the copy stream
+          for (size_t k : f) {
+            seq.push_back({k, vid(ops[k], false)});
+            if (ops[k].compute || ops[k].collective) f_last = int64_t(k);
+          }
+          for (size_t k : bw) {
+            if (ops[k].compute || ops[k].collective) {
+              if (f_last >= 0) ro.waits.push_back({ops[k].ref, ops[size_t(f_last)].ref});
+              break;
+            }
+          }
+          for (size_t k : bw) seq.push_back({k, vid(ops[k], false)});
+          continue;
+        }
         // tracegen's fused item (DualPipe's fixed pattern): each task cut
         // into segments ending at an expert all-to-all, the segments
         // alternating, the backward first; its collectives on their own
