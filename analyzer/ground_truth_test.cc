@@ -59,6 +59,13 @@ std::vector<Case> Cases() {
                {"steps=2", "routing.skew=2", "routing.redundant_experts=7"}});
   c.push_back({"tiny_moe_redundant_experts_edpb", "tiny-moe",
                {"steps=2", "routing.skew=2", "routing.redundant_experts=4", "routing.edpb=true"}});
+  // The mid-size preset whole (32 ranks, EP 1: no all-to-all, selective
+  // recompute), and with experts spread over nodes (PP 2, EP 8 x TP 2 = 16
+  // ranks on two nodes, hierarchical all-to-all).
+  c.push_back({"deepseek_v2_lite_preset", "deepseek-v2-lite-16b", {}});
+  c.push_back({"deepseek_v2_lite_ep16", "deepseek-v2-lite-16b",
+               {"parallel.tp=2", "parallel.pp=2", "parallel.dp=8", "parallel.ep=8", "parallel.tp_extend_ep=true",
+                "comm.a2a=hierarchical"}});
   const std::string p = "pangu-ultra-moe-718b";
   // The preset: MBS 2, interleaved VPP 2, hierarchical all-to-all, task
   // queue, NUMA binding, no token-count sync, skew 0.6, no EDPB, selective
