@@ -1,5 +1,5 @@
 // search_exhaustive PRESET CARDS CHECKPOINT.tsv [--space KEY=V1,V2,...]... [--verify K]
-//                   [--limit N] [--stride S]
+//                   [--limit N] [--stride S] [--reverse]
 // Issue #15's "verified top-1 within 2% of the true best": simulates in full
 // (search::Simulate, one thread) every valid layout of the space and compares
 // the true best with what `moetrace search --space ... --verify K` verifies.
@@ -10,7 +10,9 @@
 // estimate fits in HBM first, so a run stopped early has covered the
 // candidates most likely to be the best. --limit N stops after N new
 // simulations; --stride S simulates every S-th layout only (a timing sample
-// of the whole space; no report). When every layout is in the file, prints
+// of the whole space; no report); --reverse starts from the other end of the
+// order (a second process with its own checkpoint file works towards the
+// first; `cat` the two files for the report). When every layout is in the file, prints
 // the Markdown of bench/README.md ("mid-size model: verified top-1 vs the
 // true best").
 #include <time.h>
@@ -76,7 +78,7 @@ int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: search_exhaustive PRESET CARDS CHECKPOINT.tsv [--space KEY=V1,V2,...]... "
-                 "[--verify K] [--limit N] [--stride S]\n");
+                 "[--verify K] [--limit N] [--stride S] [--reverse]\n");
     return 2;
   }
   const std::string preset = argv[1], checkpoint = argv[3];
@@ -84,8 +86,18 @@ int main(int argc, char** argv) {
   std::vector<std::string> space_args;
   int verify = 3;
   long limit = -1, stride = 1;
-  for (int i = 4; i + 1 < argc; i += 2) {
+  bool reverse = false;
+  for (int i = 4; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (flag == "--reverse") {
+      reverse = true;
+      --i;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "search_exhaustive: %s needs a value\n", flag.c_str());
+      return 2;
+    }
     if (flag == "--space") space_args.push_back(argv[i + 1]);
     else if (flag == "--verify") verify = std::atoi(argv[i + 1]);
     else if (flag == "--limit") limit = std::atol(argv[i + 1]);
@@ -126,6 +138,7 @@ int main(int argc, char** argv) {
                      [&](size_t a, size_t b) { return rows[a].est.step_s < rows[b].est.step_s; });
     order.insert(order.end(), rest.begin(), rest.end());
   }
+  if (reverse) std::reverse(order.begin(), order.end());
 
   auto done = ReadCheckpoint(checkpoint);
   for (Row& r : rows) {
