@@ -1,5 +1,5 @@
 // search_exhaustive PRESET CARDS CHECKPOINT.tsv [--space KEY=V1,V2,...]... [--verify K]
-//                   [--limit N] [--stride S] [--reverse]
+//                   [--limit N] [--stride S] [--reverse] [--rows OUT.tsv]
 // Issue #15's "verified top-1 within 2% of the true best": simulates in full
 // (search::Simulate, one thread) every valid layout of the space and compares
 // the true best with what `moetrace search --space ... --verify K` verifies.
@@ -12,7 +12,9 @@
 // simulations; --stride S simulates every S-th layout only (a timing sample
 // of the whole space; no report); --reverse starts from the other end of the
 // order (a second process with its own checkpoint file works towards the
-// first; `cat` the two files for the report). When every layout is in the file, prints
+// first; `cat` the two files for the report). --rows writes every layout's
+// estimate and simulation (layout, est. step, est. fits, sim. step, sim.
+// fits) for a look at where the estimator errs. When every layout is in the file, prints
 // the Markdown of bench/README.md ("mid-size model: verified top-1 vs the
 // true best").
 #include <time.h>
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: search_exhaustive PRESET CARDS CHECKPOINT.tsv [--space KEY=V1,V2,...]... "
-                 "[--verify K] [--limit N] [--stride S] [--reverse]\n");
+                 "[--verify K] [--limit N] [--stride S] [--reverse] [--rows OUT.tsv]\n");
     return 2;
   }
   const std::string preset = argv[1], checkpoint = argv[3];
@@ -87,6 +89,7 @@ int main(int argc, char** argv) {
   int verify = 3;
   long limit = -1, stride = 1;
   bool reverse = false;
+  std::string rows_out;
   for (int i = 4; i < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--reverse") {
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
     if (flag == "--space") space_args.push_back(argv[i + 1]);
     else if (flag == "--verify") verify = std::atoi(argv[i + 1]);
     else if (flag == "--limit") limit = std::atol(argv[i + 1]);
+    else if (flag == "--rows") rows_out = argv[i + 1];
     else if (flag == "--stride") stride = std::max(1L, std::atol(argv[i + 1]));
     else {
       std::fprintf(stderr, "search_exhaustive: unknown flag %s\n", flag.c_str());
@@ -258,6 +262,14 @@ int main(int argc, char** argv) {
   fmt::print("memory: {} rejected by the estimate fit by the simulation ({} of them faster than the search's "
              "verified top-1), {} fit by the estimate exceed HBM in the simulation (HBM {} GiB)\n\n",
              est_rejects_sim_fits, faster_missed, est_fits_sim_rejects, Gib(hbm));
+
+  if (!rows_out.empty()) {
+    std::ofstream rows_file(rows_out);
+    for (const Row& r : rows)
+      if (r.est_ok)
+        rows_file << fmt::format("{}\t{:.9f}\t{}\t{:.9f}\t{}\n", search::Describe(r.layout), r.est.step_s,
+                                 r.est.fits ? 1 : 0, r.sim_step, r.sim_fits ? 1 : 0);
+  }
 
   fmt::print("| sim. rank | layout | simulated step s | estimated step s | est. rank | sim. peak GiB |\n");
   fmt::print("|---|---|---|---|---|---|\n");
