@@ -1,7 +1,7 @@
 // The analysis recovers tracegen's ground-truth labels (computed by the
-// generator from what it simulated) within 0.5% of the step, on tiny-moe and
-// on a sample of ranks of pangu-ultra-moe-718b with each knob of the
-// generator on and off. The test compares the analyzer with the labels of the
+// generator from what it simulated) within 0.5% of the step, on tiny-moe, on
+// deepseek-v2-lite-16b, and on a sample of ranks of pangu-ultra-moe-718b
+// with each knob of the generator on and off. The test compares the analyzer with the labels of the
 // same trace, never with fixed numbers, so it holds while tracegen evolves.
 //
 // 718B at reduced cost (as bench/seed_table.cc): DP 4 instead of 48 (one EP
