@@ -1,7 +1,7 @@
 // The analysis recovers tracegen's ground-truth labels (computed by the
-// generator from what it simulated) within 0.5% of the step, on tiny-moe and
-// on a sample of ranks of pangu-ultra-moe-718b with each knob of the
-// generator on and off. The test compares the analyzer with the labels of the
+// generator from what it simulated) within 0.5% of the step, on tiny-moe, on
+// deepseek-v2-lite-16b, and on a sample of ranks of pangu-ultra-moe-718b
+// with each knob of the generator on and off. The test compares the analyzer with the labels of the
 // same trace, never with fixed numbers, so it holds while tracegen evolves.
 //
 // 718B at reduced cost (as bench/seed_table.cc): DP 4 instead of 48 (one EP
@@ -59,6 +59,13 @@ std::vector<Case> Cases() {
                {"steps=2", "routing.skew=2", "routing.redundant_experts=7"}});
   c.push_back({"tiny_moe_redundant_experts_edpb", "tiny-moe",
                {"steps=2", "routing.skew=2", "routing.redundant_experts=4", "routing.edpb=true"}});
+  // The mid-size preset whole (32 ranks, EP 1: no all-to-all, selective
+  // recompute), and with experts spread over nodes (PP 2, EP 8 x TP 2 = 16
+  // ranks on two nodes, hierarchical all-to-all).
+  c.push_back({"deepseek_v2_lite_preset", "deepseek-v2-lite-16b", {}});
+  c.push_back({"deepseek_v2_lite_ep16", "deepseek-v2-lite-16b",
+               {"parallel.tp=2", "parallel.pp=2", "parallel.dp=8", "parallel.ep=8", "parallel.tp_extend_ep=true",
+                "comm.a2a=hierarchical"}});
   const std::string p = "pangu-ultra-moe-718b";
   // The preset: MBS 2, interleaved VPP 2, hierarchical all-to-all, task
   // queue, NUMA binding, no token-count sync, skew 0.6, no EDPB, selective

@@ -30,38 +30,13 @@
 #include "analyzer/search/estimate.h"
 #include "analyzer/search/space.h"
 #include "analyzer/search/verify.h"
+#include "bench/rank_stats.h"
 #include "tracegen/config.h"
 
 using namespace moetrace;
+using moetrace::bench::Spearman;
 
 namespace {
-
-std::vector<double> Ranks(const std::vector<double>& v) {
-  std::vector<size_t> idx(v.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-  std::vector<double> r(v.size());
-  for (size_t i = 0; i < idx.size();) {
-    size_t j = i;
-    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
-    for (size_t k = i; k <= j; ++k) r[idx[k]] = (double(i) + double(j)) / 2 + 1;  // ties: mean rank
-    i = j + 1;
-  }
-  return r;
-}
-
-double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> x = Ranks(a), y = Ranks(b);
-  double mx = std::accumulate(x.begin(), x.end(), 0.0) / x.size();
-  double my = std::accumulate(y.begin(), y.end(), 0.0) / y.size();
-  double sxy = 0, sxx = 0, syy = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx += (x[i] - mx) * (x[i] - mx);
-    syy += (y[i] - my) * (y[i] - my);
-  }
-  return sxy / std::sqrt(sxx * syy);
-}
 
 // Parses search::Describe's text back into a layout.
 bool ParseLayout(const std::string& text, search::Layout* l) {

@@ -25,6 +25,16 @@ TEST(Config, PresetsExistAndValidate) {
     EXPECT_FALSE(p.description.empty());
   }
   EXPECT_EQ(BuildConfig({"pangu-ultra-moe-718b", "", {}, 0}).parallel().world_size(), 6144);
+  // DeepSeek-V2-Lite as published (27 layers, the first dense; MLA without
+  // query compression; 2 shared + 64 routed experts, 6 active): 15.7 B
+  // parameters, 2.4 B active per token.
+  const RunConfig lite = BuildConfig({"deepseek-v2-lite-16b", "", {}, 0});
+  EXPECT_EQ(lite.parallel().world_size(), 32);
+  EXPECT_EQ(lite.model().num_layers(), 27);
+  EXPECT_EQ(lite.model().q_lora_rank(), 0);
+  EXPECT_EQ(lite.model().kv_lora_rank(), 512);
+  EXPECT_EQ(lite.model().num_experts(), 64);
+  EXPECT_EQ(lite.model().top_k(), 6);
   auto hw = ListHardwarePresets();
   EXPECT_EQ(hw, (std::vector<std::string>{"atlas-800t-a2", "cloudmatrix-384"}));
 }

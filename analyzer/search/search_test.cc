@@ -290,5 +290,79 @@ TEST(SearchVerify, TopOneIsWithinTwoPercentOfTheTrueBestOnTinyMoe) {
       << Describe(r.top[0].layout) << ": " << r.top[0].simulated->step_s << " s, best " << best << " s";
 }
 
+// The mid-size model (issue #15): bench/search_exhaustive simulated every one
+// of the 9,396 valid layouts of kLiteSpace (bench/README.md, "mid-size model:
+// verified top-1 vs the true best"). The search's top-1, the true best and
+// the runners-up are pinned here, so a change of the estimator that moves the
+// top-1 away from the true best, or of tracegen that changes the best, fails.
+const std::vector<std::string> kLiteSpace = {"parallel.tp=1,2,4", "parallel.pp=1,2,4", "parallel.vpp=1,2",
+                                             "parallel.micro_batch_size=1,2,4"};
+
+int64_t Ns(double s) { return std::llround(s * 1e9); }
+
+TEST(SearchVerify, TopOneIsTheTrueBestOnDeepSeekV2LiteWithoutAdaptive) {
+  // Without the adaptive schedule (whose simulation is optimistic: it fuses
+  // a micro-batch's backward with its own forward on the last stage, see
+  // bench/README.md) the search's top-1 is the true best of the 5,292.
+  const tracegen::RunConfig base = tracegen::BuildConfig({"deepseek-v2-lite-16b", "", {}, 1});
+  std::vector<std::string> args = kLiteSpace;
+  args.push_back("schedule.kind=1f1b,interleaved,dualpipe");
+  SearchOptions o;
+  o.top = 1;
+  o.verify = 1;
+  o.threads = 1;
+  const SearchResult r = RunSearch(base, MakeSpace(base, 32, args), o);
+  EXPECT_EQ(r.valid, 5292);
+  EXPECT_EQ(r.feasible, 3866);
+  ASSERT_EQ(r.top.size(), 1u);
+  ASSERT_TRUE(r.top[0].simulated.has_value());
+  EXPECT_EQ(Describe(r.top[0].layout), "TP 1 PP 4 EP 2 DP 8 MBS 1 1f1b flat recompute-none swap");
+  const int64_t top1 = Ns(r.top[0].simulated->step_s);
+  EXPECT_EQ(top1, 3819860339);
+  // The next two distinct layouts by simulation (ranks 3 and 7 of the
+  // exhaustive table; the others are their swap and all-to-all twins).
+  const Layout second{2, 2, 2, 4, 8, 1, true, false, 1, 0, 0};  // interleaved flat, no recompute
+  const Layout third{2, 4, 1, 2, 4, 1, true, false, 0, 0, 0};   // 1f1b flat, no recompute
+  EXPECT_EQ(Describe(second), "TP 2 PP 2 VPP 2 EP 4 (x TP: 8) DP 8 MBS 1 interleaved flat recompute-none");
+  EXPECT_EQ(Ns(Simulate(ApplyLayout(base, second), 1).step_s), 3824759200);
+  EXPECT_EQ(Ns(Simulate(ApplyLayout(base, third), 1).step_s), 3829639552);
+  EXPECT_LT(top1, 3824759200);
+}
+
+TEST(SearchVerify, TopOneOnDeepSeekV2LiteWithAdaptiveIsPinned) {
+  // With the adaptive schedule the simulated best is TP 2 PP 1 EP 8 x TP
+  // MBS 4 adaptive (3.504 s): at PP 1 every adaptive item fuses a
+  // micro-batch's backward with its own forward, so its simulated peak is
+  // 22.3 GiB where 1F1B's is 110 GiB; the estimator holds the forward's
+  // activations (113.7 GiB) and rejects it. The top-1 the search verifies is
+  // 2.17% slower than that best, 1.97% slower than the best the estimate
+  // lets in (TP 2 PP 2 VPP 2 EP 8 x TP, its rank 5). Pinned until tracegen's
+  // adaptive schedule stops fusing dependent tasks (then: the gap <= 2%).
+  const tracegen::RunConfig base = tracegen::BuildConfig({"deepseek-v2-lite-16b", "", {}, 1});
+  SearchOptions o;
+  o.top = 1;
+  o.verify = 1;
+  o.threads = 1;
+  const SearchResult r = RunSearch(base, MakeSpace(base, 32, kLiteSpace), o);
+  EXPECT_EQ(r.valid, 9396);
+  EXPECT_EQ(r.feasible, 6980);
+  ASSERT_EQ(r.top.size(), 1u);
+  ASSERT_TRUE(r.top[0].simulated.has_value());
+  EXPECT_EQ(Describe(r.top[0].layout), "TP 2 PP 2 VPP 2 EP 4 (x TP: 8) DP 8 MBS 1 adaptive flat recompute-none");
+  const int64_t top1 = Ns(r.top[0].simulated->step_s);
+  EXPECT_EQ(top1, 3579998700);
+  const Layout best{2, 1, 1, 8, 16, 4, true, false, 2, 1, 0};
+  const Layout best_fit{2, 2, 2, 8, 8, 1, true, false, 2, 1, 0};
+  const Figures b = Simulate(ApplyLayout(base, best), 1);
+  EXPECT_EQ(Ns(b.step_s), 3503854464);
+  EXPECT_TRUE(b.fits);
+  Figures e;
+  ASSERT_TRUE(Estimator(base).Estimate(best, &e));
+  EXPECT_FALSE(e.fits);
+  EXPECT_EQ(Ns(Simulate(ApplyLayout(base, best_fit), 1).step_s), 3510769333);
+  EXPECT_LE(double(top1), 1.02 * 3510769333);
+  EXPECT_LE(double(top1), 1.022 * double(Ns(b.step_s)));
+}
+
 }  // namespace
 }  // namespace moetrace::search
