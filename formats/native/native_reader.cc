@@ -779,8 +779,8 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
 
 }  // namespace
 
-SkipColumnsAnalyzeIgnores::SkipColumnsAnalyzeIgnores() : before_(skip_unread_columns) {
-  skip_unread_columns = true;
+SkipColumnsAnalyzeIgnores::SkipColumnsAnalyzeIgnores(bool skip) : before_(skip_unread_columns) {
+  skip_unread_columns = skip;
 }
 SkipColumnsAnalyzeIgnores::~SkipColumnsAnalyzeIgnores() { skip_unread_columns = before_; }
 

@@ -39,10 +39,12 @@ std::unique_ptr<TraceSource> OpenNative(const std::string& path, NativeReadOptio
 // record's CRC, sizes and every other column still are). On the 718B trace
 // they are about a third of the values decoded. For the analysis workers
 // only (analyzer/analyze.cc): nothing else may read those fields of a rank
-// read in this scope.
+// read in this scope. A source that looks at the ranks analyze reads through
+// it (replay's RoleSignatureSource hashes micro_batch) opens a scope with
+// `skip` false around its read, so that it sees every column.
 class SkipColumnsAnalyzeIgnores {
  public:
-  SkipColumnsAnalyzeIgnores();
+  explicit SkipColumnsAnalyzeIgnores(bool skip = true);
   ~SkipColumnsAnalyzeIgnores();
   SkipColumnsAnalyzeIgnores(const SkipColumnsAnalyzeIgnores&) = delete;
   SkipColumnsAnalyzeIgnores& operator=(const SkipColumnsAnalyzeIgnores&) = delete;
