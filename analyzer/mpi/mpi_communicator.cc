@@ -5,6 +5,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -138,10 +139,16 @@ class Mpi : public Communicator {
   }
 
   void Broadcast(std::string* bytes) override {
-    int n = rank_ == 0 ? Count(bytes->size()) : 0;
-    Check(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    // A 64-bit size, then pieces of at most 1 GiB: generate's pass-1 results
+    // grow with the steps (92 MB per 718B step) past an int count.
+    uint64_t n = rank_ == 0 ? bytes->size() : 0;
+    Check(MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast");
     bytes->resize(static_cast<size_t>(n));
-    Check(MPI_Bcast(bytes->data(), n, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    constexpr uint64_t kPiece = uint64_t(1) << 30;
+    for (uint64_t at = 0; at < n; at += kPiece) {
+      const int len = static_cast<int>(std::min(kPiece, n - at));
+      Check(MPI_Bcast(bytes->data() + at, len, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast");
+    }
     (rank_ == 0 ? sent_ : received_) += sizeof n + bytes->size();
   }
 
