@@ -55,15 +55,17 @@ int64_t StringTable::Assign(const std::vector<std::string_view>& list) {
     storage_[id].assign(list[id - 1]);
     strings_[id] = storage_[id];
     if (!index_.emplace(strings_[id], static_cast<StringId>(id)).second) {
-      // Keep the table consistent: ids up to the repeat only.
-      const int64_t at = static_cast<int64_t>(id) - 1;
-      while (strings_.size() > id) {
-        auto it = index_.find(strings_.back());
-        if (it != index_.end() && it->second == strings_.size() - 1) index_.erase(it);
-        strings_.pop_back();
-        storage_.pop_back();
+      // A repeat (a corrupt file). Which copy is met first here depends on
+      // what the table held before, so start again from an empty table: the
+      // error names the same string whatever was read before (a rare path).
+      storage_.clear();
+      strings_.clear();
+      index_.clear();
+      Intern(std::string_view());
+      for (size_t k = 1; k < want; ++k) {
+        if (Intern(list[k - 1]) != static_cast<StringId>(k)) return static_cast<int64_t>(k) - 1;
       }
-      return at;
+      return -1;
     }
   }
   for (size_t id = strings_.size(); id < want; ++id) {

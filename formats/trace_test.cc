@@ -69,6 +69,12 @@ TEST(StringTable, AssignReportsTheFirstRepeat) {
   EXPECT_EQ(u.Assign({"a", "b", "a"}), 2);
   EXPECT_EQ(u, Fresh({"a", "b"}));
   EXPECT_EQ(u.Find("b"), 2);
+  // The repeat's earlier copy at a changed id, the later one at a kept id:
+  // the same answer as a fresh table (the review's {c, b, c} after {a, b, c}).
+  StringTable v = Fresh({"a", "b", "c"});
+  EXPECT_EQ(v.Assign({"c", "b", "c"}), 2);
+  EXPECT_EQ(v, Fresh({"c", "b"}));
+  EXPECT_EQ(v.Intern("a"), 3u);
 }
 
 TEST(EventTable, SortByTimeIsStableAndMovesEveryColumn) {
