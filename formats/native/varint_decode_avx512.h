@@ -12,7 +12,7 @@
 
 namespace moetrace::native::varint_avx512 {
 
-// True when the CPU has AVX-512 F, BW, VBMI2 and BMI2 and the test cap
+// True when the CPU has AVX-512 F, BW, VBMI2 and POPCNT and the test cap
 // (SetSimdLevelCapForTesting below 3) does not forbid them.
 bool Usable();
 
