@@ -68,6 +68,25 @@ bool ParseLayout(const std::string& text, search::Layout* l) {
   return true;
 }
 
+// The rows of an earlier table (`| n | layout | est | sim | err | est peak |
+// sim peak |`) whose layout parses: the cells and the layout.
+struct TableRow {
+  std::vector<std::string> cells;
+  search::Layout layout;
+};
+std::vector<TableRow> ReadTable(const std::string& table) {
+  std::vector<TableRow> rows;
+  std::ifstream in(table);
+  for (std::string line; std::getline(in, line);) {
+    TableRow r;
+    std::istringstream row(line);
+    for (std::string c; std::getline(row, c, '|');) r.cells.push_back(c);
+    if (r.cells.size() < 8 || r.cells[1].find_first_not_of(" 0123456789") != std::string::npos) continue;
+    if (ParseLayout(r.cells[2], &r.layout)) rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 }  // namespace
 
 // The preset with the global batch set (not through --set overrides: the
@@ -82,20 +101,13 @@ tracegen::RunConfig Base(const std::string& preset, int64_t gbs) {
 int Reestimate(const std::string& preset, const std::string& table, int64_t gbs) {
   tracegen::RunConfig base = Base(preset, gbs);
   search::Estimator estimator(base);
-  std::ifstream in(table);
-  std::string line;
   std::vector<double> est, sim;
   int within = 0;
   fmt::print("| # | layout | estimated step s | simulated step s | error | est. peak GiB | sim. peak GiB |\n");
   fmt::print("|---|---|---|---|---|---|---|\n");
-  while (std::getline(in, line)) {
-    // | n | layout | est | sim | err | est peak | sim peak |
-    std::vector<std::string> cells;
-    std::istringstream row(line);
-    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
-    if (cells.size() < 8 || cells[1].find_first_not_of(" 0123456789") != std::string::npos) continue;
-    search::Layout l;
-    if (!ParseLayout(cells[2], &l)) continue;
+  for (const TableRow& row : ReadTable(table)) {
+    const std::vector<std::string>& cells = row.cells;
+    const search::Layout& l = row.layout;
     search::Figures e;
     estimator.Estimate(l, &e);
     const double s = std::stod(cells[4]);
@@ -116,15 +128,9 @@ int Reestimate(const std::string& preset, const std::string& table, int64_t gbs)
 int Resimulate(const std::string& preset, const std::string& table, int64_t gbs) {
   tracegen::RunConfig base = Base(preset, gbs);
   search::Estimator estimator(base);
-  std::ifstream in(table);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::istringstream row(line);
-    for (std::string c; std::getline(row, c, '|');) cells.push_back(c);
-    if (cells.size() < 8 || cells[1].find_first_not_of(" 0123456789") != std::string::npos) continue;
-    search::Layout l;
-    if (!ParseLayout(cells[2], &l)) continue;
+  for (const TableRow& row : ReadTable(table)) {
+    const std::vector<std::string>& cells = row.cells;
+    const search::Layout& l = row.layout;
     search::Figures e;
     estimator.Estimate(l, &e);
     const search::Figures s = search::Simulate(search::ApplyLayout(base, l));
