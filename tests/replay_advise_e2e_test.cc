@@ -60,6 +60,11 @@ TEST(ReplayAdviseE2e, BadSetExitsTwoNamingTheKey) {
   CommandResult r = RunMoetrace("replay " + in + " --set speed.warp=2");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("speed.warp=2"), std::string::npos) << r.output;
+  // Refused before the input is read: a missing file is not what it reports.
+  r = RunMoetrace("replay " + dir + "/missing.mtrace --set speed.warp=2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("speed.warp=2"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("missing.mtrace"), std::string::npos) << r.output;
 }
 
 TEST(ReplayAdviseE2e, AdviseListsTheHostFixFirst) {
