@@ -1,0 +1,378 @@
+#include "tracegen/rl/rl_emit.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "tracegen/engine.h"
+
+namespace moetrace::tracegen::rl {
+
+namespace {
+
+// Track indices of a card: the engine's layout (engine_emit.cc,
+// InitRankOutput) first, so that a train rank's tracks map one to one,
+// then the RL counters.
+enum : size_t {
+  kPython = 0, kDequeue = 1, kCompute = 2, kHccl = 3, kPpSend = 4, kPpRecv = 5, kCopy = 6,
+  kHcclOverlap = 7, kAllocated = 8, kWeights = 9, kGradients = 10, kOptimizer = 11,
+  kActivations = 12, kRecompute = 13, kKvCache = 14, kGeneratedTokens = 15, kTrackCount = 16,
+};
+constexpr size_t kEngineTracks = kKvCache;  // tracks the engine emits
+
+// A host launch of a device op: the aclnn / graph-launch call before the
+// kernel runs. Its length is a launch's, not modelled: it only links the
+// host to the device work (correlation) and never leaves the phase range.
+constexpr TimeNs kLaunchNs = 5'000;
+
+void AddLayout(Rank& k) {
+  k.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "python", 100000 + k.rank);
+  k.AddTrack(TrackKind::kHostThread, TrackRole::kHostDispatch, "dequeue (task queue)", 200000 + k.rank);
+  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 0 (compute)", 0);
+  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 1 (hccl)", 1);
+  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 2 (pp send)", 2);
+  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 3 (pp recv)", 3);
+  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCopy, "stream 4 (copy/swap)", 4);
+  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 5 (hccl, overlapped task)", 5);
+  static const std::pair<CounterKind, const char*> counters[] = {
+      {CounterKind::kMemAllocated, "memory.allocated"}, {CounterKind::kMemWeights, "memory.weights"},
+      {CounterKind::kMemGradients, "memory.gradients"}, {CounterKind::kMemOptimizer, "memory.optimizer"},
+      {CounterKind::kMemActivations, "memory.activations"},
+      {CounterKind::kMemRecompute, "memory.recompute"},
+      // CounterKind has no KV-cache kind: the name is the contract
+      // (tracegen/rl/README.md), kOther keeps the native format unchanged.
+      {CounterKind::kOther, "kv_cache"}, {CounterKind::kOther, "generated_tokens"}};
+  for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
+}
+
+bool IsSwitch(Task t) {
+  return t == Task::kReshardToTrain || t == Task::kReshardToInfer || t == Task::kSyncWeights;
+}
+
+// What one card's emission accumulates: memory levels as (time, category,
+// level) in emission order, turned into counter samples at the end.
+struct CardState {
+  explicit CardState(Rank& rank) : k(rank) {}
+  Rank& k;
+  int64_t next_corr = 1;
+  struct MemSample {
+    TimeNs ts;
+    size_t track;
+    double level;
+  };
+  std::vector<MemSample> mem;
+  double level[kTrackCount] = {};
+  double generated = 0;
+
+  void SetMem(TimeNs ts, size_t track, double v) {
+    level[track] = v;
+    mem.push_back({ts, track, v});
+  }
+  void Counter(size_t track, TimeNs ts, double v) {
+    Track& t = k.tracks[track];
+    if (!t.sample_ts.empty() && t.sample_ts.back() == ts) {
+      t.sample_value.back() = v;
+    } else {
+      t.sample_ts.push_back(ts);
+      t.sample_value.push_back(v);
+    }
+  }
+  // A device op on `track` and its launch on the main thread, linked by a
+  // correlation id; returns the device event's row.
+  size_t Device(size_t track, Event e, TimeNs range_end) {
+    e.correlation = next_corr++;
+    Event l;
+    l.ts = e.ts;
+    l.dur = std::max<TimeNs>(0, std::min(kLaunchNs, range_end - e.ts));
+    l.name = k.strings.Intern("launch");
+    l.category = Category::kLaunch;
+    l.correlation = e.correlation;
+    l.step = e.step;
+    k.tracks[kPython].events.Append(l);
+    k.tracks[track].events.Append(e);
+    return k.tracks[track].events.size() - 1;
+  }
+  // A collective of the cards `group` on the hccl stream.
+  void Collective(TimeNs ts, TimeNs dur, TimeNs range_end, std::string_view name, CollectiveKind kind,
+                  CommClass cls, const std::string& group, int64_t seq, uint64_t bytes,
+                  const std::vector<int32_t>& cards, int32_t step) {
+    Track& t = k.tracks[kHccl];
+    CommRecord c;
+    c.kind = kind;
+    c.comm_class = cls;
+    c.group = k.strings.Intern(group);
+    c.sequence = seq;
+    c.group_size = int32_t(cards.size());
+    c.bytes = bytes;
+    c.group_ranks = t.AddRanks(cards);
+    t.comms.push_back(c);
+    Event e;
+    e.ts = ts;
+    e.dur = dur;
+    e.name = k.strings.Intern(name);
+    e.category = Category::kCollective;
+    e.step = step;
+    e.comm = int32_t(t.comms.size() - 1);
+    e.bytes = bytes;
+    Device(kHccl, e, range_end);
+  }
+};
+
+const std::vector<int32_t>& GroupOf(const PhaseGroups& g, int32_t iteration, Task task) {
+  static const std::vector<int32_t> empty;
+  auto it = g.cards.find({iteration, task});
+  return it == g.cards.end() ? empty : it->second;
+}
+
+// Rollout: one device op per prefill chunk / decode step (decode runs as
+// one captured graph per step, as inference engines on Ascend run it), its
+// EP all-to-all at the end of the step, KV cache and generated tokens
+// sampled when the step ends.
+void EmitRollout(const Plan& plan, int32_t instance, const PhaseSpan& span, CardState& s) {
+  const TimeNs base = kRlBaseTime;
+  const TimeNs end = base + span.end;
+  if (instance < 0 || size_t(instance) >= plan.instances.size()) return;
+  const RolloutInstance& inst = plan.instances[size_t(instance)];
+  const std::string group = fmt::format("rl/rollout/instance{}", instance);
+  for (const InstanceIteration& it : inst.iterations) {
+    if (it.iteration != span.iteration) continue;
+    for (size_t i = 0; i < it.steps.size(); ++i) {
+      const RolloutStep& st = it.steps[i];
+      Event e;
+      e.ts = base + st.start;
+      e.dur = st.dur - st.comm_dur;
+      e.name = s.k.strings.Intern(st.prefill ? "PrefillChunk" : "DecodeGraph");
+      e.category = Category::kCompute;
+      e.phase = Phase::kForward;
+      e.step = span.iteration;
+      e.micro_batch = st.batch;  // sequences in flight: the step's batch
+      e.flops = st.flops;
+      e.bytes = st.bytes;
+      s.Device(kCompute, e, end);
+      if (st.comm_dur > 0)
+        s.Collective(e.ts + e.dur, st.comm_dur, end, "hcom_alltoall_decode", CollectiveKind::kAllToAll,
+                     CommClass::kEP, group, span.iteration * kIterationSequenceStride + int64_t(i), 0,
+                     inst.cards, span.iteration);
+      const TimeNs step_end = base + st.start + st.dur;
+      s.SetMem(step_end, kKvCache, double(st.kv_bytes));
+      if (!st.prefill) s.generated += double(st.new_tokens);
+      s.Counter(kGeneratedTokens, step_end, s.generated);
+    }
+  }
+  // The engine frees the KV cache when the instance's batch is done.
+  s.SetMem(end, kKvCache, 0);
+}
+
+// Scoring (and the critic's update): the forward split per layer over the
+// range, the phase's EP collective at its end.
+void EmitCompute(const Plan& plan, const PhaseSpan& span, const PhaseGroups& groups, CardState& s) {
+  const TimeNs base = kRlBaseTime;
+  const TimeNs end = base + span.end;
+  const TimeNs compute_end = end - span.comm_dur;
+  const int layers = std::max(1, plan.config.model().num_layers());
+  const TimeNs len = compute_end - (base + span.start);
+  if ((span.flops > 0 || span.bytes > 0) && len > 0) {
+    const std::string name = fmt::format("{}.layer", TaskName(span.task));
+    for (int l = 0; l < layers; ++l) {
+      Event e;
+      e.ts = base + span.start + len * l / layers;
+      e.dur = base + span.start + len * (l + 1) / layers - e.ts;
+      e.name = s.k.strings.Intern(name);
+      e.category = Category::kCompute;
+      e.phase = span.task == Task::kUpdateCritic ? Phase::kBackward : Phase::kForward;
+      e.step = span.iteration;
+      e.layer = l;
+      e.flops = span.flops / uint64_t(layers) + (l == layers - 1 ? span.flops % uint64_t(layers) : 0);
+      e.bytes = span.bytes / uint64_t(layers) + (l == layers - 1 ? span.bytes % uint64_t(layers) : 0);
+      s.Device(kCompute, e, end);
+    }
+  }
+  if (span.comm_dur > 0)
+    s.Collective(compute_end, span.comm_dur, end, "hcom_alltoall_", CollectiveKind::kAllToAll,
+                 CommClass::kEP, fmt::format("rl/{}", TaskName(span.task)),
+                 span.iteration * kIterationSequenceStride, span.comm_bytes,
+                 GroupOf(groups, span.iteration, span.task), span.iteration);
+}
+
+// The switch between layouts: weights resharded (all-gather into the new
+// layout) or sent to the rollout pool (broadcast) on the hccl stream, and
+// the optimizer states offloaded / reloaded on the copy stream; both start
+// with the range (independent streams).
+void EmitSwitch(const PhaseSpan& span, const PhaseGroups& groups, CardState& s) {
+  const TimeNs base = kRlBaseTime;
+  const TimeNs start = base + span.start, end = base + span.end;
+  if (span.comm_dur > 0) {
+    const bool sync = span.task == Task::kSyncWeights;
+    s.Collective(start, span.comm_dur, end, sync ? "hcom_broadcast_" : "hcom_allgather_",
+                 sync ? CollectiveKind::kBroadcast : CollectiveKind::kAllGather, CommClass::kOther,
+                 fmt::format("rl/{}", TaskName(span.task)), span.iteration * kIterationSequenceStride,
+                 span.comm_bytes, GroupOf(groups, span.iteration, span.task), span.iteration);
+  }
+  if (span.copy_dur > 0) {
+    Event e;
+    e.ts = start;
+    e.dur = span.copy_dur;
+    e.category = Category::kCopy;
+    e.step = span.iteration;
+    e.bytes = span.copy_bytes;
+    double opt = s.level[kOptimizer];
+    if (span.task == Task::kReshardToInfer) {
+      e.name = s.k.strings.Intern("optimizer_offload");
+      e.flags = kFlagDeviceToHost | kFlagSwapOut;
+      opt = std::max(0.0, opt - double(span.copy_bytes));
+    } else if (span.task == Task::kReshardToTrain) {
+      e.name = s.k.strings.Intern("optimizer_reload");
+      e.flags = kFlagHostToDevice | kFlagSwapIn;
+      opt += double(span.copy_bytes);
+    } else {
+      e.name = s.k.strings.Intern("weights_copy");
+      e.flags = kFlagDeviceToDevice;
+    }
+    s.Device(kCopy, e, end);
+    // The optimizer states leave (or return to) HBM when their copy ends.
+    if (opt != s.level[kOptimizer]) s.SetMem(start + span.copy_dur, kOptimizer, opt);
+  }
+}
+
+// update_actor: the training engine's rank, every time shifted by the
+// span's start, steps renumbered iteration * update_steps + step, ids
+// (correlation, collective sequence) offset so that iterations stay apart.
+void EmitTraining(const Plan& plan, const Rank& tpl, const PhaseSpan& span, CardState& s) {
+  const TimeNs shift = span.start;  // the engine's trace starts at kRlBaseTime too
+  const int32_t steps = std::max(1, plan.train_config.steps());
+  const auto restep = [&](int32_t st) { return st < 0 ? st : span.iteration * steps + st; };
+  const int64_t seq_offset = span.iteration * kIterationSequenceStride;
+  int64_t corr_min = INT64_MAX, corr_max = -1;
+  for (size_t t = 0; t < kEngineTracks; ++t)
+    for (int64_t c : tpl.tracks[t].events.correlation)
+      if (c >= 0) corr_min = std::min(corr_min, c), corr_max = std::max(corr_max, c);
+  const int64_t corr_offset = corr_max < 0 ? 0 : s.next_corr - corr_min;
+  if (corr_max >= 0) s.next_corr = corr_max + corr_offset + 1;
+  for (size_t t = 0; t < kEngineTracks; ++t) {
+    const Track& from = tpl.tracks[t];
+    Track& to = s.k.tracks[t];
+    if (from.kind == TrackKind::kCounter) {
+      // Memory levels as the engine sampled them; `allocated` is rebuilt
+      // from the categories (as the engine builds it) with the card's other
+      // holdings, e.g. a KV cache, so it is not copied.
+      if (t == kAllocated) continue;
+      for (size_t i = 0; i < from.sample_ts.size(); ++i) s.SetMem(from.sample_ts[i] + shift, t, from.sample_value[i]);
+      continue;
+    }
+    const uint32_t comm_base = uint32_t(to.comms.size());
+    for (const CommRecord& c : from.comms) {
+      CommRecord d = c;
+      if (d.sequence >= 0) d.sequence += seq_offset;
+      d.group_ranks = to.AddRanks(from.Ranks(c.group_ranks));
+      d.send_splits = to.AddSplits(from.Splits(c.send_splits));
+      d.recv_splits = to.AddSplits(from.Splits(c.recv_splits));
+      to.comms.push_back(d);
+    }
+    for (size_t i = 0; i < from.events.size(); ++i) {
+      Event e = from.events.Get(i);
+      e.ts += shift;
+      e.step = restep(e.step);
+      if (e.correlation >= 0) e.correlation += corr_offset;
+      if (e.comm >= 0) e.comm += int32_t(comm_base);
+      if (e.flags & kFlagStepMarker) e.name = s.k.strings.Intern(fmt::format("ProfilerStep#{}", e.step));
+      to.events.Append(e);
+    }
+  }
+  for (const RoutingRecord& r : tpl.routing) {
+    RoutingRecord d = r;
+    d.ts += shift;
+    d.step = restep(d.step);
+    s.k.routing.push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+PhaseGroups BuildPhaseGroups(const Plan& plan) {
+  PhaseGroups g;
+  for (size_t c = 0; c < plan.card.size(); ++c)
+    for (const PhaseSpan& p : plan.card[c].phases) g.cards[{p.iteration, p.task}].push_back(int32_t(c));
+  return g;  // cards ascending: pushed in card order
+}
+
+CardEmitter::CardEmitter(const Plan& plan, const PhaseGroups& groups) : plan_(plan), groups_(groups) {
+  if (plan.train_engine) train_ = std::make_unique<RankEmitter>(*plan.train_engine);
+}
+
+CardEmitter::~CardEmitter() = default;
+
+void CardEmitter::Emit(int card, Rank* out) {
+  if (card < 0 || size_t(card) >= plan_.card.size())
+    throw std::out_of_range(fmt::format("rl: card {} outside the plan's {} cards", card, plan_.card.size()));
+  const CardPlan& cp = plan_.card[size_t(card)];
+  const bool trains =
+      train_ && cp.train_rank >= 0 &&
+      std::any_of(cp.phases.begin(), cp.phases.end(), [](const PhaseSpan& p) { return p.task == Task::kUpdateActor; });
+  Rank& k = *out;
+  k = Rank();
+  k.rank = card;
+  const int per_node = std::max(1, plan_.config.hardware().devices_per_node());
+  k.device_id = card % per_node;
+  k.pid = 100000 + card;
+  k.host = fmt::format("node{}", card / per_node);
+  if (trains) {
+    train_->Emit(cp.train_rank, &template_);
+    if (template_.tracks.size() != kEngineTracks)
+      throw std::logic_error("rl: the training engine's track layout changed; update rl_emit.cc");
+    // The template's string ids stay valid in the card.
+    k.strings = template_.strings;
+  }
+  AddLayout(k);
+  if (trains)
+    for (size_t t = 0; t < kEngineTracks; ++t)
+      if (k.tracks[t].name != template_.tracks[t].name)
+        throw std::logic_error("rl: the training engine's track layout changed; update rl_emit.cc");
+  CardState s(k);
+  const TimeNs base = kRlBaseTime;
+  for (const PhaseSpan& span : cp.phases) {
+    Event m;
+    m.ts = base + span.start;
+    m.dur = span.end - span.start;
+    m.name = k.strings.Intern(fmt::format("{}/{}", RoleName(span.task), TaskName(span.task)));
+    m.category = Category::kMarker;
+    m.step = span.iteration;
+    k.tracks[kPython].events.Append(m);
+    if (span.task == Task::kGenerateSequences) {
+      EmitRollout(plan_, cp.instance, span, s);
+    } else if (span.task == Task::kUpdateActor) {
+      if (trains) EmitTraining(plan_, template_, span, s);
+    } else if (IsSwitch(span.task)) {
+      EmitSwitch(span, groups_, s);
+    } else {
+      EmitCompute(plan_, span, groups_, s);
+    }
+  }
+  // Memory counters: each category's level, and `allocated` = their sum
+  // after the last change at each instant (as engine_emit.cc builds it).
+  std::stable_sort(s.mem.begin(), s.mem.end(),
+                   [](const CardState::MemSample& a, const CardState::MemSample& b) { return a.ts < b.ts; });
+  double level[kTrackCount] = {};
+  for (size_t i = 0; i < s.mem.size(); ++i) {
+    const auto& m = s.mem[i];
+    level[m.track] = m.level;
+    s.Counter(m.track, m.ts, m.level);
+    if (i + 1 == s.mem.size() || s.mem[i + 1].ts != m.ts) {
+      double total = 0;
+      for (size_t t = kWeights; t <= kKvCache; ++t) total += level[t];
+      s.Counter(kAllocated, m.ts, total);
+    }
+  }
+  // A plan whose phases touch can put a launch of one phase after the
+  // next's marker; the writer needs each track in time order.
+  for (Track& t : k.tracks)
+    if (!t.events.IsSortedByTime()) t.events.SortByTime();
+}
+
+void EmitCard(const Plan& plan, int card, Rank* out) {
+  const PhaseGroups groups = BuildPhaseGroups(plan);
+  CardEmitter(plan, groups).Emit(card, out);
+}
+
+}  // namespace moetrace::tracegen::rl

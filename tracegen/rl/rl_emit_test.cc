@@ -1,0 +1,300 @@
+// The RL emitter on a hand-built plan (rl_test_plan.h): phase markers, the
+// device work inside them, the actor update equal to the engine's own rank
+// shifted, counters, and the native round trip.
+#include "tracegen/rl/rl_emit.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "formats/native/native_reader.h"
+#include "formats/native/native_writer.h"
+#include "tracegen/engine.h"
+#include "tracegen/rl/rl_test_plan.h"
+
+namespace moetrace::tracegen::rl {
+namespace {
+
+using testing::HandPlan;
+using testing::kMs;
+
+const Plan& SharedPlan() {
+  static const Plan plan = HandPlan();
+  return plan;
+}
+
+Rank Card(int c) {
+  Rank r;
+  EmitCard(SharedPlan(), c, &r);
+  return r;
+}
+
+const Track& TrackNamed(const Rank& r, std::string_view name) {
+  for (const Track& t : r.tracks)
+    if (r.strings.Get(t.name) == name) return t;
+  throw std::runtime_error("no track " + std::string(name));
+}
+
+// The phase ranges: markers whose name has a '/' (the engine's step markers
+// are "ProfilerStep#N").
+std::vector<Event> PhaseMarkers(const Rank& r) {
+  std::vector<Event> out;
+  const EventTable& ev = TrackNamed(r, "python").events;
+  for (size_t i = 0; i < ev.size(); ++i)
+    if (ev.category[i] == Category::kMarker && r.strings.Get(ev.name[i]).find('/') != std::string_view::npos)
+      out.push_back(ev.Get(i));
+  return out;
+}
+
+TEST(RlEmit, MarkersNamedAsVerlInPlanOrderWithIterationAsStep) {
+  const Plan& plan = SharedPlan();
+  for (int c : {0, 3}) {
+    Rank r = Card(c);
+    std::vector<Event> m = PhaseMarkers(r);
+    const auto& phases = plan.card[size_t(c)].phases;
+    ASSERT_EQ(m.size(), phases.size()) << "card " << c;
+    for (size_t i = 0; i < m.size(); ++i) {
+      EXPECT_EQ(m[i].ts, kRlBaseTime + phases[i].start);
+      EXPECT_EQ(m[i].dur, phases[i].end - phases[i].start);
+      EXPECT_EQ(m[i].step, phases[i].iteration);
+    }
+  }
+  std::vector<std::string> names;
+  Rank r0 = Card(0);
+  for (const Event& e : PhaseMarkers(r0)) names.emplace_back(r0.strings.Get(e.name));
+  const std::vector<std::string> one = {"rollout/generate_sequences", "actor/compute_log_prob",
+                                        "ref/compute_ref_log_prob",   "actor/reshard_to_train",
+                                        "actor/update_actor",         "actor/reshard_to_infer"};
+  std::vector<std::string> want = one;
+  want.insert(want.end(), one.begin(), one.end());
+  EXPECT_EQ(names, want);
+  Rank r3 = Card(3);
+  EXPECT_EQ(r3.strings.Get(PhaseMarkers(r3).back().name), "actor/sync_weights");
+}
+
+// Every event and counter sample of every card lies inside one of its phase
+// ranges, and the ranges do not overlap: nothing runs outside a phase.
+TEST(RlEmit, EveryEventInsideAPhaseAndPhasesDisjoint) {
+  for (int c = 0; c < testing::kCards; ++c) {
+    Rank r = Card(c);
+    std::vector<Event> m = PhaseMarkers(r);
+    for (size_t i = 1; i < m.size(); ++i) EXPECT_LE(m[i - 1].ts + m[i - 1].dur, m[i].ts) << "card " << c;
+    auto inside = [&](TimeNs a, TimeNs b) {
+      for (const Event& p : m)
+        if (a >= p.ts && b <= p.ts + p.dur) return true;
+      return false;
+    };
+    size_t checked = 0;
+    for (const Track& t : r.tracks) {
+      EXPECT_TRUE(t.events.IsSortedByTime()) << r.strings.Get(t.name);
+      for (size_t i = 0; i < t.events.size(); ++i, ++checked)
+        EXPECT_TRUE(inside(t.events.ts[i], t.events.End(i)))
+            << "card " << c << " " << r.strings.Get(t.name) << " " << r.strings.Get(t.events.name[i]) << " at "
+            << t.events.ts[i];
+      for (TimeNs ts : t.sample_ts) EXPECT_TRUE(inside(ts, ts)) << "card " << c << " " << r.strings.Get(t.name);
+    }
+    if (c == 3) {
+      // Rollout only, per iteration: 4 markers; rollout 6 graphs + 5
+      // all-to-alls + 11 launches; 2 scorings of 4 layers + 1 all-to-all +
+      // 5 launches; the weight broadcast and its launch.
+      EXPECT_EQ(checked, size_t(2 * (4 + 22 + 2 * 10 + 2)));
+    } else {
+      EXPECT_GT(checked, 1000u);  // with two actor updates
+    }
+  }
+}
+
+// update_actor is the engine's own rank, shifted to the span's start, in
+// both iterations, with the steps renumbered iteration * 2 + step.
+TEST(RlEmit, UpdateActorIsTheEngineRankShifted) {
+  const Plan& plan = SharedPlan();
+  Rank card = Card(1);
+  Rank eng = plan.train_engine->EmitRank(1);
+  std::vector<const PhaseSpan*> updates;
+  for (const PhaseSpan& p : plan.card[1].phases)
+    if (p.task == Task::kUpdateActor) updates.push_back(&p);
+  ASSERT_EQ(updates.size(), 2u);
+  for (size_t t = 0; t < eng.tracks.size(); ++t) {
+    const EventTable& want = eng.tracks[t].events;
+    const EventTable& got = card.tracks[t].events;
+    ASSERT_EQ(card.strings.Get(card.tracks[t].name), eng.strings.Get(eng.tracks[t].name));
+    for (int it = 0; it < 2; ++it) {
+      const TimeNs lo = kRlBaseTime + updates[size_t(it)]->start, hi = kRlBaseTime + updates[size_t(it)]->end;
+      std::vector<Event> in;
+      for (size_t i = 0; i < got.size(); ++i) {
+        // Only the engine's events: not the RL marker of the range itself.
+        if (got.ts[i] >= lo && got.End(i) <= hi &&
+            card.strings.Get(got.name[i]).find('/') == std::string_view::npos)
+          in.push_back(got.Get(i));
+      }
+      ASSERT_EQ(in.size(), want.size()) << "track " << t << " iteration " << it;
+      for (size_t i = 0; i < want.size(); ++i) {
+        const Event w = want.Get(i);
+        EXPECT_EQ(in[i].ts, w.ts + updates[size_t(it)]->start);
+        EXPECT_EQ(in[i].dur, w.dur);
+        EXPECT_EQ(in[i].category, w.category);
+        EXPECT_EQ(in[i].flops, w.flops);
+        EXPECT_EQ(in[i].bytes, w.bytes);
+        EXPECT_EQ(in[i].step, w.step < 0 ? w.step : it * testing::kUpdateSteps + w.step);
+        if (!(w.flags & kFlagStepMarker)) EXPECT_EQ(card.strings.Get(in[i].name), eng.strings.Get(w.name));
+        else EXPECT_EQ(card.strings.Get(in[i].name), "ProfilerStep#" + std::to_string(in[i].step));
+        if (w.comm >= 0) {
+          const CommRecord& a = card.tracks[t].comms[size_t(in[i].comm)];
+          const CommRecord& b = eng.tracks[t].comms[size_t(w.comm)];
+          EXPECT_EQ(a.sequence, b.sequence + it * kIterationSequenceStride);
+          EXPECT_EQ(a.bytes, b.bytes);
+          EXPECT_EQ(card.strings.Get(a.group), eng.strings.Get(b.group));
+          auto ar = card.tracks[t].Ranks(a.group_ranks);
+          auto br = eng.tracks[t].Ranks(b.group_ranks);
+          EXPECT_TRUE(std::equal(ar.begin(), ar.end(), br.begin(), br.end()));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(card.routing.size(), 2 * eng.routing.size());
+  // Correlation ids stay unique over the whole card.
+  std::vector<int64_t> device;
+  for (const Track& t : card.tracks)
+    if (t.kind == TrackKind::kDeviceStream)
+      for (int64_t c : t.events.correlation)
+        if (c >= 0) device.push_back(c);
+  std::sort(device.begin(), device.end());
+  EXPECT_EQ(std::adjacent_find(device.begin(), device.end()), device.end());
+}
+
+TEST(RlEmit, RolloutStepsAreGraphsWithTheirAllToAllAndCounters) {
+  const Plan& plan = SharedPlan();
+  Rank r = Card(2);  // instance 1: prefill + 5 decode steps per iteration
+  const EventTable& comp = TrackNamed(r, "stream 0 (compute)").events;
+  int decode = 0, prefill = 0;
+  uint64_t decode_flops = 0;
+  for (size_t i = 0; i < comp.size(); ++i) {
+    std::string_view n = r.strings.Get(comp.name[i]);
+    if (n == "DecodeGraph") ++decode, decode_flops += comp.flops[i];
+    if (n == "PrefillChunk") ++prefill;
+  }
+  EXPECT_EQ(decode, 10);
+  EXPECT_EQ(prefill, 2);
+  // 7e6 + d for d = 0..4, twice.
+  EXPECT_EQ(decode_flops, 2 * (5 * 7'000'000ull + 10));
+  const Track& hccl = TrackNamed(r, "stream 1 (hccl)");
+  int a2a = 0;
+  for (size_t i = 0; i < hccl.events.size(); ++i) {
+    const CommRecord& c = hccl.comms[size_t(hccl.events.comm[i])];
+    if (r.strings.Get(c.group) != "rl/rollout/instance1") continue;
+    ++a2a;
+    EXPECT_EQ(c.kind, CollectiveKind::kAllToAll);
+    EXPECT_EQ(c.comm_class, CommClass::kEP);
+    EXPECT_EQ(hccl.events.dur[i], kMs / 5);
+    auto g = hccl.Ranks(c.group_ranks);
+    EXPECT_EQ(std::vector<int32_t>(g.begin(), g.end()), (std::vector<int32_t>{2, 3}));
+  }
+  EXPECT_EQ(a2a, 10);
+  // generated_tokens: cumulative decode tokens, never decreasing, ending at
+  // the instance's total over both iterations.
+  const Track& gen = TrackNamed(r, "generated_tokens");
+  ASSERT_EQ(gen.sample_value.size(), 12u);
+  EXPECT_TRUE(std::is_sorted(gen.sample_value.begin(), gen.sample_value.end()));
+  EXPECT_EQ(gen.sample_value.back(),
+            double(plan.instances[1].iterations[0].generated_tokens + plan.instances[1].iterations[1].generated_tokens));
+  EXPECT_EQ(gen.sample_value.back(), 40.0);
+  // kv_cache: the step's kv_bytes when it ends, freed when the range ends.
+  const Track& kv = TrackNamed(r, "kv_cache");
+  const TimeNs end0 = kRlBaseTime + plan.instances[1].iterations[0].end;
+  std::vector<double> first;
+  for (size_t i = 0; i < kv.sample_ts.size(); ++i)
+    if (kv.sample_ts[i] <= end0) first.push_back(kv.sample_value[i]);
+  // The last decode step ends with the range: its sample is replaced by 0.
+  EXPECT_EQ(first, (std::vector<double>{1'000'000, 1'010'000, 1'020'000, 1'030'000, 1'040'000, 0}));
+}
+
+// The switch: all-gather of the weights over the colocated cards, the
+// optimizer states offloaded then reloaded, memory.optimizer and
+// memory.allocated stepping when the copies end.
+TEST(RlEmit, ReshardMovesOptimizerStates) {
+  const Plan& plan = SharedPlan();
+  Rank r = Card(0);
+  const Track& copy = TrackNamed(r, "stream 4 (copy/swap)");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < copy.events.size(); ++i)
+    if (copy.events.step[i] == 0 && copy.events.category[i] == Category::kCopy &&
+        r.strings.Get(copy.events.name[i]).rfind("optimizer_", 0) == 0)
+      names.emplace_back(r.strings.Get(copy.events.name[i]));
+  EXPECT_EQ(names, (std::vector<std::string>{"optimizer_reload", "optimizer_offload"}));
+  const Track& hccl = TrackNamed(r, "stream 1 (hccl)");
+  int gathers = 0;
+  for (const CommRecord& c : hccl.comms)
+    if (c.kind == CollectiveKind::kAllGather && r.strings.Get(c.group) == "rl/reshard_to_infer") {
+      ++gathers;
+      EXPECT_EQ(c.bytes, testing::kReshardBytes);
+      auto g = hccl.Ranks(c.group_ranks);
+      EXPECT_EQ(std::vector<int32_t>(g.begin(), g.end()), (std::vector<int32_t>{0, 1, 2}));
+    }
+  EXPECT_EQ(gathers, 2);
+  // After the first offload the optimizer level is the engine's minus the
+  // offloaded bytes; allocated drops by the same amount.
+  TimeNs offload_end = 0;
+  for (const PhaseSpan& p : plan.card[0].phases)
+    if (p.task == Task::kReshardToInfer && p.iteration == 0) offload_end = kRlBaseTime + p.start + p.copy_dur;
+  const Track& opt = TrackNamed(r, "memory.optimizer");
+  const Track& alloc = TrackNamed(r, "memory.allocated");
+  auto at = [](const Track& t, TimeNs ts) {
+    double v = 0;
+    for (size_t i = 0; i < t.sample_ts.size() && t.sample_ts[i] <= ts; ++i) v = t.sample_value[i];
+    return v;
+  };
+  const double before = at(opt, offload_end - 1);
+  ASSERT_GT(before, 0);
+  EXPECT_EQ(at(opt, offload_end), std::max(0.0, before - double(testing::kOptimizerBytes)));
+  EXPECT_EQ(at(alloc, offload_end - 1) - at(alloc, offload_end), before - at(opt, offload_end));
+  // allocated is the sum of the categories at every sample.
+  for (size_t i = 0; i < alloc.sample_ts.size(); ++i) {
+    double sum = 0;
+    for (const char* n : {"memory.weights", "memory.gradients", "memory.optimizer", "memory.activations",
+                          "memory.recompute", "kv_cache"})
+      sum += at(TrackNamed(r, n), alloc.sample_ts[i]);
+    EXPECT_EQ(alloc.sample_value[i], sum) << "at " << alloc.sample_ts[i];
+  }
+}
+
+TEST(RlEmit, ScoringSplitPerLayerKeepsTheSpanFlops) {
+  const Plan& plan = SharedPlan();
+  Rank r = Card(3);
+  const EventTable& comp = TrackNamed(r, "stream 0 (compute)").events;
+  uint64_t flops = 0, bytes = 0;
+  int layers = 0;
+  for (size_t i = 0; i < comp.size(); ++i)
+    if (comp.step[i] == 1 && r.strings.Get(comp.name[i]) == "compute_ref_log_prob.layer") {
+      flops += comp.flops[i];
+      bytes += comp.bytes[i];
+      EXPECT_EQ(comp.layer[i], layers++);
+    }
+  EXPECT_EQ(layers, plan.config.model().num_layers());
+  EXPECT_EQ(flops, testing::kScoreFlops);
+  EXPECT_EQ(bytes, testing::kScoreBytes);
+}
+
+TEST(RlEmit, CardOutsideThePlanThrows) {
+  Rank r;
+  EXPECT_THROW(EmitCard(SharedPlan(), 4, &r), std::out_of_range);
+}
+
+TEST(RlEmit, CardsRoundTripThroughTheNativeFormat) {
+  const std::string path = ::testing::TempDir() + "rl_emit_roundtrip.mtrace";
+  std::vector<Rank> cards;
+  {
+    auto sink = CreateNativeSink(path);
+    for (int c = 0; c < testing::kCards; ++c) {
+      cards.push_back(Card(c));
+      sink->AddRank(cards.back());
+    }
+    sink->Finish(Metadata());
+  }
+  auto src = OpenNative(path);
+  ASSERT_EQ(src->rank_count(), size_t(testing::kCards));
+  for (size_t i = 0; i < cards.size(); ++i) EXPECT_TRUE(src->ReadRank(i) == cards[i]) << "card " << i;
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen::rl

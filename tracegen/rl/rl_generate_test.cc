@@ -1,0 +1,94 @@
+// GeneratePlan: the hand-built plan through the ordered sink path, on any
+// thread count, with --ranks subsets and the RL metadata.
+#include "tracegen/rl/rl_generate.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "formats/errors.h"
+#include "formats/native/native_reader.h"
+#include "formats/native/native_writer.h"
+#include "tracegen/rl/rl_emit.h"
+#include "tracegen/rl/rl_test_plan.h"
+
+namespace moetrace::tracegen::rl {
+namespace {
+
+const Plan& SharedPlan() {
+  static const Plan plan = testing::HandPlan();
+  return plan;
+}
+
+std::string Generated(const std::vector<int32_t>& cards, int threads, GenerateSummary* s = nullptr) {
+  const std::string path = ::testing::TempDir() + "rl_gen_" + std::to_string(threads) + ".mtrace";
+  {
+    auto sink = CreateNativeSink(path);
+    GenerateSummary got = GeneratePlan(SharedPlan(), cards, *sink, {}, threads);
+    if (s) *s = got;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(RlGenerate, SameBytesForAnyThreadCount) {
+  GenerateSummary s;
+  const std::string one = Generated({}, 1, &s);
+  EXPECT_EQ(s.ranks, testing::kCards);
+  EXPECT_GT(s.events, 1000);
+  EXPECT_EQ(Generated({}, 2), one);
+  EXPECT_EQ(Generated({}, 3), one);
+}
+
+TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
+  const std::string path = ::testing::TempDir() + "rl_gen_meta.mtrace";
+  {
+    auto sink = CreateNativeSink(path);
+    std::vector<int> progress;
+    GeneratePlan(SharedPlan(), {1, 3}, *sink, [&](int done, int total) {
+      EXPECT_EQ(total, 2);
+      progress.push_back(done);
+    }, 2);
+    EXPECT_EQ(progress, (std::vector<int>{1, 2}));
+  }
+  auto src = OpenNative(path);
+  const Metadata& m = src->metadata();
+  EXPECT_EQ(m.source, "tracegen");
+  EXPECT_EQ(m.layout.world_size, testing::kCards);
+  EXPECT_EQ(m.layout.tp, 0);  // the training layout is not the world's
+  EXPECT_EQ(m.ground_truth, SharedPlan().labels);
+  EXPECT_NE(m.config_json.find("tiny-moe"), std::string::npos);
+  ASSERT_EQ(src->rank_count(), 2u);
+  // A subset's cards are those of a full run.
+  Rank want;
+  EmitCard(SharedPlan(), 3, &want);
+  EXPECT_TRUE(src->ReadRank(1) == want);
+}
+
+TEST(RlGenerate, CardOutsideThePlanIsAnInputErrorNamingRanks) {
+  MemorySink sink;
+  try {
+    GeneratePlan(SharedPlan(), {0, 4}, sink, {}, 1);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--ranks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("card 4 outside 0-3"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RlGenerate, CardCountFollowsThePlacement) {
+  RunConfig c;
+  c.mutable_parallel()->set_world_size(16);
+  c.mutable_rl()->set_algorithm("grpo");
+  c.mutable_rl()->mutable_rollout()->set_cards(8);
+  c.mutable_rl()->set_placement("colocated");
+  EXPECT_EQ(CardCount(c), 16);
+  c.mutable_rl()->set_placement("separate");
+  EXPECT_EQ(CardCount(c), 24);
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen::rl
