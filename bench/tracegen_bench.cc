@@ -6,6 +6,8 @@
 #include "tracegen/config.h"
 #include "tracegen/engine.h"
 #include "tracegen/generate.h"
+#include "tracegen/rl/rl_emit.h"
+#include "tracegen/rl/rl_test_plan.h"
 
 namespace {
 
@@ -47,6 +49,43 @@ void BM_GenerateMidMoe(benchmark::State& state) {
 }
 BENCHMARK(BM_GenerateMidMoe)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_GenerateMidMoe)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The RL emitter on the tests' hand-built plan (4 cards, 2 iterations, a
+// tiny-moe actor update on cards 0-2): events per CPU second of
+// CardEmitter, whose cost is mostly the engine's pass 2 for the card's train
+// rank (once per card) and its copy per iteration.
+void BM_EmitRlHandPlan(benchmark::State& state) {
+  const moetrace::tracegen::rl::Plan plan = moetrace::tracegen::rl::testing::HandPlan();
+  const auto groups = moetrace::tracegen::rl::BuildPhaseGroups(plan);
+  moetrace::tracegen::rl::CardEmitter emitter(plan, groups);
+  moetrace::Rank r;
+  int64_t events = 0;
+  for (auto _ : state) {
+    for (int c = 0; c < plan.cards; ++c) {
+      emitter.Emit(c, &r);
+      events += int64_t(r.EventCount());
+    }
+  }
+  state.SetItemsProcessed(events);
+}
+BENCHMARK(BM_EmitRlHandPlan)->Unit(benchmark::kMillisecond);
+
+// The same train ranks from the engine alone, once each (the baseline the
+// RL card adds its copies, phases and counters to).
+void BM_EmitTrainRanksOfHandPlan(benchmark::State& state) {
+  const moetrace::tracegen::rl::Plan plan = moetrace::tracegen::rl::testing::HandPlan();
+  moetrace::tracegen::RankEmitter emitter(*plan.train_engine);
+  moetrace::Rank r;
+  int64_t events = 0;
+  for (auto _ : state) {
+    for (int c = 0; c < 3; ++c) {
+      emitter.Emit(c, &r);
+      events += int64_t(r.EventCount());
+    }
+  }
+  state.SetItemsProcessed(events);
+}
+BENCHMARK(BM_EmitTrainRanksOfHandPlan)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -270,14 +270,31 @@ void EmitTraining(const Plan& plan, const Rank& tpl, const PhaseSpan& span, Card
       d.recv_splits = to.AddSplits(from.Splits(c.recv_splits));
       to.comms.push_back(d);
     }
-    for (size_t i = 0; i < from.events.size(); ++i) {
-      Event e = from.events.Get(i);
-      e.ts += shift;
-      e.step = restep(e.step);
-      if (e.correlation >= 0) e.correlation += corr_offset;
-      if (e.comm >= 0) e.comm += int32_t(comm_base);
-      if (e.flags & kFlagStepMarker) e.name = s.k.strings.Intern(fmt::format("ProfilerStep#{}", e.step));
-      to.events.Append(e);
+    // Column by column (a training rank is most of a card's events): the
+    // columns kept as they are are appended whole, the others adjusted.
+    const EventTable& f = from.events;
+    EventTable& d = to.events;
+    const size_t at = d.size(), n = f.size();
+    const auto append = [](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
+    append(d.ts, f.ts);
+    append(d.dur, f.dur);
+    append(d.name, f.name);
+    append(d.category, f.category);
+    append(d.phase, f.phase);
+    append(d.flags, f.flags);
+    append(d.correlation, f.correlation);
+    append(d.step, f.step);
+    append(d.micro_batch, f.micro_batch);
+    append(d.layer, f.layer);
+    append(d.comm, f.comm);
+    append(d.flops, f.flops);
+    append(d.bytes, f.bytes);
+    for (size_t i = at; i < at + n; ++i) {
+      d.ts[i] += shift;
+      d.step[i] = restep(d.step[i]);
+      if (d.correlation[i] >= 0) d.correlation[i] += corr_offset;
+      if (d.comm[i] >= 0) d.comm[i] += int32_t(comm_base);
+      if (d.flags[i] & kFlagStepMarker) d.name[i] = s.k.strings.Intern(fmt::format("ProfilerStep#{}", d.step[i]));
     }
   }
   for (const RoutingRecord& r : tpl.routing) {
