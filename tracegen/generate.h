@@ -41,6 +41,8 @@ struct GenerateSummary {
 // `pass1`: pass 1's results from SimulatePass1 of the same config (another
 // process's, under mpirun), loaded instead of simulating; empty: simulated
 // here. The output is the same either way.
+// An RL config (rl.algorithm non-empty) goes to rl::GenerateRl
+// (rl/rl_generate.h): `ranks` are then cards and `pass1` is unused.
 GenerateSummary Generate(const RunConfig& config, const std::vector<int32_t>& ranks,
                          TraceSink& sink,
                          const std::function<void(int, int)>& progress = {}, int threads = 0,
