@@ -305,6 +305,36 @@ void EmitTraining(const Plan& plan, const Rank& tpl, const PhaseSpan& span, Card
   }
 }
 
+// Events and counter samples of `k` not inside one of `phases` (sorted,
+// disjoint), the phase markers excepted: one walk per track, both sorted.
+int64_t CountOutsidePhases(const std::vector<PhaseSpan>& phases, const Rank& k) {
+  int64_t outside = 0;
+  const auto walk = [&](size_t n, auto start_of, auto end_of, auto skip) {
+    size_t p = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (skip(i)) continue;
+      const TimeNs a = start_of(i) - kRlBaseTime, b = end_of(i) - kRlBaseTime;
+      // The last phase starting by a (phases may touch: a = one's end = the next's start).
+      while (p + 1 < phases.size() && phases[p + 1].start <= a) ++p;
+      if (phases.empty() || a < phases[p].start || b > phases[p].end) ++outside;
+    }
+  };
+  for (size_t t = 0; t < k.tracks.size(); ++t) {
+    const EventTable& e = k.tracks[t].events;
+    walk(
+        e.size(), [&](size_t i) { return e.ts[i]; }, [&](size_t i) { return e.End(i); },
+        [&](size_t i) {
+          return t == kPython && e.category[i] == Category::kMarker && !(e.flags[i] & kFlagStepMarker) &&
+                 k.strings.Get(e.name[i]).find('/') != std::string_view::npos;
+        });
+    const auto& ts = k.tracks[t].sample_ts;
+    walk(
+        ts.size(), [&](size_t i) { return ts[i]; }, [&](size_t i) { return ts[i]; },
+        [](size_t) { return false; });
+  }
+  return outside;
+}
+
 }  // namespace
 
 PhaseGroups BuildPhaseGroups(const Plan& plan) {
@@ -385,6 +415,12 @@ void CardEmitter::Emit(int card, Rank* out) {
   // next's marker; the writer needs each track in time order.
   for (Track& t : k.tracks)
     if (!t.events.IsSortedByTime()) t.events.SortByTime();
+  // The plan promises that its phases hold their work (an update_actor
+  // range as long as the engine's rank, rollout steps inside their range):
+  // what does not is counted, not fatal, so that a plan off by a little is
+  // seen (`moetrace info --json`) without losing the trace.
+  const int64_t outside = CountOutsidePhases(cp.phases, k);
+  if (outside > 0) k.AddStat("tracegen.rl.outside_phase", outside);
 }
 
 void EmitCard(const Plan& plan, int card, Rank* out) {

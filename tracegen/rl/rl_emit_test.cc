@@ -298,3 +298,59 @@ TEST(RlEmit, CardsRoundTripThroughTheNativeFormat) {
 
 }  // namespace
 }  // namespace moetrace::tracegen::rl
+
+namespace moetrace::tracegen::rl {
+namespace {
+
+// What BuildPlan may rely on: an update_actor range of the engine's
+// RankEndTimes()[train_rank] holds every event and sample of that rank (the
+// hand plan adds 1 ms; this pins that it need not).
+TEST(RlEmit, EngineRankEndsByItsRankEndTime) {
+  const Plan& plan = SharedPlan();
+  const std::vector<int64_t> ends = plan.train_engine->RankEndTimes();
+  for (int r = 0; r < 3; ++r) {
+    Rank k = plan.train_engine->EmitRank(r);
+    TimeNs last = 0, first = INT64_MAX;
+    for (const Track& t : k.tracks) {
+      for (size_t i = 0; i < t.events.size(); ++i) last = std::max(last, t.events.End(i)), first = std::min(first, t.events.ts[i]);
+      for (TimeNs ts : t.sample_ts) last = std::max(last, ts), first = std::min(first, ts);
+    }
+    EXPECT_EQ(first, kRlBaseTime) << "rank " << r;
+    EXPECT_LE(last - kRlBaseTime, ends[size_t(r)]) << "rank " << r;
+  }
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen::rl
+
+namespace moetrace::tracegen::rl {
+namespace {
+
+TEST(RlEmit, WorkOutsideItsPhaseIsCounted) {
+  for (int c = 0; c < testing::kCards; ++c) EXPECT_TRUE(Card(c).import_stats.empty()) << "card " << c;
+  // Card 1's first update_actor range cut 1 ns before the engine's last
+  // event or sample ends: exactly those that end later are counted.
+  Plan plan = SharedPlan();
+  Rank eng = plan.train_engine->EmitRank(1);
+  TimeNs last = 0;
+  for (const Track& t : eng.tracks) {
+    for (size_t i = 0; i < t.events.size(); ++i) last = std::max(last, t.events.End(i));
+    for (TimeNs ts : t.sample_ts) last = std::max(last, ts);
+  }
+  int64_t want = 0;
+  for (const Track& t : eng.tracks) {
+    for (size_t i = 0; i < t.events.size(); ++i) want += t.events.End(i) == last;
+    for (TimeNs ts : t.sample_ts) want += ts == last;
+  }
+  ASSERT_GT(want, 0);
+  for (PhaseSpan& p : plan.card[1].phases)
+    if (p.task == Task::kUpdateActor && p.iteration == 0) p.end = p.start + (last - kRlBaseTime) - 1;
+  Rank r;
+  EmitCard(plan, 1, &r);
+  ASSERT_EQ(r.import_stats.size(), 1u);
+  EXPECT_EQ(r.import_stats[0].first, "tracegen.rl.outside_phase");
+  EXPECT_EQ(r.import_stats[0].second, want);
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen::rl
