@@ -22,9 +22,9 @@ enum : size_t {
 };
 constexpr size_t kEngineTracks = kKvCache;  // tracks the engine emits
 
-// A host launch of a device op: the aclnn / graph-launch call before the
-// kernel runs. Its length is a launch's, not modelled: it only links the
-// host to the device work (correlation) and never leaves the phase range.
+// A host launch of a device op, at the op's start (the aclnn / graph-launch
+// call). Its length is a launch's, not modelled: it only links the host to
+// the device work (correlation) and never leaves the phase range.
 constexpr TimeNs kLaunchNs = 5'000;
 
 void AddLayout(Rank& k) {
@@ -85,7 +85,9 @@ struct CardState {
     e.correlation = next_corr++;
     Event l;
     l.ts = e.ts;
-    l.dur = std::max<TimeNs>(0, std::min(kLaunchNs, range_end - e.ts));
+    // No longer than its op either: ops of one stream follow each other,
+    // so their launches never overlap on the main thread.
+    l.dur = std::max<TimeNs>(0, std::min({kLaunchNs, e.dur, range_end - e.ts}));
     l.name = k.strings.Intern("launch");
     l.category = Category::kLaunch;
     l.correlation = e.correlation;

@@ -94,6 +94,16 @@ TEST(RlEmit, EveryEventInsideAPhaseAndPhasesDisjoint) {
             << t.events.ts[i];
       for (TimeNs ts : t.sample_ts) EXPECT_TRUE(inside(ts, ts)) << "card " << c << " " << r.strings.Get(t.name);
     }
+    // The RL launches on the main thread do not overlap (the two of a
+    // switch, at its start on two streams, coincide exactly).
+    const EventTable& py = TrackNamed(r, "python").events;
+    TimeNs prev_ts = -1, prev_end = -1;
+    for (size_t i = 0; i < py.size(); ++i) {
+      if (r.strings.Get(py.name[i]) != "launch") continue;
+      EXPECT_TRUE(py.ts[i] >= prev_end || (py.ts[i] == prev_ts && py.End(i) == prev_end)) << "card " << c << " at " << py.ts[i];
+      prev_ts = py.ts[i];
+      prev_end = py.End(i);
+    }
     if (c == 3) {
       // Rollout only, per iteration: 4 markers; rollout 6 graphs + 5
       // all-to-alls + 11 launches; 2 scorings of 4 layers + 1 all-to-all +
