@@ -1,5 +1,4 @@
-// The phase names of tracegen/rl/README.md, as verl / MindSpeed-RL name
-// their MSTX ranges: the contract with analyzer/rl.
+// The verl / MindSpeed-RL names of the phases (tracegen/rl/README.md).
 #include "tracegen/rl/rl_plan.h"
 
 namespace moetrace::tracegen::rl {
@@ -27,13 +26,8 @@ std::string_view RoleName(Task t) {
     case Task::kComputeRmScore: return "reward";
     case Task::kComputeValues:
     case Task::kUpdateCritic: return "critic";
-    case Task::kComputeLogProb:
-    case Task::kUpdateActor:
-    case Task::kReshardToTrain:
-    case Task::kReshardToInfer:
-    case Task::kSyncWeights: return "actor";
+    default: return "actor";
   }
-  return "unknown";
 }
 
 }  // namespace moetrace::tracegen::rl
