@@ -337,7 +337,10 @@ data RlData(const analysis::Rl& rl) {
     for (const RlLane& l : t.lanes) {
       list boxes;
       for (const RlBox& b : l.boxes) {
-        boxes.push_back(object{{"x", Num(b.x)}, {"y", Num(l.y)}, {"w", Num(b.w)}, {"cls", b.cls}, {"title", b.title}});
+        data box = object{{"x", Num(b.x)}, {"y", Num(l.y)}, {"w", Num(b.w)}, {"cls", b.cls}, {"fill", b.fill},
+                          {"title", b.title}};
+        box.set("idle", data(b.cls == "rl-idle"));
+        boxes.push_back(box);
       }
       lanes.push_back(object{{"role", l.role}, {"y", Num(l.y)}, {"ty", Num(l.y + 14)}, {"boxes", boxes}});
     }
@@ -346,7 +349,7 @@ data RlData(const analysis::Rl& rl) {
       marks.push_back(object{{"x", Num(m.x)}, {"tx", Num(m.x + 2)}, {"label", m.label}});
     }
     list legend;
-    for (const RlLegendItem& l : t.legend) legend.push_back(object{{"cls", l.cls}, {"task", l.task}});
+    for (const RlLegendItem& l : t.legend) legend.push_back(object{{"cls", l.cls}, {"fill", l.fill}, {"task", l.task}});
     const double axis_y = t.height - 16;
     data g = object{{"lanes", lanes}, {"marks", marks}, {"legend", legend}, {"height", Num(t.height)},
                     {"axis_y", Num(axis_y)}, {"label_y", Num(axis_y + 12)}, {"duration", t.duration},

@@ -42,12 +42,6 @@ svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
 .c-compute { fill: #4e79a7; } .c-comm { fill: #e15759; } .c-copy { fill: #f28e2b; } .c-host { fill: #b07aa1; } .c-free { fill: #d5d0cc; }
 i.c-compute { background: #4e79a7; } i.c-comm { background: #e15759; } i.c-copy { background: #f28e2b; } i.c-host { background: #b07aa1; } i.c-free { background: #d5d0cc; }
 .outlier { fill: var(--bad); font-weight: 600; }
-.rl-t0 { fill: #59a14f; } .rl-t1 { fill: #4e79a7; } .rl-t2 { fill: #76b7b2; } .rl-t3 { fill: #edc948; } .rl-t4 { fill: #b07aa1; }
-.rl-t5 { fill: #e15759; } .rl-t6 { fill: #ff9da7; } .rl-t7 { fill: #f28e2b; } .rl-t8 { fill: #9c755f; } .rl-t9 { fill: #bab0ac; } .rl-tx { fill: #79706e; }
-.rl-idle { fill: #fff; fill-opacity: .65; stroke: #57606a; stroke-dasharray: 3 2; }
-i.rl-t0 { background: #59a14f; } i.rl-t1 { background: #4e79a7; } i.rl-t2 { background: #76b7b2; } i.rl-t3 { background: #edc948; } i.rl-t4 { background: #b07aa1; }
-i.rl-t5 { background: #e15759; } i.rl-t6 { background: #ff9da7; } i.rl-t7 { background: #f28e2b; } i.rl-t8 { background: #9c755f; } i.rl-t9 { background: #bab0ac; } i.rl-tx { background: #79706e; }
-i.rl-idle { background: #fff; border: 1px dashed #57606a; }
 .note { color: var(--muted); font-size: 12px; }
 .pre { white-space: pre-line; }
 ul.warn li { color: var(--warn); }
@@ -102,10 +96,10 @@ ul.warn li { color: var(--warn); }
 </div>
 {{#timeline}}
 <p class="note">Phases per role, iterations side by side ({{duration}} in all; dashed lines: iteration windows). A box spans the role's first card's start to its last card's end; the dashed box at the end of a rollout is its long-tail idle, the mean per rollout card.</p>
-<p class="legend">{{#legend}}<span><i class="{{cls}}"></i>{{task}}</span>{{/legend}}<span><i class="rl-idle"></i>long-tail idle</span></p>
+<p class="legend">{{#legend}}<span><i class="{{cls}}" style="background: {{fill}}"></i>{{task}}</span>{{/legend}}<span><i class="rl-idle" style="background: #fff; border: 1px dashed #57606a"></i>long-tail idle</span></p>
 <svg viewBox="0 0 1080 {{height}}" width="1080" role="img" aria-label="RL phase timeline">
 {{#lanes}}<text x="0" y="{{ty}}">{{role}}</text><rect x="110" y="{{y}}" width="960" height="20" fill="#f6f8fa"/>
-{{#boxes}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="20" class="{{cls}}"><title>{{title}}</title></rect>{{/boxes}}
+{{#boxes}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="20" class="{{cls}}" fill="{{fill}}"{{#idle}} fill-opacity="0.65" stroke="#57606a" stroke-dasharray="3 2"{{/idle}}><title>{{title}}</title></rect>{{/boxes}}
 {{/lanes}}
 {{#marks}}<line x1="{{x}}" y1="0" x2="{{x}}" y2="{{axis_y}}" stroke="#57606a" stroke-dasharray="2 2"/><text x="{{tx}}" y="{{label_y}}">{{label}}</text>{{/marks}}
 </svg>
@@ -122,7 +116,6 @@ ul.warn li { color: var(--warn); }
 {{#has_more}}<p class="note">{{more}}</p>{{/has_more}}
 </section>
 {{/rl}}
-
 {{#breakdown}}
 <section id="breakdown">
 <h2>Step breakdown {{#grouped}}(rank groups; outlier ranks on their own, in red){{/grouped}}</h2>

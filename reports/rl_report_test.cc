@@ -8,6 +8,7 @@
 #include "reports/report.h"
 #include "reports/rl_rows.h"
 #include "reports/rl_timeline.h"
+#include "reports/test_traces.h"
 
 namespace moetrace {
 namespace {
@@ -18,68 +19,9 @@ size_t Count(const std::string& s, std::string_view what) {
   return n;
 }
 
-void AddPhase(analysis::RlIteration* it, const std::string& task, const std::string& role, int64_t start,
-              int64_t time, int32_t cards, int64_t card_ns) {
-  analysis::RlPhase* p = it->add_phases();
-  p->set_task(task);
-  p->set_role(role);
-  p->set_start_ns(start);
-  p->set_time_ns(time);
-  p->set_share(double(time) / it->time_ns());
-  p->set_cards(cards);
-  p->set_card_ns(card_ns);
-}
-
-// A colocated job on 8 cards, staleness 1. Iteration 0 (window 0-10 s):
-// rollout 0-4 s with 4 s of long-tail idle card-time (0.5 s per card),
-// log-probs 4-5 s, reference 5-6 s, reshard 6-6.5 s, update 6.5-9.5 s,
-// reshard back 9.5-10 s. Iteration 1 (window 10-18 s): its rollout
-// started at 9 s (stale), a reward role with a hostile name, an unknown
-// task, then the update.
-analysis::Analysis RlAnalysis() {
-  analysis::Analysis a;
-  analysis::Rl* rl = a.mutable_rl();
-  rl->set_present(true);
-  rl->set_placement("colocated");
-  rl->set_cards(8);
-  rl->set_staleness(1);
-  rl->set_iteration_time_ns(8'000'000'000);
-  rl->set_utilization(0.8125);
-  rl->set_long_tail_idle_share(4.0 / (8 * 18));
-  rl->set_switch_share(1.0 / 18);
-  rl->set_generated_tokens_per_s(14'000);
-  rl->set_trained_tokens_per_s(35'000);
-  analysis::RlIteration* i0 = rl->add_iterations();
-  i0->set_iteration(0);
-  i0->set_start_ns(0);
-  i0->set_time_ns(10'000'000'000);
-  i0->set_busy_card_ns(76'000'000'000);
-  i0->set_utilization(0.95);
-  i0->set_long_tail_idle_card_ns(4'000'000'000);
-  i0->set_switch_ns(1'000'000'000);
-  i0->set_generated_tokens(123'456);
-  AddPhase(i0, "generate_sequences", "rollout", 0, 4'000'000'000, 8, 28'000'000'000);
-  AddPhase(i0, "compute_log_prob", "actor", 4'000'000'000, 1'000'000'000, 8, 8'000'000'000);
-  AddPhase(i0, "compute_ref_log_prob", "ref", 5'000'000'000, 1'000'000'000, 8, 8'000'000'000);
-  AddPhase(i0, "reshard_to_train", "actor", 6'000'000'000, 500'000'000, 8, 4'000'000'000);
-  AddPhase(i0, "update_actor", "actor", 6'500'000'000, 3'000'000'000, 8, 24'000'000'000);
-  AddPhase(i0, "reshard_to_infer", "actor", 9'500'000'000, 500'000'000, 8, 4'000'000'000);
-  analysis::RlIteration* i1 = rl->add_iterations();
-  i1->set_iteration(1);
-  i1->set_start_ns(10'000'000'000);
-  i1->set_time_ns(8'000'000'000);
-  i1->set_utilization(0.625);
-  i1->set_staleness(1);
-  AddPhase(i1, "generate_sequences", "rollout", 9'000'000'000, 3'000'000'000, 8, 24'000'000'000);
-  AddPhase(i1, "compute_rm_score", "rew<ard>|\"x\"", 12'000'000'000, 1'000'000'000, 4, 4'000'000'000);
-  AddPhase(i1, "my<task>", "actor", 13'000'000'000, 1'000'000'000, 1, 1'000'000'000);
-  AddPhase(i1, "update_actor", "actor", 14'000'000'000, 4'000'000'000, 8, 32'000'000'000);
-  return a;
-}
-
 TEST(RlReport, MarkdownFiguresAndPhaseRows) {
   ReportData rd;
-  rd.analysis = RlAnalysis();
+  rd.analysis = MakeRlAnalysis();
   const std::string md = RenderMarkdownReport(rd);
   EXPECT_EQ(md.find("Nothing to report"), std::string::npos) << md;
   EXPECT_NE(md.find("### RL post-training\n\n| figure | value | |\n|---|---:|---|\n"
@@ -117,7 +59,7 @@ TEST(RlReport, MarkdownFiguresAndPhaseRows) {
 
 TEST(RlReport, MarkdownKeepsFourIterations) {
   ReportData rd;
-  rd.analysis = RlAnalysis();
+  rd.analysis = MakeRlAnalysis();
   for (int i = 2; i < 6; ++i) *rd.analysis.mutable_rl()->add_iterations() = rd.analysis.rl().iterations(1);
   const std::string md = RenderMarkdownReport(rd);
   EXPECT_EQ(Count(md, "| task | role | starts at |"), 4u);
@@ -125,7 +67,7 @@ TEST(RlReport, MarkdownKeepsFourIterations) {
 }
 
 TEST(RlReport, TimelineGeometry) {
-  const RlTimeline t = BuildRlTimeline(RlAnalysis().rl(), 64);
+  const RlTimeline t = BuildRlTimeline(MakeRlAnalysis().rl(), 64);
   // Roles in reading order, the unknown one last.
   ASSERT_EQ(t.lanes.size(), 4u);
   EXPECT_EQ(t.lanes[0].role, "rollout");
@@ -160,22 +102,26 @@ TEST(RlReport, TimelineGeometry) {
 
 TEST(RlReport, HtmlSectionTimelineAndEscaping) {
   ReportData rd;
-  rd.analysis = RlAnalysis();
+  rd.analysis = MakeRlAnalysis();
   const std::string html = RenderHtmlReport(rd);
   EXPECT_NE(html.find("<section id=\"rl\">"), std::string::npos);
   EXPECT_NE(html.find("<a href=\"#rl\">RL post-training</a>"), std::string::npos);
   EXPECT_EQ(Count(html, "aria-label=\"RL phase timeline\""), 1u);
   // 10 phases and one idle box, each a rect with a tooltip.
   EXPECT_EQ(Count(html, "height=\"20\" class=\"rl-t"), 10u);
-  EXPECT_EQ(Count(html, "height=\"20\" class=\"rl-idle\"><title>iteration 0 long-tail idle: 4.000 s card-time, "
+  EXPECT_EQ(Count(html, "height=\"20\" class=\"rl-idle\" fill=\"#ffffff\" fill-opacity=\"0.65\" stroke=\"#57606a\" "
+                        "stroke-dasharray=\"3 2\"><title>iteration 0 long-tail idle: 4.000 s card-time, "
                         "500.000 ms per rollout card on average</title>"),
             1u)
       << html;
-  EXPECT_EQ(Count(html, "<rect x=\"110.0\" y=\"4.0\" width=\"213.3\" height=\"20\" class=\"rl-t0\"><title>iteration 0 "
+  EXPECT_EQ(Count(html, "<rect x=\"110.0\" y=\"4.0\" width=\"213.3\" height=\"20\" class=\"rl-t0\" fill=\"#59a14f\"><title>iteration 0 "
                         "rollout/generate_sequences: 4.000 s on 8 cards, 28.000 s card-time</title></rect>"),
             1u)
       << html;
   EXPECT_EQ(Count(html, "stroke-dasharray=\"2 2\""), 2u);  // one line per iteration window
+  // The unknown task in the "other" grey, the legend with the colours drawn.
+  EXPECT_EQ(Count(html, "class=\"rl-tx\" fill=\"#79706e\"><title>iteration 1 actor/my&lt;task&gt;"), 1u);
+  EXPECT_EQ(Count(html, "<i class=\"rl-t"), 8u);
   // Two iteration tables.
   EXPECT_EQ(Count(html, "<h3>Iteration "), 2u);
   EXPECT_NE(html.find("<tr><td>update_actor</td><td>actor</td><td class=\"num\">4.000 s</td><td class=\"num\">4.000 s"
@@ -204,7 +150,7 @@ TEST(RlReport, AbsentWithoutRl) {
   EXPECT_EQ(Count(html, "class=\"rl-"), 0u);
   EXPECT_EQ(md.find("RL post-training"), std::string::npos);
   ReportData off = rd;
-  *off.analysis.mutable_rl() = RlAnalysis().rl();
+  *off.analysis.mutable_rl() = MakeRlAnalysis().rl();
   off.analysis.mutable_rl()->set_present(false);
   EXPECT_EQ(RenderHtmlReport(off), html);
   EXPECT_EQ(RenderMarkdownReport(off), md);

@@ -13,6 +13,11 @@ const char* const kRlTasks[10] = {"generate_sequences", "compute_log_prob", "com
                                   "compute_values",     "update_actor",     "update_critic",        "reshard_to_train",
                                   "reshard_to_infer",   "sync_weights"};
 
+// Colours as attributes, not classes: a report without RL keeps every byte
+// of its stylesheet.
+const char* const kRlTaskFills[10] = {"#59a14f", "#4e79a7", "#76b7b2", "#edc948", "#b07aa1",
+                                      "#e15759", "#ff9da7", "#f28e2b", "#9c755f", "#bab0ac"};
+
 namespace {
 
 int TaskIndex(const std::string& task) {
@@ -77,6 +82,7 @@ RlTimeline BuildRlTimeline(const analysis::Rl& rl, size_t max_iterations) {
       drawn[k < 0 ? 10 : k] = true;
       lane(p.role()).boxes.push_back(
           {X(p.start_ns()), W(p.time_ns()), k < 0 ? std::string("rl-tx") : fmt::format("rl-t{}", k),
+           k < 0 ? kRlOtherFill : kRlTaskFills[k],
            fmt::format("iteration {} {}/{}: {} on {} card{}, {} card-time", it.iteration(), p.role(), p.task(),
                        FormatDuration(double(p.time_ns())), p.cards(), p.cards() == 1 ? "" : "s",
                        FormatDuration(double(p.card_ns())))});
@@ -87,16 +93,16 @@ RlTimeline BuildRlTimeline(const analysis::Rl& rl, size_t max_iterations) {
         const int64_t idle = std::min<int64_t>(it.long_tail_idle_card_ns() / p.cards(), p.time_ns());
         const int64_t end = p.start_ns() + p.time_ns();
         lane(p.role()).boxes.push_back(
-            {X(end - idle), W(idle), "rl-idle",
+            {X(end - idle), W(idle), "rl-idle", kRlIdleFill,
              fmt::format("iteration {} long-tail idle: {} card-time, {} per rollout card on average", it.iteration(),
                          FormatDuration(double(it.long_tail_idle_card_ns())), FormatDuration(double(idle)))});
       }
     }
   }
   for (int k = 0; k < 10; ++k) {
-    if (drawn[k]) t.legend.push_back({fmt::format("rl-t{}", k), kRlTasks[k]});
+    if (drawn[k]) t.legend.push_back({fmt::format("rl-t{}", k), kRlTaskFills[k], kRlTasks[k]});
   }
-  if (drawn[10]) t.legend.push_back({"rl-tx", "other task"});
+  if (drawn[10]) t.legend.push_back({"rl-tx", kRlOtherFill, "other task"});
   t.height = 4 + roles.size() * RlTimeline::kLaneStep + 16;
   return t;
 }

@@ -15,6 +15,7 @@ namespace moetrace {
 struct RlBox {
   double x = 0, w = 0;
   std::string cls;    // "rl-t0".."rl-t9" by task, "rl-tx" another task, "rl-idle" long-tail idle
+  std::string fill;   // its colour, "#59a14f" (the page has no stylesheet rule for these)
   std::string title;  // tooltip: iteration, role/task, span, cards
 };
 
@@ -30,7 +31,7 @@ struct RlMark {  // an iteration window's start
 };
 
 struct RlLegendItem {
-  std::string cls, task;
+  std::string cls, fill, task;
 };
 
 struct RlTimeline {
@@ -44,8 +45,11 @@ struct RlTimeline {
 };
 
 // The tasks with their own colour (tracegen/rl/README.md's names), in
-// the order of "rl-t0".."rl-t9".
+// the order of "rl-t0".."rl-t9", and the colours.
 extern const char* const kRlTasks[10];
+extern const char* const kRlTaskFills[10];
+inline constexpr const char kRlOtherFill[] = "#79706e";
+inline constexpr const char kRlIdleFill[] = "#ffffff";
 
 // Empty lanes when the analysis has no RL phases.
 RlTimeline BuildRlTimeline(const analysis::Rl& rl, size_t max_iterations);
