@@ -85,30 +85,45 @@ TEST(RlModel, LongTailIdleOfTheDrawnLengths) {
 // iteration takes R + T + S. Staleness 1: rollout i+1 needs the weights of
 // update i-1 only, so it runs while iteration i trains; the syncs cannot
 // overlap (they hold both pools): the steady state is max(R, T) + S.
+// Responses of 256 tokens make R > T: iteration 0 takes R + R + S (its sync
+// waits for rollout 1 to free the pool), 1 and 2 take R + S, the last drains
+// in T + S. Responses of 4 tokens make T > R: iteration 0 takes R + T + S,
+// every later one T + S.
 TEST(RlModel, StaleSyncOverlapsRolloutAndTraining) {
-  const std::vector<std::string> sets = {"rl.response_distribution=fixed", "rl.iterations=4",
-                                         "rl.placement=separate", "rl.rollout.cards=16"};
-  const Plan sync = BuildPlan(Tiny(sets), 1);
-  auto with = sets;
-  with.push_back("rl.staleness=1");
-  const Plan stale = BuildPlan(Tiny(with), 1);
-  const TimeNs R = Label(sync, 0, "phases.generate_sequences.time_ns");
-  const TimeNs S = Label(sync, 0, "phases.sync_weights.time_ns");
-  const TimeNs T = Label(sync, 0, "phases.compute_log_prob.time_ns") +
-                   Label(sync, 0, "phases.compute_ref_log_prob.time_ns") +
-                   Label(sync, 0, "phases.update_actor.time_ns");
-  EXPECT_GT(S, 0);
-  for (int it = 1; it < 4; ++it) EXPECT_EQ(Label(sync, it, "time_ns"), R + T + S);
-  for (int it = 1; it < 4; ++it) {
-    EXPECT_EQ(Label(stale, it, "time_ns"), std::max(R, T) + S) << it;
-    EXPECT_EQ(Label(stale, it, "staleness"), 1);
+  for (const char* mean : {"256", "4"}) {
+    SCOPED_TRACE(mean);
+    const std::vector<std::string> sets = {
+        "rl.response_distribution=fixed", "rl.iterations=4", "rl.placement=separate",
+        "rl.rollout.cards=16", std::string("rl.response_mean=") + mean,
+        std::string("rl.response_max=") + mean};
+    const Plan sync = BuildPlan(Tiny(sets), 1);
+    auto with = sets;
+    with.push_back("rl.staleness=1");
+    const Plan stale = BuildPlan(Tiny(with), 1);
+    const TimeNs R = Label(sync, 0, "phases.generate_sequences.time_ns");
+    const TimeNs S = Label(sync, 0, "phases.sync_weights.time_ns");
+    const TimeNs T = Label(sync, 0, "phases.compute_log_prob.time_ns") +
+                     Label(sync, 0, "phases.compute_ref_log_prob.time_ns") +
+                     Label(sync, 0, "phases.update_actor.time_ns");
+    EXPECT_GT(S, 0);
+    for (int it = 0; it < 4; ++it) EXPECT_EQ(Label(sync, it, "time_ns"), R + T + S);
+    if (R > T) {
+      EXPECT_EQ(Label(stale, 0, "time_ns"), 2 * R + S);
+      EXPECT_EQ(Label(stale, 3, "time_ns"), T + S);
+    } else {
+      EXPECT_EQ(Label(stale, 0, "time_ns"), R + T + S);
+      EXPECT_EQ(Label(stale, 3, "time_ns"), T + S);
+    }
+    for (int it = 1; it < 3; ++it)
+      EXPECT_EQ(Label(stale, it, "time_ns"), std::max(R, T) + S) << it;
+    EXPECT_EQ(Label(stale, 0, "staleness"), 0);
+    for (int it = 1; it < 4; ++it) EXPECT_EQ(Label(stale, it, "staleness"), 1);
+    EXPECT_EQ(stale.cards, 32);
+    EXPECT_EQ(stale.card[20].instance, 1);
+    EXPECT_EQ(stale.card[20].train_rank, -1);
+    ExpectNoOverlap(sync);
+    ExpectNoOverlap(stale);
   }
-  EXPECT_EQ(Label(stale, 0, "staleness"), 0);
-  EXPECT_EQ(stale.cards, 32);
-  EXPECT_EQ(stale.card[20].instance, 1);
-  EXPECT_EQ(stale.card[20].train_rank, -1);
-  ExpectNoOverlap(sync);
-  ExpectNoOverlap(stale);
 }
 
 TEST(RlModel, PpoAddsTheCritic) {
