@@ -76,13 +76,12 @@ Plan BuildPlan(const RunConfig& config, int threads) {
 
   const int64_t seqs = SequencesPerIteration(config);
   std::vector<std::vector<int64_t>> lengths(iterations);
-  for (int it = 0; it < iterations; ++it) {
+  for (int it = 0; it < iterations; ++it)
     lengths[it] = DrawResponseLengths(rl, config.seed(), it, seqs);
-    const int64_t gen = std::accumulate(lengths[it].begin(), lengths[it].end(), int64_t{0});
-    plan.generated_tokens.push_back(gen);
-    plan.trained_tokens.push_back(gen + seqs * rl.prompt_length());
-  }
   plan.response_lengths = lengths[0];
+  plan.generated_tokens.assign(iterations, 0);
+  plan.trained_tokens.assign(iterations, 0);
+  plan.staleness.assign(iterations, 0);
 
   // Actor update: simulated once, repeated every iteration.
   plan.train_config = TrainConfig(config, lengths[0]);
@@ -103,6 +102,8 @@ Plan BuildPlan(const RunConfig& config, int threads) {
   const SwitchCosts sw = ComputeSwitchCosts(config);
 
   std::vector<TimeNs> rollout_end(iterations, 0);
+  std::vector<std::vector<DoneSequence>> done(iterations);
+  std::vector<int> version(iterations, 0);  // weight version rollout i used
   TimeNs pool_free = 0, train_free = 0;
   // Places iteration j's training side: (reshard_to_train,) scoring, the
   // update(s), then reshard_to_infer or sync_weights.
@@ -119,12 +120,14 @@ Plan BuildPlan(const RunConfig& config, int threads) {
       }
       t += sw.to_train.dur();
     }
+    // The sequences this rollout completed (with partial rollout, some
+    // started in an earlier one) are scored and trained.
     int64_t tokens = 0;
     double pairs = 0;
-    for (int64_t len : lengths[j]) {
-      const double n = double(rl.prompt_length() + len);
-      tokens += rl.prompt_length() + len;
-      pairs += 0.5 * n * (n + 1);
+    for (const DoneSequence& d : done[j]) {
+      const int64_t n = d.seq.prompt + d.seq.response;
+      tokens += n;
+      pairs += 0.5 * double(n) * double(n + 1);
     }
     const StepCost sc = score_cost.Prefill(tokens, pairs);
     for (Task task : scoring) {
@@ -170,22 +173,44 @@ Plan BuildPlan(const RunConfig& config, int threads) {
     train_free = t;
   };
 
+  // Partial rollout (staleness k >= 1): an iteration's rollout ends when its
+  // quota of responses is done; the next iteration's prompts fill the slots
+  // freed in the long tail, and what is still decoding carries over. A
+  // response is trained at most k weight versions after the version that
+  // started it, so the pipeline of separate pools (rollout i on version
+  // >= i - k) spends the budget first: partial rollout runs only while a
+  // response started now could still be trained next iteration. The last
+  // iteration drains.
+  const int k = rl.staleness();
+  std::vector<InstanceRollout> inst;
+  for (int i = 0; i < n_inst; ++i) inst.emplace_back(infer, r.max_batch(), rl.response_max());
+  int enqueued = 0;
+  auto enqueue_through = [&](int last) {
+    for (; enqueued <= last && enqueued < iterations; ++enqueued) {
+      std::vector<std::vector<RolloutSequence>> per_inst(n_inst);
+      for (int64_t s = 0; s < seqs; ++s)
+        per_inst[s % n_inst].push_back({rl.prompt_length(), lengths[enqueued][s]});
+      for (int i = 0; i < n_inst; ++i) inst[i].Enqueue(enqueued, per_inst[i]);
+    }
+  };
   int trained = 0;  // iterations whose training side is placed
   for (int it = 0; it < iterations; ++it) {
-    // Rollout `it` needs weights of version >= it - staleness (version v:
-    // after the update of iteration v - 1). Colocated cards cannot run the
-    // next rollout while they train, so there it is always version `it`.
-    const int need = separate ? std::max(0, it - rl.staleness()) : it;
+    // Rollout `it` needs weights of version >= it - k (version v: after the
+    // update of iteration v - 1). Colocated cards cannot run the next
+    // rollout while they train, so there it is always version `it`.
+    const int need = separate ? std::max(0, it - k) : it;
     while (trained < need) place_training(trained++);
-    plan.staleness.push_back(it - trained);
+    version[it] = trained;
+    const bool partial = k > 0 && it + 1 < iterations && it + 1 - version[it] <= k;
+    enqueue_through(partial ? it + 1 : it);
+    // Responses started by rollouts before `oldest` must be done now.
+    int oldest = it + 1;
+    while (oldest > 0 && it + 1 - version[oldest - 1] <= k) --oldest;
     const TimeNs start = pool_free;
-    std::vector<std::vector<RolloutSequence>> per_inst(n_inst);
-    for (int64_t s = 0; s < seqs; ++s)
-      per_inst[s % n_inst].push_back({rl.prompt_length(), lengths[it][s]});
     TimeNs end = start;
     for (int i = 0; i < n_inst; ++i) {
-      InstanceIteration ii =
-          SimulateRollout(infer, r.max_batch(), per_inst[i], rl.response_max(), start, it);
+      const int64_t quota = partial ? (seqs - i + n_inst - 1) / n_inst : -1;
+      InstanceIteration ii = inst[i].Run(it, start, quota, oldest, &done[it]);
       uint64_t flops = 0, bytes = 0;
       TimeNs comm = 0;
       for (const RolloutStep& st : ii.steps) {
@@ -201,7 +226,12 @@ Plan BuildPlan(const RunConfig& config, int threads) {
         s.comm_dur = comm;
       }
       end = std::max(end, ii.end);
+      plan.generated_tokens[it] += ii.generated_tokens;
       plan.instances[i].iterations.push_back(std::move(ii));
+    }
+    for (const DoneSequence& d : done[it]) {
+      plan.trained_tokens[it] += d.seq.prompt + d.seq.response;
+      plan.staleness[it] = std::max(plan.staleness[it], it - version[d.first_rollout]);
     }
     rollout_end[it] = end;
     pool_free = end;

@@ -126,6 +126,28 @@ TEST(RlModel, StaleSyncOverlapsRolloutAndTraining) {
   }
 }
 
+// Colocated with staleness 1: partial rollout. Each instance stops at its
+// quota of 8 responses and refills freed slots with the next iteration's
+// prompts, so the long tail shrinks; every response is trained once, at
+// most one version late.
+TEST(RlModel, PartialRolloutShortensTheLongTail) {
+  const Plan sync = BuildPlan(Tiny({"rl.iterations=3"}), 1);
+  const Plan stale = BuildPlan(Tiny({"rl.iterations=3", "rl.staleness=1"}), 1);
+  int64_t sync_tokens = 0, stale_tokens = 0;
+  for (int it = 0; it < 3; ++it) {
+    sync_tokens += sync.trained_tokens[it];
+    stale_tokens += stale.trained_tokens[it];
+  }
+  EXPECT_EQ(stale_tokens, sync_tokens);  // the same responses, trained once each
+  EXPECT_LT(Label(stale, 0, "phases.generate_sequences.time_ns"),
+            Label(sync, 0, "phases.generate_sequences.time_ns"));
+  EXPECT_LT(Label(stale, 0, "long_tail_idle_card_ns"), Label(sync, 0, "long_tail_idle_card_ns"));
+  EXPECT_EQ(Label(stale, 0, "staleness"), 0);
+  EXPECT_EQ(Label(stale, 1, "staleness"), 1);
+  EXPECT_EQ(Label(sync, 1, "staleness"), 0);
+  ExpectNoOverlap(stale);
+}
+
 TEST(RlModel, PpoAddsTheCritic) {
   const Plan plan = BuildPlan(Tiny({"rl.algorithm=ppo", "rl.reward_model=true",
                                     "rl.iterations=1"}), 1);

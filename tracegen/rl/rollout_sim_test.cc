@@ -79,3 +79,61 @@ TEST(Rollout, LongTailIdleOfKnownLengths) {
 
 }  // namespace
 }  // namespace moetrace::tracegen::rl
+
+namespace moetrace::tracegen::rl {
+namespace {
+
+// Partial rollout by hand: iteration 0 has responses of 2 and 10 tokens,
+// iteration 1 of 3 and 3; prompts of 100; max_batch 2; quota 2.
+// Rollout 0: prefill A, B; decode steps 1-2 (batch 2): A done; C (iteration
+// 1) fills the slot: prefill C; decode steps 3-5: C done at step 5 -> the
+// quota (A, C) is met; B, 5 of its 10 tokens generated, carries over.
+// Rollout 1: one prefill of B again (100 + 5 tokens) and D (100), decode
+// steps 6-8 (batch 2): D done; steps 9-10 (batch 1): B done.
+TEST(Rollout, PartialRolloutCarriesTheLongTailOver) {
+  const InferenceCost cost = TinyCost();
+  InstanceRollout inst(cost, 2, 1024);
+  inst.Enqueue(0, {{100, 2}, {100, 10}});
+  inst.Enqueue(1, {{100, 3}, {100, 3}});
+  std::vector<DoneSequence> done0, done1;
+  auto r0 = inst.Run(0, 0, 2, 0, &done0);
+  ASSERT_EQ(r0.steps.size(), 7u);
+  EXPECT_TRUE(r0.steps[0].prefill);
+  EXPECT_TRUE(r0.steps[3].prefill);
+  EXPECT_EQ(r0.steps[3].new_tokens, 100);
+  EXPECT_EQ(r0.generated_tokens, 10);
+  ASSERT_EQ(done0.size(), 2u);
+  EXPECT_EQ(done0[0].seq.response, 2);
+  EXPECT_EQ(done0[1].iteration, 1);
+  EXPECT_EQ(done0[1].first_rollout, 0);
+  EXPECT_EQ(inst.in_flight(), 1);
+  auto r1 = inst.Run(1, 5000, -1, 1, &done1);
+  ASSERT_EQ(r1.steps.size(), 6u);
+  EXPECT_EQ(r1.start, 5000);
+  EXPECT_EQ(r1.steps[0].new_tokens, 205);
+  EXPECT_EQ(r1.steps[0].batch, 2);
+  EXPECT_EQ(r1.steps[0].dur, cost.Prefill(205, 105.0 * 106 / 2 + 100.0 * 101 / 2).dur);
+  EXPECT_EQ(r1.steps[3].batch, 2);
+  EXPECT_EQ(r1.steps[4].batch, 1);
+  EXPECT_EQ(r1.generated_tokens, 8);
+  ASSERT_EQ(done1.size(), 2u);
+  EXPECT_EQ(done1[0].seq.response, 3);
+  EXPECT_EQ(done1[1].seq.response, 10);
+  EXPECT_EQ(done1[1].first_rollout, 0);
+  EXPECT_EQ(inst.in_flight(), 0);
+}
+
+// The same with B started before `oldest_kept`: it must finish in rollout 0.
+TEST(Rollout, PartialRolloutRespectsTheStalenessBound) {
+  InstanceRollout inst(TinyCost(), 2, 1024);
+  inst.Enqueue(0, {{100, 2}, {100, 10}});
+  inst.Enqueue(1, {{100, 3}, {100, 3}});
+  std::vector<DoneSequence> done;
+  inst.Run(0, 0, 2, 1, &done);
+  // B done at step 10; C (3 tokens from step 2) at 5, D (from 5) at 8.
+  EXPECT_EQ(done.size(), 4u);
+  EXPECT_EQ(inst.in_flight(), 0);
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen::rl
