@@ -21,6 +21,10 @@ InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota,
   const double kv_card = cost_.KvBytesPerTokenPerCard() / cost_.layout().dp;
   // A std heap with this order keeps the first sequence to finish on top.
   auto later = [](const Active& a, const Active& b) { return a.done_after > b.done_after; };
+  // Partial rollout refills the slots its own sequences free; it does not
+  // start more than a quota at once (spare slots stay spare, as without it).
+  const int64_t slots = quota >= 0 ? std::min<int64_t>(max_batch_, std::max<int64_t>(quota, 1))
+                                   : max_batch_;
   TimeNs t = start;
   int64_t finished = 0;
   // Sequences carried over from the last rollout are prefilled again.
@@ -34,7 +38,7 @@ InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota,
     ++admitted;
   }
   while (!queue_.empty() || !active_.empty()) {
-    while (!queue_.empty() && static_cast<int64_t>(active_.size()) < max_batch_) {
+    while (!queue_.empty() && static_cast<int64_t>(active_.size()) < slots) {
       const Queued& q = queue_.front();
       const int64_t need = q.seq.prompt + response_cap_;
       if (reserved_ + need > capacity_) break;

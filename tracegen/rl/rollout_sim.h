@@ -40,7 +40,10 @@ class InstanceRollout {
   // in this rollout and none in flight was started by a rollout before
   // `oldest_kept`; the others stay in flight for the next call, which first
   // prefills them again (prompt + tokens generated so far: the weights have
-  // changed). Appends the sequences done to *done. Throws std::logic_error
+  // changed). With a quota, at most min(max_batch, quota) sequences are in
+  // flight: slots freed by finished sequences are refilled, spare ones stay
+  // spare as they would without a next iteration queued. Appends the
+  // sequences done to *done. Throws std::logic_error
   // if one sequence alone does not fit the KV cache (ValidateRl rejects it).
   InstanceIteration Run(int rollout, TimeNs start, int64_t quota, int oldest_kept,
                         std::vector<DoneSequence>* done);
