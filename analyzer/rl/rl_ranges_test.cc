@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/rl/rl_test_trace.h"
+#include "formats/kineto/kineto_importer.h"
 
 namespace moetrace::rl {
 namespace {
@@ -56,6 +57,29 @@ TEST(RlRanges, KinetoUserAnnotationsWithoutSteps) {
   EXPECT_EQ(c.ranges[4], (PhaseRange{0, Task::kReshardToInfer, Role::kActor, 3000, 3100, -1}));
   EXPECT_EQ(c.ranges[5], (PhaseRange{1, Task::kGenerateSequences, Role::kRollout, 3100, 4000, -1}));
   EXPECT_EQ(c.ranges[6], (PhaseRange{1, Task::kUpdateActor, Role::kActor, 4000, 4500, -1}));
+}
+
+// Through the Kineto importer: verl's DistProfiler ranges are
+// `user_annotation` events (µs), inner `cpu_op`s are not phases.
+TEST(RlRanges, KinetoJsonOfVerl) {
+  const Rank r = ImportKinetoJson(R"J({
+  "schemaVersion": 1,
+  "distributedInfo": {"backend": "hccl", "rank": 5, "world_size": 8},
+  "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "rollout_generate", "pid": 10, "tid": 10, "ts": 1000, "dur": 400},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 10, "tid": 10, "ts": 1010, "dur": 20},
+  {"ph": "X", "cat": "user_annotation", "name": "actor_compute_log_prob", "pid": 10, "tid": 10, "ts": 1400, "dur": 50},
+  {"ph": "X", "cat": "user_annotation", "name": "ref_compute_log_prob", "pid": 10, "tid": 10, "ts": 1450, "dur": 60},
+  {"ph": "X", "cat": "user_annotation", "name": "actor_update", "pid": 10, "tid": 10, "ts": 1510, "dur": 300.5},
+  {"ph": "X", "cat": "user_annotation", "name": "my_region", "pid": 10, "tid": 10, "ts": 1900, "dur": 5}
+  ]})J");
+  const CardPhases c = CollectPhases(r);
+  EXPECT_EQ(c.rank, 5);
+  ASSERT_EQ(c.ranges.size(), 4u);
+  EXPECT_EQ(c.ranges[0], (PhaseRange{0, Task::kGenerateSequences, Role::kRollout, 1'000'000, 1'400'000, -1}));
+  EXPECT_EQ(c.ranges[1], (PhaseRange{0, Task::kComputeLogProb, Role::kActor, 1'400'000, 1'450'000, -1}));
+  EXPECT_EQ(c.ranges[2], (PhaseRange{0, Task::kComputeRefLogProb, Role::kRef, 1'450'000, 1'510'000, -1}));
+  EXPECT_EQ(c.ranges[3], (PhaseRange{0, Task::kUpdateActor, Role::kActor, 1'510'000, 1'810'500, -1}));
 }
 
 TEST(RlRanges, NoRlPhasesGiveNothing) {
