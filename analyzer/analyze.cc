@@ -11,6 +11,7 @@
 #include "analyzer/hta/hta.h"
 #include "analyzer/label_check.h"
 #include "analyzer/metrics_proto.h"
+#include "analyzer/rl/rl_section.h"
 #include "formats/errors.h"
 #include "formats/native/native_reader.h"
 #include "formats/rank_reference.h"
@@ -76,8 +77,10 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
         FillRank(m, capacity, &ranks[i]);
         // Outside the lock: Add locks only the shards it touches.
         out.cluster.Add(m, rank);
+        rl::CardPhases phases = rl::CollectPhases(rank);
         {
           std::lock_guard<std::mutex> lock(mu);
+          if (!phases.ranges.empty()) out.rl.push_back(std::move(phases));
           analysed[i] = 1;
           ++done;
           if (options.progress) options.progress(done, n);
@@ -144,6 +147,7 @@ analysis::Analysis FinishAnalysis(const Metadata& metadata, PartialAnalysis part
   }
   for (auto& [index, s] : part.skipped) *out.add_skipped_ranks() = std::move(s);
   part.cluster.Finish(metadata, &out);
+  rl::FillRl(std::move(part.rl), metadata, &out);
   if (HasRankReference(metadata.reference)) {
     Metadata resolved = metadata;
     resolved.reference = ResolveRankReference(metadata.reference, part.reference);

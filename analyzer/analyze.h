@@ -11,6 +11,7 @@
 #include "analyzer/cluster.h"
 #include "analyzer/hta/hta.h"
 #include "analyzer/proto/analysis.pb.h"
+#include "analyzer/rl/rl_ranges.h"
 #include "formats/rank_reference.h"
 #include "formats/trace_io.h"
 #include "formats/trace_selection.h"
@@ -46,6 +47,8 @@ struct PartialAnalysis {
   // The profiler figures that came with the ranks' reads, any order of
   // ranks: FinishAnalysis puts them where the metadata's placeholders stand.
   std::vector<LabeledValue> reference;
+  // The RL phases of the ranks that ran one (analyzer/rl), any order.
+  std::vector<rl::CardPhases> rl;
 };
 PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t>& indices,
                              const AnalyzeOptions& options = {});

@@ -7,6 +7,8 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/reflection.h>
 
+#include "analyzer/rl/rl_label.h"
+
 namespace moetrace {
 
 bool LookupNumber(const google::protobuf::Message& message, std::string_view path, double* out) {
@@ -114,6 +116,15 @@ void CheckOne(const LabeledValue& label, const char* source,
   if (label.step >= 0) c->set_step(label.step);
   c->set_key(label.key);
   c->set_expected(label.value);
+  if (label.rank == kNone && label.step >= 0) {
+    // A job-level RL figure (rl.iterations[step]).
+    double actual = 0, time = 0;
+    if (!a->has_rl() || !rl::LabelFigure(a->rl(), label.step, label.key, &actual, &time)) return;
+    c->set_actual(actual);
+    const double den = time > 0 ? time : std::abs(label.value);
+    if (den > 0) c->set_error(std::abs(actual - label.value) / den);
+    return;
+  }
   auto it = ranks.find(label.rank);
   if (it == ranks.end()) return;
   const analysis::RankAnalysis& r = *it->second;

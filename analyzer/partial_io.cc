@@ -41,6 +41,19 @@ std::string SerializePartial(PartialAnalysis* part_ptr) {
     o->set_key(l.key);
     o->set_value(l.value);
   }
+  for (const rl::CardPhases& c : part.rl) {
+    partial::RlCard* o = p.add_rl();
+    o->set_rank(c.rank);
+    o->set_ignored_markers(c.ignored_markers);
+    for (const rl::PhaseRange& r : c.ranges) {
+      o->add_iteration(r.iteration);
+      o->add_task(static_cast<uint32_t>(r.task));
+      o->add_role(static_cast<uint32_t>(r.role));
+      o->add_start(r.start);
+      o->add_end(r.end);
+      o->add_tokens(r.tokens);
+    }
+  }
   return p.SerializeAsString();
 }
 
@@ -61,6 +74,24 @@ void MergePartial(const std::string& bytes, PartialAnalysis* into) {
   }
   for (const auto& o : p.reference()) {
     into->reference.push_back({o.rank(), o.step(), o.key(), o.value()});
+  }
+  for (const partial::RlCard& o : p.rl()) {
+    const int n = o.iteration_size();
+    if (o.task_size() != n || o.role_size() != n || o.start_size() != n || o.end_size() != n ||
+        o.tokens_size() != n) {
+      throw std::runtime_error("a process's RL phases have columns of different lengths");
+    }
+    rl::CardPhases c;
+    c.rank = o.rank();
+    c.ignored_markers = o.ignored_markers();
+    for (int k = 0; k < n; ++k) {
+      if (o.task(k) >= rl::kTaskCount || o.role(k) >= rl::kRoleCount) {
+        throw std::runtime_error("a process's RL phases name an unknown task or role");
+      }
+      c.ranges.push_back({o.iteration(k), static_cast<rl::Task>(o.task(k)),
+                          static_cast<rl::Role>(o.role(k)), o.start(k), o.end(k), o.tokens(k)});
+    }
+    into->rl.push_back(std::move(c));
   }
 }
 

@@ -18,7 +18,7 @@
 #include "formats/sorted_dir.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
-#include "tracegen/rl/rl_generate.h"
+#include "tracegen/rl/rl_config.h"
 
 namespace moetrace::cli {
 
@@ -71,7 +71,7 @@ bool rl(const tracegen::RunConfig& c) { return !c.rl().algorithm().empty(); }
 
 // Ranks of the trace: the training world, or every card of an RL job.
 int World(const tracegen::RunConfig& c) {
-  return rl(c) ? tracegen::rl::CardCount(c) : c.parallel().world_size();
+  return rl(c) ? tracegen::rl::TotalCards(c) : c.parallel().world_size();
 }
 
 int Run(const Args& a, Communicator& comm) {

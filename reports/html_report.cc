@@ -13,6 +13,8 @@
 #include "reports/findings.h"
 #include "reports/report.h"
 #include "reports/report_template.h"
+#include "reports/rl_rows.h"
+#include "reports/rl_timeline.h"
 
 namespace moetrace {
 namespace {
@@ -305,6 +307,61 @@ data ClusterOutputData(const ClusterOutputRows& rows) {
   return d;
 }
 
+// RL post-training: the job figures, the phase timeline per role, a
+// table per iteration.
+data RlData(const analysis::Rl& rl) {
+  const RlRows rows = BuildRlRows(rl, 16);
+  list figures;
+  for (const RlFigure& f : rows.figures) {
+    figures.push_back(object{{"label", f.label}, {"value", f.value}, {"detail", f.detail}});
+  }
+  list header;
+  for (const char* h : RlIterationRows::kHeader) header.push_back(object{{"text", h}});
+  list iterations;
+  for (const RlIterationRows& it : rows.iterations) {
+    list phases;
+    for (const auto& p : it.phases) {
+      list cells;
+      for (size_t k = 2; k < p.size(); ++k) cells.push_back(object{{"text", p[k]}});
+      phases.push_back(object{{"task", p[0]}, {"role", p[1]}, {"cells", cells}});
+    }
+    iterations.push_back(object{{"n", std::to_string(it.iteration)}, {"summary", it.summary}, {"phases", phases}});
+  }
+  data d = object{{"figures", figures}, {"header", header}, {"iterations", iterations}};
+  d.set("has_more", data(rows.more_iterations > 0));
+  d.set("more", fmt::format("{} more iterations in rl.iterations of analyze --json.", rows.more_iterations));
+
+  const RlTimeline t = BuildRlTimeline(rl, 64);
+  if (!t.lanes.empty()) {
+    list lanes;
+    for (const RlLane& l : t.lanes) {
+      list boxes;
+      for (const RlBox& b : l.boxes) {
+        data box = object{{"x", Num(b.x)}, {"y", Num(l.y)}, {"w", Num(b.w)}, {"cls", b.cls}, {"fill", b.fill},
+                          {"title", b.title}};
+        box.set("idle", data(b.cls == "rl-idle"));
+        boxes.push_back(box);
+      }
+      lanes.push_back(object{{"role", l.role}, {"y", Num(l.y)}, {"ty", Num(l.y + 14)}, {"boxes", boxes}});
+    }
+    list marks;
+    for (const RlMark& m : t.marks) {
+      marks.push_back(object{{"x", Num(m.x)}, {"tx", Num(m.x + 2)}, {"label", m.label}});
+    }
+    list legend;
+    for (const RlLegendItem& l : t.legend) legend.push_back(object{{"cls", l.cls}, {"fill", l.fill}, {"task", l.task}});
+    const double axis_y = t.height - 16;
+    data g = object{{"lanes", lanes}, {"marks", marks}, {"legend", legend}, {"height", Num(t.height)},
+                    {"axis_y", Num(axis_y)}, {"label_y", Num(axis_y + 12)}, {"duration", t.duration},
+                    {"more", fmt::format("The first 64 iterations drawn; {} more not shown.", t.more_iterations)}};
+    g.set("has_more", data(t.more_iterations > 0));
+    d.set("timeline", g);
+  } else {
+    d.set("timeline", data(false));
+  }
+  return d;
+}
+
 }  // namespace
 
 std::string RenderHtmlReport(const ReportData& rd) {
@@ -353,6 +410,15 @@ std::string RenderHtmlReport(const ReportData& rd) {
   root.set("advised", data(advice_section));
   if (advice_section) sections.push_back(Section("advice", "Proposals"));
   if (!f.headlines.empty()) sections.push_back(Section("headline", "Headline"));
+
+  // RL comes right after the headline: for an RL job, where an iteration's
+  // time goes is the headline.
+  if (a.rl().present()) {
+    root.set("rl", RlData(a.rl()));
+    sections.push_back(Section("rl", "RL post-training"));
+  } else {
+    root.set("rl", data(false));
+  }
 
   if (!f.bars.empty()) {
     root.set("breakdown", BreakdownData(f));

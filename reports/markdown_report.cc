@@ -9,6 +9,7 @@
 #include "reports/cluster_output_rows.h"
 #include "reports/findings.h"
 #include "reports/report.h"
+#include "reports/rl_rows.h"
 
 namespace moetrace {
 namespace {
@@ -54,7 +55,8 @@ std::string RenderMarkdownReport(const ReportData& rd) {
   const analysis::Analysis& a = rd.analysis;
   const Findings f = BuildFindings(a, 12);
   std::string s = fmt::format("## moetrace report: {}\n\n", Cell(f.title));
-  if (f.headlines.empty() && f.bars.empty() && rd.proposals.empty() && !a.has_cluster_output()) {
+  if (f.headlines.empty() && f.bars.empty() && rd.proposals.empty() && !a.has_cluster_output() &&
+      !a.rl().present()) {
     s += "Nothing to report: the analysis found no step with device activity.\n\n";
   }
   // What to change comes first, with its predicted gain.
@@ -87,6 +89,26 @@ std::string RenderMarkdownReport(const ReportData& rd) {
       s += fmt::format("| {} | {} | {} | {} |\n", Mark(h.verdict), h.label, h.value, Cell(h.detail));
     }
     s += "\n";
+  }
+  if (a.rl().present()) {
+    // Four iterations fit a PR comment: the first and the steady state.
+    const RlRows rl = BuildRlRows(a.rl(), 4);
+    s += "### RL post-training\n\n| figure | value | |\n|---|---:|---|\n";
+    for (const RlFigure& x : rl.figures) s += fmt::format("| {} | {} | {} |\n", x.label, Cell(x.value), x.detail);
+    s += "\n";
+    for (const RlIterationRows& it : rl.iterations) {
+      s += fmt::format("Iteration {}: {}.\n\n", it.iteration, it.summary);
+      for (const char* h : RlIterationRows::kHeader) s += fmt::format("| {} ", h);
+      s += "|\n|---|---|---:|---:|---:|---:|---:|\n";
+      for (const auto& p : it.phases) {
+        for (const std::string& c : p) s += fmt::format("| {} ", Cell(c));
+        s += "|\n";
+      }
+      s += "\n";
+    }
+    if (rl.more_iterations > 0) {
+      s += fmt::format("{} more iterations in `rl.iterations` of `analyze --json`.\n\n", rl.more_iterations);
+    }
   }
   if (!f.bars.empty()) {
     // The slowest bars first.

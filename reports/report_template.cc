@@ -87,7 +87,35 @@ ul.warn li { color: var(--warn); }
 </section>
 {{/has_headlines}}
 
-
+{{#rl}}
+<section id="rl">
+<h2>RL post-training</h2>
+<div class="cards">
+{{#figures}}<div class="card info"><div class="label">{{label}}</div><div class="value">{{value}}</div><div class="detail">{{detail}}</div></div>
+{{/figures}}
+</div>
+{{#timeline}}
+<p class="note">Phases per role, iterations side by side ({{duration}} in all; dashed lines: iteration windows). A box spans the role's first card's start to its last card's end; the dashed box at the end of a rollout is its long-tail idle, the mean per rollout card.</p>
+<p class="legend">{{#legend}}<span><i class="{{cls}}" style="background: {{fill}}"></i>{{task}}</span>{{/legend}}<span><i class="rl-idle" style="background: #fff; border: 1px dashed #57606a"></i>long-tail idle</span></p>
+<svg viewBox="0 0 1080 {{height}}" width="1080" role="img" aria-label="RL phase timeline">
+{{#lanes}}<text x="0" y="{{ty}}">{{role}}</text><rect x="110" y="{{y}}" width="960" height="20" fill="#f6f8fa"/>
+{{#boxes}}<rect x="{{x}}" y="{{y}}" width="{{w}}" height="20" class="{{cls}}" fill="{{fill}}"{{#idle}} fill-opacity="0.65" stroke="#57606a" stroke-dasharray="3 2"{{/idle}}><title>{{title}}</title></rect>{{/boxes}}
+{{/lanes}}
+{{#marks}}<line x1="{{x}}" y1="0" x2="{{x}}" y2="{{axis_y}}" stroke="#57606a" stroke-dasharray="2 2"/><text x="{{tx}}" y="{{label_y}}">{{label}}</text>{{/marks}}
+</svg>
+{{#has_more}}<p class="note">{{more}}</p>{{/has_more}}
+{{/timeline}}
+{{#iterations}}
+<h3>Iteration {{n}}</h3>
+<p class="note">{{summary}}</p>
+<table><tr>{{#header}}<th>{{text}}</th>{{/header}}</tr>
+{{#phases}}<tr><td>{{task}}</td><td>{{role}}</td>{{#cells}}<td class="num">{{text}}</td>{{/cells}}</tr>
+{{/phases}}
+</table>
+{{/iterations}}
+{{#has_more}}<p class="note">{{more}}</p>{{/has_more}}
+</section>
+{{/rl}}
 {{#breakdown}}
 <section id="breakdown">
 <h2>Step breakdown {{#grouped}}(rank groups; outlier ranks on their own, in red){{/grouped}}</h2>

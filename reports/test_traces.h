@@ -1,6 +1,7 @@
 // Traces the report tests (unit and browser) share.
 #pragma once
 
+#include "analyzer/proto/analysis.pb.h"
 #include "formats/trace.h"
 
 namespace moetrace {
@@ -12,5 +13,10 @@ inline constexpr const char kHostileName[] = "<script>alert(\"pwn\" & 'x')</scri
 // A small sample trace (formats/sample_trace.h) whose compute ops and
 // communication groups are all named kHostileName.
 Trace MakeHostileTrace();
+
+// An analysis with only an RL section (analysis.rl), worked by hand: two
+// iterations of a colocated StaleSync job on 8 cards, a role named with
+// markup (`rew<ard>|"x"`) and a task no tracegen name matches (`my<task>`).
+analysis::Analysis MakeRlAnalysis();
 
 }  // namespace moetrace

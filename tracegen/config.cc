@@ -15,6 +15,7 @@
 
 #include "formats/errors.h"
 #include "tracegen/embedded_files.h"
+#include "tracegen/rl/rl_config.h"
 
 namespace moetrace::tracegen {
 namespace {
@@ -362,6 +363,7 @@ void Validate(const RunConfig& c) {
                         {"hardware.grouped_gemm_half_tokens", h.grouped_gemm_half_tokens()}}) {
     if (!(v >= 0) || !std::isfinite(v)) KeyError(key, fmt::format("must be >= 0 (got {})", v));
   }
+  rl::ValidateRl(c);  // no-op without rl.algorithm
 }
 
 RunConfig BuildConfig(const ConfigRequest& request) {
@@ -382,6 +384,7 @@ RunConfig BuildConfig(const ConfigRequest& request) {
   if (!c.schedule().has_kind()) c.mutable_schedule()->set_kind("1f1b");
   if (!c.comm().has_a2a()) c.mutable_comm()->set_a2a("flat");
   if (!c.memory().has_recompute()) c.mutable_memory()->set_recompute("none");
+  rl::ApplyRlDefaults(&c);  // leaves a config without rl untouched
   Validate(c);
   return c;
 }

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyzer/stable_json.h"
 #include "formats/native/native_writer.h"
 #include "formats/trace_io.h"
 #include "reports/test_traces.h"
@@ -196,6 +197,42 @@ TEST_F(BrowserReport, MarkupInNamesShowsAsText) {
   EXPECT_EQ(s.out.find("<script"), std::string::npos);
   EXPECT_NE(s.out.find("&lt;script&gt;alert(\"pwn\" &amp; 'x')&lt;/script&gt;"), std::string::npos)
       << s.out.substr(0, 4000);
+}
+
+// The RL section's phase timeline in a browser: `report` of a saved analysis
+// whose only content is an RL section (reports/test_traces.h) draws the
+// rollout boxes (generate_sequences green) and keeps the hostile role name
+// as text.
+TEST_F(BrowserReport, RlTimelineRendersAndNamesStayText) {
+  const std::string json = dir_ + "/rl.json", html = dir_ + "/rl.html", png = dir_ + "/rl.png";
+  analysis::Analysis a = MakeRlAnalysis();
+  a.mutable_cluster();  // as every saved analysis has one: `report` knows the file by its first key
+  std::ofstream(json) << ToStableJson(a);
+  const CommandResult r = RunMoetrace("report " + json + " --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Shell shot = RunShell(Chromium("--enable-logging=stderr --v=0 --window-size=1280,1200 --screenshot=" + png +
+                                       " file://" + html + " 2>&1"));
+  ASSERT_TRUE(fs::exists(png)) << shot.out;
+  EXPECT_EQ(shot.out.find("CONSOLE"), std::string::npos) << shot.out;
+  std::ifstream f(png, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  Image img;
+  std::string why;
+  ASSERT_TRUE(DecodePng(ss.str(), &img, &why)) << why;
+  size_t green = 0, red = 0;
+  for (size_t i = 0; i + 2 < img.pixels.size(); i += img.channels) {
+    const uint8_t r = img.pixels[i], g = img.pixels[i + 1], b = img.pixels[i + 2];
+    green += r == 0x59 && g == 0xa1 && b == 0x4f;  // .rl-t0 generate_sequences
+    red += r == 0xe1 && g == 0x57 && b == 0x59;    // .rl-t5 update_actor
+  }
+  // Two rollout boxes and two updates of ~100-300 px x 20 px each (and a legend swatch).
+  EXPECT_GT(green, 2000u);
+  EXPECT_GT(red, 2000u);
+  const Shell dom = RunShell(Chromium("--dump-dom file://" + html + " 2>/dev/null"));
+  ASSERT_EQ(dom.code, 0);
+  EXPECT_EQ(dom.out.find("<ard>"), std::string::npos);
+  EXPECT_NE(dom.out.find("rew&lt;ard&gt;|\"x\""), std::string::npos) << dom.out.substr(0, 4000);
 }
 
 }  // namespace

@@ -26,11 +26,6 @@ int DefaultThreads(int threads) {
 }
 }  // namespace
 
-int CardCount(const RunConfig& config) {
-  const int train = config.parallel().world_size();
-  return config.rl().placement() == "separate" ? train + config.rl().rollout().cards() : train;
-}
-
 GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards, TraceSink& sink,
                              const std::function<void(int, int)>& progress, int threads) {
   const auto start = Clock::now();
@@ -66,7 +61,18 @@ GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards
   meta.attributes.emplace_back("tracegen.rl.algorithm", plan.config.rl().algorithm());
   meta.attributes.emplace_back("tracegen.rl.placement", plan.config.rl().placement());
   meta.attributes.emplace_back("tracegen.rl.cards", std::to_string(n));
+  // The analyzer divides the summed rise of the cards' generated_tokens
+  // counters by this (each card of an instance records the instance's
+  // count; instances are of one size).
+  if (!plan.instances.empty())
+    meta.attributes.emplace_back("rl.instance_cards", std::to_string(plan.instances[0].cards.size()));
+  // Labels are the plan's; its instants (start_ns) move with the events to
+  // the trace's time base, its durations and counts are unchanged.
   meta.ground_truth = plan.labels;
+  for (LabeledValue& l : meta.ground_truth) {
+    const std::string_view key = l.key;
+    if (key.size() >= 8 && key.substr(key.size() - 8) == "start_ns") l.value += double(kRlBaseTime);
+  }
   const PhaseGroups groups = BuildPhaseGroups(plan);
   StreamOptions opts;
   opts.threads = threads;

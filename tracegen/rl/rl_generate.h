@@ -27,10 +27,4 @@ GenerateSummary GenerateRl(const RunConfig& config, const std::vector<int32_t>& 
 GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards, TraceSink& sink,
                              const std::function<void(int, int)>& progress = {}, int threads = 0);
 
-// The card count of an RL config as tracegen/rl/README.md's placements
-// define it (colocated: parallel.world_size; separate: that plus
-// rl.rollout.cards), without building the plan: for --ranks. GeneratePlan
-// refuses a card the plan does not have.
-int CardCount(const RunConfig& config);
-
 }  // namespace moetrace::tracegen::rl

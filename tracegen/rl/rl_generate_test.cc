@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -59,7 +60,13 @@ TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
   EXPECT_EQ(m.source, "tracegen");
   EXPECT_EQ(m.layout.world_size, testing::kCards);
   EXPECT_EQ(m.layout.tp, 0);  // the training layout is not the world's
-  EXPECT_EQ(m.ground_truth, SharedPlan().labels);
+  // The plan's labels, its instant moved to the trace's time base.
+  ASSERT_EQ(m.ground_truth.size(), 2u);
+  EXPECT_EQ(m.ground_truth[0], (LabeledValue{-1, 0, "start_ns", double(kRlBaseTime)}));
+  EXPECT_EQ(m.ground_truth[1], SharedPlan().labels[1]);
+  const auto attr = std::find(m.attributes.begin(), m.attributes.end(),
+                              std::pair<std::string, std::string>("rl.instance_cards", "2"));
+  EXPECT_NE(attr, m.attributes.end());
   EXPECT_NE(m.config_json.find("tiny-moe"), std::string::npos);
   ASSERT_EQ(src->rank_count(), 2u);
   // A subset's cards are those of a full run.
@@ -77,17 +84,6 @@ TEST(RlGenerate, CardOutsideThePlanIsAnInputErrorNamingRanks) {
     EXPECT_NE(std::string(e.what()).find("--ranks"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("card 4 outside 0-3"), std::string::npos) << e.what();
   }
-}
-
-TEST(RlGenerate, CardCountFollowsThePlacement) {
-  RunConfig c;
-  c.mutable_parallel()->set_world_size(16);
-  c.mutable_rl()->set_algorithm("grpo");
-  c.mutable_rl()->mutable_rollout()->set_cards(8);
-  c.mutable_rl()->set_placement("colocated");
-  EXPECT_EQ(CardCount(c), 16);
-  c.mutable_rl()->set_placement("separate");
-  EXPECT_EQ(CardCount(c), 24);
 }
 
 }  // namespace

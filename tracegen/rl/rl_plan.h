@@ -99,6 +99,9 @@ struct Plan {
   std::vector<int64_t> response_lengths;  // per sequence of iteration 0, as drawn
   std::vector<int64_t> generated_tokens;  // per iteration
   std::vector<int64_t> trained_tokens;    // per iteration
+  // Added by the RL model: per iteration, weight versions its rollout lagged
+  // behind (0 synchronous; up to rl.staleness with StaleSync).
+  std::vector<int32_t> staleness;
   // Job-level ground truth (rank -1, step = iteration), keys as paths below
   // rl.iterations[i] (time_ns, phases.<task>.time_ns, phases.<task>.card_ns,
   // busy_card_ns, long_tail_idle_card_ns, switch_ns, generated_tokens,

@@ -1,0 +1,126 @@
+#include "tracegen/rl/inference_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace moetrace::tracegen::rl {
+namespace {
+
+// Parameters of one layer's attention, unsplit (as ModelShape counts them).
+double AttentionParams(const ModelConfig& m) {
+  const double h = m.hidden(), H = m.num_heads();
+  if (m.kv_lora_rank() <= 0) return 4 * h * h;
+  const double nope = m.qk_nope_dim(), rope = m.qk_rope_dim(), v = m.v_head_dim();
+  const double q = m.q_lora_rank() > 0 ? h * m.q_lora_rank() + m.q_lora_rank() * H * (nope + rope)
+                                       : h * H * (nope + rope);
+  return q + h * (m.kv_lora_rank() + rope) + m.kv_lora_rank() * H * (nope + v) + H * v * h;
+}
+
+}  // namespace
+
+double KvBytesPerToken(const ModelConfig& m) {
+  if (m.kv_lora_rank() > 0)
+    return double(m.num_layers()) * (m.kv_lora_rank() + m.qk_rope_dim()) * kInferBytes;
+  const double head_dim = double(m.hidden()) / m.num_heads();
+  return 2.0 * m.num_layers() * m.num_heads() * head_dim * kInferBytes;
+}
+
+InferenceCost::InferenceCost(const RunConfig& c, InferenceLayout layout) : layout_(layout) {
+  const ModelConfig& m = c.model();
+  const HardwareConfig& hw = c.hardware();
+  layers_ = m.num_layers();
+  experts_ = m.num_experts();
+  moe_layers_ = experts_ > 0 ? m.num_layers() - m.dense_layers() : 0;
+  dense_layers_ = m.num_layers() - moe_layers_;
+  hidden_ = m.hidden();
+  top_k_ = std::max(1, m.top_k());
+  const double h = m.hidden(), tp = layout.tp;
+  const double attn = AttentionParams(m), dense = 3.0 * h * m.dense_ffn();
+  const double expert = 3.0 * h * m.expert_ffn(), router = h * experts_;
+  const double vocab = 2.0 * m.vocab() * h;  // embedding + LM head
+  dense_bytes_card_ = kInferBytes * (layers_ * attn / tp + dense_layers_ * dense / tp +
+                                     moe_layers_ * (m.shared_experts() * expert / tp + router) +
+                                     vocab / tp);
+  expert_bytes_card_ =
+      experts_ > 0 ? kInferBytes * moe_layers_ * (double(experts_) / layout.ep) * expert : 0;
+  weight_bytes_card_ = dense_bytes_card_ + expert_bytes_card_;
+  kv_token_card_ = m.kv_lora_rank() > 0 ? KvBytesPerToken(m) : KvBytesPerToken(m) / tp;
+  linear_flops_token_ =
+      2.0 * (layers_ * attn + dense_layers_ * dense +
+             moe_layers_ * (router + (top_k_ + m.shared_experts()) * expert) + m.vocab() * h);
+  double qk = m.qk_nope_dim() + m.qk_rope_dim(), v = m.v_head_dim();
+  if (m.kv_lora_rank() <= 0) qk = v = h / m.num_heads();
+  attn_flops_pair_ = 2.0 * layers_ * m.num_heads() * (qk + v);
+  const bool opt = c.compute().optimized_kernels();
+  peak_ = hw.peak_flops();
+  eff_mm_ = opt ? hw.eff_matmul_opt() : hw.eff_matmul();
+  eff_mem_ = opt ? hw.eff_vector_opt() : hw.eff_vector();
+  hbm_bw_ = hw.hbm_bandwidth();
+  hbm_ = hw.hbm_bytes();
+  kv_fraction_ = c.rl().rollout().kv_memory_fraction();
+  const bool inter = layout.cards() > hw.devices_per_node();
+  bus_bw_ = (inter ? hw.inter_node_bandwidth() : hw.intra_node_bandwidth()) * hw.comm_efficiency();
+  alpha_ns_ = inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns();
+}
+
+double InferenceCost::KvBudgetPerCard() const {
+  return std::max(0.0, (hbm_ - weight_bytes_card_) * kv_fraction_);
+}
+
+int64_t InferenceCost::KvCapacityTokens() const {
+  return static_cast<int64_t>(std::floor(KvBudgetPerCard() / kv_token_card_)) * layout_.dp;
+}
+
+TimeNs InferenceCost::CommNs(int64_t tokens) const {
+  double ns = 0;
+  const double tp = layout_.tp, ep = layout_.ep;
+  if (layout_.tp > 1) {
+    // Ring all-reduce of the attention (and dense MLP) output of this DP
+    // group's tokens: 2(n-1)a + 2(n-1)/n S/B.
+    const double s = double(tokens) / layout_.dp * hidden_ * kInferBytes;
+    ns += (layers_ + dense_layers_) * (2 * (tp - 1) * alpha_ns_ + 2 * (tp - 1) / tp * s / bus_bw_ * 1e9);
+  }
+  if (layout_.ep > 1 && moe_layers_ > 0) {
+    // Dispatch and combine all-to-all per MoE layer: (n-1)a + send/B, a card
+    // sending (ep-1)/ep of its tokens' top_k copies.
+    const double send = double(tokens) / layout_.cards() * top_k_ * hidden_ * kInferBytes *
+                        (ep - 1) / ep;
+    ns += moe_layers_ * 2 * ((ep - 1) * alpha_ns_ + send / bus_bw_ * 1e9);
+  }
+  return static_cast<TimeNs>(std::llround(ns));
+}
+
+StepCost InferenceCost::Roofline(double flops_instance, double bytes_card, int64_t tokens) const {
+  const double flops_card = flops_instance / layout_.cards();
+  const double compute_ns = flops_card / (peak_ * eff_mm_) * 1e9;
+  const double memory_ns = bytes_card / (hbm_bw_ * eff_mem_) * 1e9;
+  StepCost s;
+  s.comm = CommNs(tokens);
+  s.dur = static_cast<TimeNs>(std::llround(std::max(compute_ns, memory_ns))) + s.comm;
+  s.flops = static_cast<uint64_t>(std::llround(flops_card));
+  s.bytes = static_cast<uint64_t>(std::llround(bytes_card));
+  return s;
+}
+
+StepCost InferenceCost::Prefill(int64_t tokens, double attn_pairs) const {
+  // Every weight is read once; with a chunk of prompts this is compute-bound.
+  const double flops = tokens * linear_flops_token_ + attn_pairs * attn_flops_pair_;
+  return Roofline(flops, weight_bytes_card_, tokens);
+}
+
+StepCost InferenceCost::Decode(int64_t batch, int64_t context) const {
+  // Routed experts a step touches: each of the batch's tokens picks top_k of
+  // E; an expert replica group (ep cards) serves batch * ep / cards tokens,
+  // so an expert is left untouched with probability (1 - k/E)^tokens.
+  double touched = 1.0;
+  if (experts_ > 0) {
+    const double tokens = double(batch) * layout_.ep / layout_.cards();
+    touched = 1.0 - std::pow(1.0 - double(top_k_) / experts_, tokens);
+  }
+  const double bytes = dense_bytes_card_ + expert_bytes_card_ * touched +
+                       double(context) / layout_.dp * kv_token_card_;
+  const double flops = batch * linear_flops_token_ + double(context) * attn_flops_pair_;
+  return Roofline(flops, bytes, batch);
+}
+
+}  // namespace moetrace::tracegen::rl

@@ -1,0 +1,75 @@
+// One rollout instance's generation, as a continuous-batching inference
+// engine runs it (vLLM / MindIE style): up to max_batch sequences in flight,
+// fewer when their KV cache would not fit; sequences admitted together are
+// prefilled in one chunk, then every decode step produces one token for each
+// sequence in flight; a finished sequence frees its slot and its cache, and
+// the next waiting sequence is admitted before the following step.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "tracegen/rl/inference_cost.h"
+#include "tracegen/rl/rl_plan.h"
+
+namespace moetrace::tracegen::rl {
+
+struct RolloutSequence {
+  int64_t prompt = 0;    // tokens
+  int64_t response = 0;  // tokens to generate (>= 1)
+};
+
+// A sequence done in a rollout: its lengths and the rollout that admitted it.
+struct DoneSequence {
+  RolloutSequence seq;
+  int32_t iteration = 0;      // whose prompt it is
+  int32_t first_rollout = 0;  // the rollout (iteration) that started generating it
+};
+
+// An instance across iterations. A sequence is admitted only when the KV
+// capacity can hold it at prompt + `response_cap` (the engine cannot know
+// the length in advance, so nothing is ever preempted).
+class InstanceRollout {
+ public:
+  InstanceRollout(const InferenceCost& cost, int max_batch, int64_t response_cap);
+  // Queues iteration `iteration`'s sequences behind those already queued.
+  void Enqueue(int iteration, const std::vector<RolloutSequence>& seqs);
+  // Rollout `rollout` from `start`. quota < 0: until nothing is queued or in
+  // flight. quota >= 0 (partial rollout): until `quota` sequences are done
+  // in this rollout and none in flight was started by a rollout before
+  // `oldest_kept`; the others stay in flight for the next call, which first
+  // prefills them again (prompt + tokens generated so far: the weights have
+  // changed). With a quota, at most min(max_batch, quota) sequences are in
+  // flight: slots freed by finished sequences are refilled, spare ones stay
+  // spare as they would without a next iteration queued. Appends the
+  // sequences done to *done. Throws std::logic_error
+  // if one sequence alone does not fit the KV cache (ValidateRl rejects it).
+  InstanceIteration Run(int rollout, TimeNs start, int64_t quota, int oldest_kept,
+                        std::vector<DoneSequence>* done);
+  int64_t in_flight() const { return static_cast<int64_t>(active_.size()); }
+
+ private:
+  struct Active {
+    RolloutSequence seq;
+    int32_t iteration = 0, first_rollout = 0;
+    int64_t done_after = 0;  // decode step count at which it is done
+  };
+  struct Queued {
+    RolloutSequence seq;
+    int32_t iteration = 0;
+  };
+  const InferenceCost& cost_;
+  int max_batch_;
+  int64_t response_cap_, capacity_;
+  std::deque<Queued> queue_;
+  std::vector<Active> active_;  // a heap on done_after (smallest on top)
+  int64_t decoded_ = 0, context_ = 0, reserved_ = 0;
+};
+
+// One iteration's sequences from an idle instance until all are done.
+InstanceIteration SimulateRollout(const InferenceCost& cost, int max_batch,
+                                  const std::vector<RolloutSequence>& seqs,
+                                  int64_t response_cap, TimeNs start, int iteration);
+
+}  // namespace moetrace::tracegen::rl
