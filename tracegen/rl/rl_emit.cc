@@ -148,7 +148,7 @@ void EmitRollout(const Plan& plan, int32_t instance, const PhaseSpan& span, Card
       e.name = s.k.strings.Intern(st.prefill ? "PrefillChunk" : "DecodeGraph");
       e.category = Category::kCompute;
       e.phase = Phase::kForward;
-      e.step = span.iteration;
+      e.step = kNone;  // the iteration is the marker's (CardEmitter::Emit)
       e.micro_batch = st.batch;  // sequences in flight: the step's batch
       e.flops = st.flops;
       e.bytes = st.bytes;
@@ -156,7 +156,7 @@ void EmitRollout(const Plan& plan, int32_t instance, const PhaseSpan& span, Card
       if (st.comm_dur > 0)
         s.Collective(e.ts + e.dur, st.comm_dur, end, "hcom_alltoall_decode", CollectiveKind::kAllToAll,
                      CommClass::kEP, group, span.iteration * kIterationSequenceStride + int64_t(i), 0,
-                     inst.cards, span.iteration);
+                     inst.cards, kNone);
       const TimeNs step_end = base + st.start + st.dur;
       s.SetMem(step_end, kKvCache, double(st.kv_bytes));
       if (!st.prefill) s.generated += double(st.new_tokens);
@@ -184,7 +184,7 @@ void EmitCompute(const Plan& plan, const PhaseSpan& span, const PhaseGroups& gro
       e.name = s.k.strings.Intern(name);
       e.category = Category::kCompute;
       e.phase = span.task == Task::kUpdateCritic ? Phase::kBackward : Phase::kForward;
-      e.step = span.iteration;
+      e.step = kNone;  // the iteration is the marker's (CardEmitter::Emit)
       e.layer = l;
       e.flops = span.flops / uint64_t(layers) + (l == layers - 1 ? span.flops % uint64_t(layers) : 0);
       e.bytes = span.bytes / uint64_t(layers) + (l == layers - 1 ? span.bytes % uint64_t(layers) : 0);
@@ -195,7 +195,7 @@ void EmitCompute(const Plan& plan, const PhaseSpan& span, const PhaseGroups& gro
     s.Collective(compute_end, span.comm_dur, end, "hcom_alltoall_", CollectiveKind::kAllToAll,
                  CommClass::kEP, fmt::format("rl/{}", TaskName(span.task)),
                  span.iteration * kIterationSequenceStride, span.comm_bytes,
-                 GroupOf(groups, span.iteration, span.task), span.iteration);
+                 GroupOf(groups, span.iteration, span.task), kNone);
 }
 
 // The switch between layouts: weights resharded (all-gather into the new
@@ -210,14 +210,14 @@ void EmitSwitch(const PhaseSpan& span, const PhaseGroups& groups, CardState& s) 
     s.Collective(start, span.comm_dur, end, sync ? "hcom_broadcast_" : "hcom_allgather_",
                  sync ? CollectiveKind::kBroadcast : CollectiveKind::kAllGather, CommClass::kOther,
                  fmt::format("rl/{}", TaskName(span.task)), span.iteration * kIterationSequenceStride,
-                 span.comm_bytes, GroupOf(groups, span.iteration, span.task), span.iteration);
+                 span.comm_bytes, GroupOf(groups, span.iteration, span.task), kNone);
   }
   if (span.copy_dur > 0) {
     Event e;
     e.ts = start;
     e.dur = span.copy_dur;
     e.category = Category::kCopy;
-    e.step = span.iteration;
+    e.step = kNone;  // the iteration is the marker's (CardEmitter::Emit)
     e.bytes = span.copy_bytes;
     double opt = s.level[kOptimizer];
     if (span.task == Task::kReshardToInfer) {
@@ -378,6 +378,10 @@ void CardEmitter::Emit(int card, Rank* out) {
     for (size_t t = 0; t < kEngineTracks; ++t)
       if (k.tracks[t].name != template_.tracks[t].name)
         throw std::logic_error("rl: the training engine's track layout changed; update rl_emit.cc");
+  // Steps: a phase marker's is its iteration (the analyzer's RL section
+  // reads it); the device work of the RL phases has none, so that a step
+  // stays what the pre-training figures mean by it, an optimizer step of
+  // the actor update (their windows come from the events' steps).
   CardState s(k);
   const TimeNs base = kRlBaseTime;
   for (const PhaseSpan& span : cp.phases) {

@@ -228,10 +228,11 @@ TEST(RlEmit, ReshardMovesOptimizerStates) {
   const Track& copy = TrackNamed(r, "stream 4 (copy/swap)");
   std::vector<std::string> names;
   for (size_t i = 0; i < copy.events.size(); ++i)
-    if (copy.events.step[i] == 0 && copy.events.category[i] == Category::kCopy &&
+    if (copy.events.category[i] == Category::kCopy &&
         r.strings.Get(copy.events.name[i]).rfind("optimizer_", 0) == 0)
       names.emplace_back(r.strings.Get(copy.events.name[i]));
-  EXPECT_EQ(names, (std::vector<std::string>{"optimizer_reload", "optimizer_offload"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"optimizer_reload", "optimizer_offload", "optimizer_reload",
+                                             "optimizer_offload"}));
   const Track& hccl = TrackNamed(r, "stream 1 (hccl)");
   int gathers = 0;
   for (const CommRecord& c : hccl.comms)
@@ -274,8 +275,12 @@ TEST(RlEmit, ScoringSplitPerLayerKeepsTheSpanFlops) {
   const EventTable& comp = TrackNamed(r, "stream 0 (compute)").events;
   uint64_t flops = 0, bytes = 0;
   int layers = 0;
+  TimeNs lo = 0, hi = 0;  // iteration 1's range
+  for (const PhaseSpan& p : plan.card[3].phases)
+    if (p.task == Task::kComputeRefLogProb && p.iteration == 1) lo = kRlBaseTime + p.start, hi = kRlBaseTime + p.end;
   for (size_t i = 0; i < comp.size(); ++i)
-    if (comp.step[i] == 1 && r.strings.Get(comp.name[i]) == "compute_ref_log_prob.layer") {
+    if (comp.ts[i] >= lo && comp.End(i) <= hi && r.strings.Get(comp.name[i]) == "compute_ref_log_prob.layer") {
+      EXPECT_EQ(comp.step[i], kNone);
       flops += comp.flops[i];
       bytes += comp.bytes[i];
       EXPECT_EQ(comp.layer[i], layers++);
