@@ -73,6 +73,7 @@ Plan BuildPlan(const RunConfig& config, int threads) {
       plan.card[card].instance = i;
     }
   const InferenceCost infer(config, layout);
+  plan.infer_weight_bytes = std::llround(infer.WeightBytesPerCard());
 
   const int64_t seqs = SequencesPerIteration(config);
   std::vector<std::vector<int64_t>> lengths(iterations);
@@ -137,6 +138,7 @@ Plan BuildPlan(const RunConfig& config, int threads) {
         s.flops = sc.flops;
         s.bytes = sc.bytes;
         s.comm_dur = sc.comm;
+        s.comm_bytes = sc.comm_bytes;
       }
       t += sc.dur;
     }
@@ -213,10 +215,12 @@ Plan BuildPlan(const RunConfig& config, int threads) {
       InstanceIteration ii = inst[i].Run(it, start, quota, oldest, &done[it]);
       uint64_t flops = 0, bytes = 0;
       TimeNs comm = 0;
+      uint64_t comm_bytes = 0;
       for (const RolloutStep& st : ii.steps) {
         flops += st.flops;
         bytes += st.bytes;
         comm += st.comm_dur;
+        comm_bytes += st.comm_bytes;
       }
       for (int card : plan.instances[i].cards) {
         Add(&plan, card, it, Task::kGenerateSequences, ii.start, ii.end - ii.start);
@@ -224,6 +228,7 @@ Plan BuildPlan(const RunConfig& config, int threads) {
         s.flops = flops;
         s.bytes = bytes;
         s.comm_dur = comm;
+        s.comm_bytes = comm_bytes;
       }
       end = std::max(end, ii.end);
       plan.generated_tokens[it] += ii.generated_tokens;
