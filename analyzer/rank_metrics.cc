@@ -10,6 +10,7 @@
 
 #include "analyzer/comm_class.h"
 #include "analyzer/percentiles.h"
+#include "analyzer/rl/rl_task.h"
 
 namespace moetrace {
 namespace {
@@ -443,6 +444,33 @@ __attribute__((noinline)) void SweepFour(const RankScratch::Item** h,
 
 struct Marker { TimeNs ts, end; int32_t step; };
 
+// True when the rank's host ranges name RL phases (analyzer/rl) and none is
+// an update (update_actor, update_critic). Each interned name is recognised
+// once.
+bool RolloutOnlyCard(const Rank& rank) {
+  std::vector<int8_t> seen(rank.strings.size(), -1);  // -1 unknown, 0 not RL, 1 RL, 2 update
+  bool rl = false;
+  for (const Track& t : rank.tracks) {
+    if (t.kind != TrackKind::kHostThread) continue;
+    const EventTable& ev = t.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const Category c = ev.category[i];
+      if ((c != Category::kMarker && c != Category::kHostOp) || (ev.flags[i] & kFlagStepMarker)) continue;
+      const StringId n = ev.name[i];
+      if (n >= seen.size()) continue;
+      if (seen[n] < 0) {
+        const auto r = moetrace::rl::Recognise(rank.strings.Get(n));
+        seen[n] = !r ? 0
+                  : (r->task == moetrace::rl::Task::kUpdateActor || r->task == moetrace::rl::Task::kUpdateCritic) ? 2
+                                                                                                               : 1;
+      }
+      if (seen[n] == 2) return false;
+      rl |= seen[n] == 1;
+    }
+  }
+  return rl;
+}
+
 // EventTable::IsSortedByTime on the raw column, checked 8 at a time without
 // a branch per event (the streams of a trace are nearly always sorted).
 bool TimesAscend(const TimeNs* ts, size_t n) {
@@ -641,6 +669,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   }
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
+  // A rank without step markers is one step, except an RL card that never
+  // trains (a rollout-only card of separate pools): it ran no training step,
+  // so its unstamped work stays in no step and it reports none.
+  const int32_t unmarked_step = markers.empty() && RolloutOnlyCard(rank) ? -1 : 0;
   auto synced_in = [&](int32_t thread, TimeNs lo, TimeNs hi) {
     if (thread < 0) return false;
     const auto& v = sync_ends[static_cast<size_t>(thread)];
@@ -808,7 +840,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       int32_t step = col_step[i];
       if (step < 0) {
         if (markers.empty()) {
-          step = 0;
+          step = unmarked_step;
         } else {
           // The marker starting last at or before `when`; launches come in
           // nearly increasing order, so try the previous answer first.

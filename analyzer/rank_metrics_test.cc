@@ -408,6 +408,29 @@ TEST(Steps, WorkOfNoStepBetweenStepsEndsTheWindowEarly) {
   EXPECT_EQ(idle.steps[0].b.free, 1700);
 }
 
+// Without step markers a rank is one step, except an RL card that never
+// trains (a rollout-only card of separate pools): none.
+TEST(Steps, RolloutOnlyCardHasNoStep) {
+  auto card = [](const char* range) {
+    RankBuilder b;
+    size_t s = b.Stream("compute");
+    size_t h = b.Thread("python");
+    b.Add(h, Category::kMarker, 0, 1000, -1, range);
+    b.Add(s, Category::kCompute, 100, 300);
+    return b.Run();
+  };
+  const RankMetrics rollout = card("rollout/generate_sequences");
+  EXPECT_TRUE(rollout.steps.empty());
+  EXPECT_EQ(rollout.total.span, 0);
+  EXPECT_EQ(rollout.device_ops, 1);
+  const RankMetrics trains = card("actor/update_actor");
+  ASSERT_EQ(trains.steps.size(), 1u);
+  EXPECT_EQ(trains.steps[0].b.span, 300);
+  const RankMetrics plain = card("forward");
+  ASSERT_EQ(plain.steps.size(), 1u);
+  EXPECT_EQ(plain.steps[0].b.span, 300);
+}
+
 TEST(Memory, PeakAndBreakdownAtPeak) {
   RankBuilder b;
   auto counter = [&](CounterKind k, std::vector<TimeNs> ts, std::vector<double> v) {

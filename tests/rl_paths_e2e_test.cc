@@ -23,6 +23,7 @@ struct Analysed {
   int64_t iterations = 0, rl_labels = 0, rl_labels_off = 0;
   int64_t rank_labels = 0, rank_labels_off = 0;
   double worst_rl = 0;
+  std::vector<int64_t> steps_per_rank;  // by rank
   bool outside_phase = false;
   std::string placement;
   int64_t staleness = -1;
@@ -63,6 +64,10 @@ Analysed GenerateAndAnalyse(const std::string& name, const std::vector<std::stri
       out.rank_labels_off += err > 0.005;
     }
   }
+  for (simdjson::dom::element r : doc["ranks"].get_array()) {
+    simdjson::dom::array steps;
+    out.steps_per_rank.push_back(r["steps"].get(steps) == simdjson::SUCCESS ? int64_t(steps.size()) : 0);
+  }
   simdjson::dom::object stats;
   if (doc["cluster"]["import_stats"].get(stats) == simdjson::SUCCESS)
     for (auto [k, v] : stats) out.outside_phase |= k == "tracegen.rl.outside_phase";
@@ -85,6 +90,11 @@ TEST(RlPaths, SeparatePools) {
   // The 16 training cards' step labels (rollout-only cards have none).
   EXPECT_GT(a.rank_labels, 0);
   EXPECT_EQ(a.rank_labels_off, 0);
+  // Training cards 0-15: 2 iterations x 2 optimizer steps; the rollout pool
+  // (16-23) ran no training step.
+  std::vector<int64_t> want(16, 4);
+  want.resize(24, 0);
+  EXPECT_EQ(a.steps_per_rank, want);
 }
 
 TEST(RlPaths, PpoTrainsACritic) {
