@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -407,6 +408,34 @@ TEST(RlEmit, RolloutOnlyCardHoldsTheInferenceWeights) {
   const Track& tw = TrackNamed(t, "memory.weights");
   ASSERT_FALSE(tw.sample_value.empty());
   EXPECT_NE(tw.sample_value[0], 205881344.0);
+}
+
+// PPO: the critic's update is compute over its range (its span's FLOPs,
+// split per layer as scoring's), not an empty range.
+TEST(RlEmit, CriticUpdateComputesItsSpanFlops) {
+  const Plan plan = BuildPlan(BuildConfig({"tiny-rl", "", {"rl.algorithm=ppo", "rl.iterations=1"}, 0}));
+  const PhaseSpan* critic = nullptr;
+  for (const PhaseSpan& p : plan.card[3].phases)
+    if (p.task == Task::kUpdateCritic) critic = &p;
+  ASSERT_NE(critic, nullptr);
+  Rank r;
+  EmitCard(plan, 3, &r);
+  const EventTable& comp = TrackNamed(r, "stream 0 (compute)").events;
+  uint64_t flops = 0;
+  int layers = 0;
+  TimeNs first = std::numeric_limits<TimeNs>::max(), last = 0;
+  for (size_t i = 0; i < comp.size(); ++i) {
+    if (r.strings.Get(comp.name[i]) != "update_critic.layer") continue;
+    flops += comp.flops[i];
+    ++layers;
+    first = std::min(first, comp.ts[i]);
+    last = std::max(last, comp.End(i));
+  }
+  EXPECT_EQ(layers, 4);  // tiny-moe's 4 layers
+  EXPECT_EQ(flops, critic->flops);
+  EXPECT_EQ(flops, 356485920768u);
+  EXPECT_EQ(first, kRlBaseTime + critic->start);
+  EXPECT_EQ(last, kRlBaseTime + critic->end);
 }
 
 }  // namespace
