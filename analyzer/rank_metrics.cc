@@ -10,6 +10,7 @@
 
 #include "analyzer/comm_class.h"
 #include "analyzer/percentiles.h"
+#include "analyzer/rl/rl_task.h"
 
 namespace moetrace {
 namespace {
@@ -443,6 +444,33 @@ __attribute__((noinline)) void SweepFour(const RankScratch::Item** h,
 
 struct Marker { TimeNs ts, end; int32_t step; };
 
+// True when the rank's host ranges name RL phases (analyzer/rl) and none is
+// an update (update_actor, update_critic). Each interned name is recognised
+// once.
+bool RolloutOnlyCard(const Rank& rank) {
+  std::vector<int8_t> seen(rank.strings.size(), -1);  // -1 unknown, 0 not RL, 1 RL, 2 update
+  bool rl = false;
+  for (const Track& t : rank.tracks) {
+    if (t.kind != TrackKind::kHostThread) continue;
+    const EventTable& ev = t.events;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const Category c = ev.category[i];
+      if ((c != Category::kMarker && c != Category::kHostOp) || (ev.flags[i] & kFlagStepMarker)) continue;
+      const StringId n = ev.name[i];
+      if (n >= seen.size()) continue;
+      if (seen[n] < 0) {
+        const auto r = moetrace::rl::Recognise(rank.strings.Get(n));
+        seen[n] = !r ? 0
+                  : (r->task == moetrace::rl::Task::kUpdateActor || r->task == moetrace::rl::Task::kUpdateCritic) ? 2
+                                                                                                               : 1;
+      }
+      if (seen[n] == 2) return false;
+      rl |= seen[n] == 1;
+    }
+  }
+  return rl;
+}
+
 // EventTable::IsSortedByTime on the raw column, checked 8 at a time without
 // a branch per event (the streams of a trace are nearly always sorted).
 bool TimesAscend(const TimeNs* ts, size_t n) {
@@ -641,6 +669,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   }
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
+  // A rank without step markers is one step, except an RL card that never
+  // trains (a rollout-only card of separate pools): it ran no training step,
+  // so its unstamped work stays in no step and it reports none.
+  const int32_t unmarked_step = markers.empty() && RolloutOnlyCard(rank) ? -1 : 0;
   auto synced_in = [&](int32_t thread, TimeNs lo, TimeNs hi) {
     if (thread < 0) return false;
     const auto& v = sync_ends[static_cast<size_t>(thread)];
@@ -673,6 +705,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   s->group_class.assign(rank.strings.size(), -1);
   s->name_class.assign(rank.strings.size(), -1);
   std::vector<TimeNs> step_first, step_last;  // by step number
+  std::vector<TimeNs> stepless_starts;  // device ops of no step (RL rollout, scoring, switch)
   auto note_step = [&](int32_t step, TimeNs start, TimeNs end) {
     if (step < 0 || step >= (1 << 20)) return;
     size_t k = static_cast<size_t>(step);
@@ -807,7 +840,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       int32_t step = col_step[i];
       if (step < 0) {
         if (markers.empty()) {
-          step = 0;
+          step = unmarked_step;
         } else {
           // The marker starting last at or before `when`; launches come in
           // nearly increasing order, so try the previous answer first.
@@ -822,6 +855,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
           if (marker_at < nm && when <= markers[marker_at].end) step = markers[marker_at].step;
         }
       }
+      if (step < 0) stepless_starts.push_back(start);
       note_step(step, start, end);
     }
   }
@@ -833,15 +867,33 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   out.launch_count = static_cast<int64_t>(n_delays);
 
   // Step windows: [first op start of k, first op start of next), the last
-  // ending at its last op's end.
+  // ending at its last op's end. A step also ends at its last op's end when
+  // work of no step starts between that end and the next step's first op
+  // (an RL iteration's rollout and scoring between two actor updates): the
+  // gap becomes a window of its own (step id -1) that is measured like the
+  // others but reported in no step. Pre-training has no such op between
+  // steps, so its windows are unchanged.
+  std::sort(stepless_starts.begin(), stepless_starts.end());
+  auto stepless_in = [&](TimeNs lo, TimeNs hi) {
+    auto it = std::lower_bound(stepless_starts.begin(), stepless_starts.end(), lo);
+    return it != stepless_starts.end() && *it < hi;
+  };
   std::vector<TimeNs> bounds;
   std::vector<int32_t> step_ids;
+  TimeNs prev_end = kNoTime;  // last op end of the previous step
   for (size_t k = 0; k < step_first.size(); ++k) {
     if (step_last[k] == kNoTime) continue;
     TimeNs b = step_first[k];
-    if (!bounds.empty()) b = std::max(b, bounds.back());  // keep windows ordered
+    if (!bounds.empty()) {
+      if (prev_end > bounds.back() && prev_end < b && stepless_in(prev_end, b)) {
+        bounds.push_back(prev_end);
+        step_ids.push_back(-1);
+      }
+      b = std::max(b, bounds.back());  // keep windows ordered
+    }
     bounds.push_back(b);
     step_ids.push_back(static_cast<int32_t>(k));
+    prev_end = step_last[k];
   }
   if (!bounds.empty()) {
     TimeNs last_end = step_last[static_cast<size_t>(step_ids.back())];
@@ -1038,10 +1090,11 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     }
   }
 
-  out.steps.resize(W);
+  out.steps.reserve(W);
   for (size_t w = 0; w < W; ++w) {
+    if (step_ids[w] < 0) continue;  // a gap between steps
     auto len = [&](int a) { return lens[static_cast<size_t>(a) * W + w]; };
-    StepNs& st = out.steps[w];
+    StepNs& st = out.steps.emplace_back();
     st.step = step_ids[w];
     st.start = bounds[w];
     BreakdownNs& b = st.b;

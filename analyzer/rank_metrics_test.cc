@@ -357,6 +357,80 @@ TEST(Steps, StampedStepWinsOverMarkers) {
   EXPECT_EQ(m.steps[1].b.span, 100);
 }
 
+// An RL card: the actor update's steps 0 and 1 (stamped), between them the
+// next iteration's rollout (no step, launched outside every step marker).
+// Step 0's window ends at its own last op (300), not at step 1's first op
+// (2000); the gap [300, 2000) is in no step. Without the rollout op the
+// window runs to step 1 as before.
+TEST(Steps, WorkOfNoStepBetweenStepsEndsTheWindowEarly) {
+  auto card = [](bool rollout) {
+    RankBuilder b;
+    size_t s = b.Stream("compute");
+    size_t c = b.Stream("hccl");
+    size_t h = b.Thread("python");
+    b.Marker(h, 0, 400, 0);
+    b.Marker(h, 1900, 400, 1);
+    auto stamped = [&](size_t track, Category cat, TimeNs ts, TimeNs dur, int32_t step) {
+      Event e;
+      e.ts = ts;
+      e.dur = dur;
+      e.category = cat;
+      e.step = step;
+      b.r.tracks[track].events.Append(e);
+    };
+    stamped(s, Category::kCompute, 100, 150, 0);     // [100, 250)
+    stamped(c, Category::kCollective, 200, 100, 0);  // [200, 300): 50 exposed
+    if (rollout) {
+      b.Launch(h, 800, 5, 7);
+      b.Add(s, Category::kCompute, 800, 600, 7);     // [800, 1400), step -1
+    }
+    stamped(s, Category::kCompute, 2000, 100, 1);    // [2000, 2100)
+    return b.Run();
+  };
+  RankMetrics m = card(true);
+  ASSERT_EQ(m.steps.size(), 2u);
+  EXPECT_EQ(m.steps[0].step, 0);
+  EXPECT_EQ(m.steps[0].start, 100);
+  EXPECT_EQ(m.steps[0].b.span, 200);
+  EXPECT_EQ(m.steps[0].b.compute, 150);
+  EXPECT_EQ(m.steps[0].b.comm_exposed, 50);
+  EXPECT_EQ(m.steps[0].b.free, 0);
+  EXPECT_EQ(m.steps[1].step, 1);
+  EXPECT_EQ(m.steps[1].start, 2000);
+  EXPECT_EQ(m.steps[1].b.span, 100);
+  // The totals are the two steps' only: the rollout's 600 ns are in none.
+  EXPECT_EQ(m.total.span, 300);
+  EXPECT_EQ(m.total.compute, 250);
+  for (const StepNs& st : m.steps) ExpectPartition(st.b);
+  RankMetrics idle = card(false);
+  ASSERT_EQ(idle.steps.size(), 2u);
+  EXPECT_EQ(idle.steps[0].b.span, 1900);  // [100, 2000): idle time stays in the step
+  EXPECT_EQ(idle.steps[0].b.free, 1700);
+}
+
+// Without step markers a rank is one step, except an RL card that never
+// trains (a rollout-only card of separate pools): none.
+TEST(Steps, RolloutOnlyCardHasNoStep) {
+  auto card = [](const char* range) {
+    RankBuilder b;
+    size_t s = b.Stream("compute");
+    size_t h = b.Thread("python");
+    b.Add(h, Category::kMarker, 0, 1000, -1, range);
+    b.Add(s, Category::kCompute, 100, 300);
+    return b.Run();
+  };
+  const RankMetrics rollout = card("rollout/generate_sequences");
+  EXPECT_TRUE(rollout.steps.empty());
+  EXPECT_EQ(rollout.total.span, 0);
+  EXPECT_EQ(rollout.device_ops, 1);
+  const RankMetrics trains = card("actor/update_actor");
+  ASSERT_EQ(trains.steps.size(), 1u);
+  EXPECT_EQ(trains.steps[0].b.span, 300);
+  const RankMetrics plain = card("forward");
+  ASSERT_EQ(plain.steps.size(), 1u);
+  EXPECT_EQ(plain.steps[0].b.span, 300);
+}
+
 TEST(Memory, PeakAndBreakdownAtPeak) {
   RankBuilder b;
   auto counter = [&](CounterKind k, std::vector<TimeNs> ts, std::vector<double> v) {

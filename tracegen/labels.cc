@@ -236,6 +236,31 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
   Merge(waits);
   Merge(sync_waits);
 
+  // Work of no step (RL rollout, scoring, switch) is in no step's window
+  // when the rank has steps; it may only end a window early (below).
+  std::vector<TimeNs> stepless;
+  if (!steps.empty() && steps.rbegin()->first >= 0 && steps.begin()->first < 0) {
+    while (steps.begin()->first < 0) steps.erase(steps.begin());
+    for (const Track& t : rank.tracks) {
+      if (t.kind != TrackKind::kDeviceStream) continue;
+      const EventTable& e = t.events;
+      for (size_t i = 0; i < e.size(); ++i) {
+        const Category c = e.category[i];
+        if (e.step[i] < 0 && (c == Category::kCompute || c == Category::kCollective ||
+                              c == Category::kP2P || c == Category::kCopy))
+          stepless.push_back(e.ts[i]);
+      }
+    }
+    std::sort(stepless.begin(), stepless.end());
+  }
+  // METRICS.md's window runs to the next step's first op; it ends at the
+  // step's own last op when work of no step starts in between (the
+  // analyzer's rule, analyzer/README.md).
+  auto stepless_in = [&](TimeNs lo, TimeNs hi) {
+    auto p = std::lower_bound(stepless.begin(), stepless.end(), lo);
+    return p != stepless.end() && *p < hi;
+  };
+
   std::vector<StepBreakdown> out;
   std::vector<Interval> c_compute, c_comm, c_copy, c_recv, c_wait, c_sync, c_cls, busy, cc;
   for (auto it = steps.begin(); it != steps.end(); ++it) {
@@ -244,6 +269,8 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
     TimeNs w0 = it->second.first;
     auto next = std::next(it);
     TimeNs w1 = next == steps.end() ? it->second.second : next->second.first;
+    if (next != steps.end() && it->second.second < w1 && stepless_in(it->second.second, w1))
+      w1 = it->second.second;
     s.span = w1 - w0;
     Clip(compute, w0, w1, &c_compute);
     Clip(comm, w0, w1, &c_comm);
@@ -315,6 +342,9 @@ std::vector<StepBreakdown> ComputeBreakdown(const Rank& rank) {
 std::vector<LabeledValue> GroundTruthLabels(const Rank& rank) {
   std::vector<LabeledValue> out;
   auto steps = ComputeBreakdown(rank);
+  // A rank whose work has no step (an RL rollout-only card) has no step
+  // figures to label: the analyzer makes its whole span one step 0.
+  if (steps.size() == 1 && steps[0].step < 0) return out;
   StepBreakdown total;
   total.step = kNone;
   double vio = 0, ep_vio = 0;

@@ -213,6 +213,13 @@ void FillRl(std::vector<CardPhases> cards, const Metadata& metadata, analysis::A
         if (up.seen && up.end > gen.start) ++staleness;
       }
     }
+    // A producer that knows the weight versions (tracegen: metadata
+    // attribute rl.staleness.<i>) can report lag the ranges do not show:
+    // partial rollout carries responses begun on older weights over into a
+    // rollout that overlaps no update (StaleSync on colocated cards).
+    int64_t known = 0;
+    if (Attribute(metadata, "rl.staleness." + std::to_string(i), &known) && known > staleness)
+      staleness = static_cast<int32_t>(known);
     it->set_staleness(staleness);
     max_staleness = std::max(max_staleness, staleness);
     total_ns += time;

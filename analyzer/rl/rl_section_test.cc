@@ -137,6 +137,20 @@ TEST(RlSection, SeparatePoolsStalenessOne) {
   EXPECT_EQ(rl.iterations(1).phases(0).start_ns(), 100);
 }
 
+// The producer's weight versions raise the staleness the ranges show (never
+// lower it): colocated ranges show 0 for every iteration.
+TEST(RlSection, StalenessAttributeRaisesTheRangesFigure) {
+  Trace t = traces::Colocated();
+  t.metadata.attributes.push_back({"rl.staleness.0", "1"});
+  const analysis::Analysis a = AnalyzeTrace(std::move(t));
+  EXPECT_EQ(a.rl().iterations(0).staleness(), 1);
+  EXPECT_EQ(a.rl().staleness(), 1);
+  Trace s = traces::Separate();
+  s.metadata.attributes.push_back({"rl.staleness.1", "0"});
+  const analysis::Analysis b = AnalyzeTrace(std::move(s));
+  EXPECT_EQ(b.rl().iterations(1).staleness(), 1);
+}
+
 // No RL phase: no `rl` key in the document.
 TEST(RlSection, AbsentWithoutPhases) {
   Trace t;

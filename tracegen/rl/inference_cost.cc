@@ -90,12 +90,22 @@ TimeNs InferenceCost::CommNs(int64_t tokens) const {
   return static_cast<TimeNs>(std::llround(ns));
 }
 
+uint64_t InferenceCost::CommBytes(int64_t tokens) const {
+  if (layout_.ep <= 1 || moe_layers_ == 0) return 0;
+  // The same send as CommNs's all-to-all term.
+  const double ep = layout_.ep;
+  const double send = double(tokens) / layout_.cards() * top_k_ * hidden_ * kInferBytes *
+                      (ep - 1) / ep;
+  return static_cast<uint64_t>(std::llround(moe_layers_ * 2 * send));
+}
+
 StepCost InferenceCost::Roofline(double flops_instance, double bytes_card, int64_t tokens) const {
   const double flops_card = flops_instance / layout_.cards();
   const double compute_ns = flops_card / (peak_ * eff_mm_) * 1e9;
   const double memory_ns = bytes_card / (hbm_bw_ * eff_mem_) * 1e9;
   StepCost s;
   s.comm = CommNs(tokens);
+  s.comm_bytes = CommBytes(tokens);
   s.dur = static_cast<TimeNs>(std::llround(std::max(compute_ns, memory_ns))) + s.comm;
   s.flops = static_cast<uint64_t>(std::llround(flops_card));
   s.bytes = static_cast<uint64_t>(std::llround(bytes_card));

@@ -22,6 +22,7 @@ struct InferenceLayout {
 struct StepCost {
   TimeNs dur = 0;      // max(compute, memory) + comm
   TimeNs comm = 0;     // EP all-to-all + TP all-reduce time inside dur
+  uint64_t comm_bytes = 0;  // EP dispatch + combine bytes one card sends (CommBytes)
   uint64_t flops = 0;  // per card
   uint64_t bytes = 0;  // HBM bytes read per card
 };
@@ -63,6 +64,11 @@ class InferenceCost {
   StepCost Decode(int64_t batch, int64_t context) const;
   // Per-step collectives for `tokens` tokens going through the instance.
   TimeNs CommNs(int64_t tokens) const;
+  // Bytes one card sends in those steps' EP all-to-alls (dispatch and
+  // combine per MoE layer: (ep-1)/ep of its tokens' top_k copies); 0 without
+  // EP. The TP all-reduce's bytes are not counted: the emitted collective is
+  // the all-to-all.
+  uint64_t CommBytes(int64_t tokens) const;
 
   // Model FLOPs of one token through the linear layers (2 x active params,
   // LM head included) and of one attention (query, key) pair over all layers.

@@ -66,6 +66,9 @@ TEST(InferenceCost, DecodeStepIsBoundByReadingWeightsAndCache) {
   EXPECT_EQ(s.bytes, 202429888u);
   EXPECT_EQ(s.comm, 72235);
   EXPECT_EQ(s.dur, 177667);
+  // Bytes of those all-to-alls: 12288 B per all-to-all, x 6 = 73728.
+  EXPECT_EQ(s.comm_bytes, 73728u);
+  EXPECT_EQ(cost.CommBytes(8), 73728u);
   // FLOPs: linear 2 * (4*1277952 + 8650752 + 3*(16384 + 5*1572864) +
   // 32000*1024) = 140345344 per token; attention 2 * 4 * 8 * (96 + 64) =
   // 10240 per (query, key) pair: (8*140345344 + 1024*10240) / 4 cards.
@@ -86,6 +89,19 @@ TEST(InferenceCost, PrefillChunk) {
   EXPECT_EQ(s.flops, 36097490944u);
   EXPECT_EQ(s.comm, 102093);
   EXPECT_EQ(s.dur, 107230 + 102093);
+  // 1572864 B per all-to-all x 6.
+  EXPECT_EQ(s.comm_bytes, 9437184u);
+}
+
+// Without EP there is no all-to-all: no bytes (the TP all-reduce's time is
+// in comm, not its bytes).
+TEST(InferenceCost, NoExpertParallelSendsNoAllToAllBytes) {
+  InferenceCost cost(BuildConfig({"tiny-rl", "", {"rl.rollout.tp=2", "rl.rollout.dp=2",
+                                                  "rl.rollout.ep=1"}, 0}),
+                     {2, 2, 1});
+  const StepCost s = cost.Decode(8, 1024);
+  EXPECT_GT(s.comm, 0);
+  EXPECT_EQ(s.comm_bytes, 0u);
 }
 
 }  // namespace

@@ -96,7 +96,11 @@ void ValidateRl(const RunConfig& c) {
     AtLeast("rl.rollout.cards", r.cards(), 1);
     if (int64_t{r.cards()} + p.world_size() > 1'000'000)
       KeyError("rl.rollout.cards", "more than 1,000,000 cards");
-  }  // colocated: rl.rollout.cards is ignored (the rollout runs on every card)
+  } else {
+    // colocated: rl.rollout.cards is ignored (the rollout runs on every
+    // card), but a negative count is a typo worth naming.
+    AtLeast("rl.rollout.cards", r.cards(), 0);
+  }
   const int64_t instance = int64_t{r.tp()} * r.dp();
   const int pool = RolloutPoolCards(c);
   if (instance > pool || pool % instance != 0)

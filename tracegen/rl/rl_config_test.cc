@@ -64,6 +64,7 @@ TEST(RlConfig, ErrorsNameTheKey) {
   EXPECT_TRUE(has(ErrorOf({"rl.rollout.tp=3", "rl.rollout.dp=1", "rl.rollout.ep=1"}),
                   "rl.rollout.tp: an instance"));
   EXPECT_TRUE(has(ErrorOf({"rl.placement=separate"}), "rl.rollout.cards: must be >= 1"));
+  EXPECT_TRUE(has(ErrorOf({"rl.rollout.cards=-16"}), "rl.rollout.cards: must be >= 0 (got -16)"));
   EXPECT_TRUE(has(ErrorOf({"rl.update_steps=3"}), "rl.update_steps: prompts*samples = 32"));
   EXPECT_TRUE(has(ErrorOf({"rl.update_steps=8"}), "rl.prompts_per_iteration: 4 sequences per update"));
   EXPECT_TRUE(has(ErrorOf({"rl.staleness=3"}), "rl.staleness: 3 exceeds rl.iterations 2"));

@@ -155,7 +155,7 @@ void EmitRollout(const Plan& plan, int32_t instance, const PhaseSpan& span, Card
       s.Device(kCompute, e, end);
       if (st.comm_dur > 0)
         s.Collective(e.ts + e.dur, st.comm_dur, end, "hcom_alltoall_decode", CollectiveKind::kAllToAll,
-                     CommClass::kEP, group, span.iteration * kIterationSequenceStride + int64_t(i), 0,
+                     CommClass::kEP, group, span.iteration * kIterationSequenceStride + int64_t(i), st.comm_bytes,
                      inst.cards, kNone);
       const TimeNs step_end = base + st.start + st.dur;
       s.SetMem(step_end, kKvCache, double(st.kv_bytes));
@@ -384,6 +384,11 @@ void CardEmitter::Emit(int card, Rank* out) {
   // the actor update (their windows come from the events' steps).
   CardState s(k);
   const TimeNs base = kRlBaseTime;
+  // A card that only rolls out (separate pools) holds the inference layout's
+  // weights from its first phase on, so its memory peak is weights + KV
+  // cache. A card that trains gets its weights from the engine's counters.
+  if (!trains && cp.instance >= 0 && !cp.phases.empty())
+    s.SetMem(base + cp.phases.front().start, kWeights, double(plan_.infer_weight_bytes));
   for (const PhaseSpan& span : cp.phases) {
     Event m;
     m.ts = base + span.start;

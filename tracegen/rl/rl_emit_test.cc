@@ -5,12 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "formats/native/native_reader.h"
 #include "formats/native/native_writer.h"
+#include "tracegen/config.h"
 #include "tracegen/engine.h"
+#include "tracegen/labels.h"
 #include "tracegen/rl/rl_test_plan.h"
 
 namespace moetrace::tracegen::rl {
@@ -190,10 +194,12 @@ TEST(RlEmit, RolloutStepsAreGraphsWithTheirAllToAllAndCounters) {
   EXPECT_EQ(decode_flops, 2 * (5 * 7'000'000ull + 10));
   const Track& hccl = TrackNamed(r, "stream 1 (hccl)");
   int a2a = 0;
+  uint64_t a2a_bytes = 0;
   for (size_t i = 0; i < hccl.events.size(); ++i) {
     const CommRecord& c = hccl.comms[size_t(hccl.events.comm[i])];
     if (r.strings.Get(c.group) != "rl/rollout/instance1") continue;
     ++a2a;
+    a2a_bytes += c.bytes;
     EXPECT_EQ(c.kind, CollectiveKind::kAllToAll);
     EXPECT_EQ(c.comm_class, CommClass::kEP);
     EXPECT_EQ(hccl.events.dur[i], kMs / 5);
@@ -201,6 +207,8 @@ TEST(RlEmit, RolloutStepsAreGraphsWithTheirAllToAllAndCounters) {
     EXPECT_EQ(std::vector<int32_t>(g.begin(), g.end()), (std::vector<int32_t>{2, 3}));
   }
   EXPECT_EQ(a2a, 10);
+  // Each step's comm_bytes (65536 + d, d = 0..4), twice.
+  EXPECT_EQ(a2a_bytes, 2 * (5 * 65'536ull + 10));
   // generated_tokens: cumulative decode tokens, never decreasing, ending at
   // the instance's total over both iterations.
   const Track& gen = TrackNamed(r, "generated_tokens");
@@ -365,6 +373,69 @@ TEST(RlEmit, WorkOutsideItsPhaseIsCounted) {
   ASSERT_EQ(r.import_stats.size(), 1u);
   EXPECT_EQ(r.import_stats[0].first, "tracegen.rl.outside_phase");
   EXPECT_EQ(r.import_stats[0].second, want);
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen::rl
+
+namespace moetrace::tracegen::rl {
+namespace {
+
+// Separate pools: a rollout-only card holds the inference layout's weights
+// from its first phase on (tiny-rl's instance of dp 4 x ep 4: 205,881,344
+// bytes, inference_cost_test works them out), so memory.allocated =
+// weights + the step's KV cache and the peak is weights + the largest KV.
+TEST(RlEmit, RolloutOnlyCardHoldsTheInferenceWeights) {
+  const Plan plan = BuildPlan(BuildConfig({"tiny-rl", "", {"rl.placement=separate", "rl.rollout.cards=8"}, 0}));
+  ASSERT_EQ(plan.cards, 24);
+  EXPECT_EQ(plan.infer_weight_bytes, 205881344);
+  Rank r;
+  EmitCard(plan, 20, &r);  // the rollout pool is cards 16-23
+  const Track& w = TrackNamed(r, "memory.weights");
+  ASSERT_EQ(w.sample_value.size(), 1u);
+  EXPECT_EQ(w.sample_value[0], 205881344.0);
+  EXPECT_EQ(w.sample_ts[0], kRlBaseTime + plan.card[20].phases.front().start);
+  const Track& kv = TrackNamed(r, "kv_cache");
+  const Track& alloc = TrackNamed(r, "memory.allocated");
+  const double kv_max = *std::max_element(kv.sample_value.begin(), kv.sample_value.end());
+  const double peak = *std::max_element(alloc.sample_value.begin(), alloc.sample_value.end());
+  EXPECT_GT(kv_max, 0);
+  EXPECT_EQ(peak, 205881344.0 + kv_max);
+  EXPECT_EQ(FindMemoryPeak(r).peak, peak);
+  // A training card's weights are the engine's, not the inference layout's.
+  Rank t;
+  EmitCard(plan, 0, &t);
+  const Track& tw = TrackNamed(t, "memory.weights");
+  ASSERT_FALSE(tw.sample_value.empty());
+  EXPECT_NE(tw.sample_value[0], 205881344.0);
+}
+
+// PPO: the critic's update is compute over its range (its span's FLOPs,
+// split per layer as scoring's), not an empty range.
+TEST(RlEmit, CriticUpdateComputesItsSpanFlops) {
+  const Plan plan = BuildPlan(BuildConfig({"tiny-rl", "", {"rl.algorithm=ppo", "rl.iterations=1"}, 0}));
+  const PhaseSpan* critic = nullptr;
+  for (const PhaseSpan& p : plan.card[3].phases)
+    if (p.task == Task::kUpdateCritic) critic = &p;
+  ASSERT_NE(critic, nullptr);
+  Rank r;
+  EmitCard(plan, 3, &r);
+  const EventTable& comp = TrackNamed(r, "stream 0 (compute)").events;
+  uint64_t flops = 0;
+  int layers = 0;
+  TimeNs first = std::numeric_limits<TimeNs>::max(), last = 0;
+  for (size_t i = 0; i < comp.size(); ++i) {
+    if (r.strings.Get(comp.name[i]) != "update_critic.layer") continue;
+    flops += comp.flops[i];
+    ++layers;
+    first = std::min(first, comp.ts[i]);
+    last = std::max(last, comp.End(i));
+  }
+  EXPECT_EQ(layers, 4);  // tiny-moe's 4 layers
+  EXPECT_EQ(flops, critic->flops);
+  EXPECT_EQ(flops, 356485920768u);
+  EXPECT_EQ(first, kRlBaseTime + critic->start);
+  EXPECT_EQ(last, kRlBaseTime + critic->end);
 }
 
 }  // namespace

@@ -66,6 +66,12 @@ GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards
   // count; instances are of one size).
   if (!plan.instances.empty())
     meta.attributes.emplace_back("rl.instance_cards", std::to_string(plan.instances[0].cards.size()));
+  // What the ranges cannot show: the tokens each iteration trained, and its
+  // weight lag (partial rollout's carried-over responses).
+  for (size_t i = 0; i < plan.trained_tokens.size(); ++i)
+    meta.attributes.emplace_back(fmt::format("rl.trained_tokens.{}", i), std::to_string(plan.trained_tokens[i]));
+  for (size_t i = 0; i < plan.staleness.size(); ++i)
+    meta.attributes.emplace_back(fmt::format("rl.staleness.{}", i), std::to_string(plan.staleness[i]));
   // Labels are the plan's; its instants (start_ns) move with the events to
   // the trace's time base, its durations and counts are unchanged.
   meta.ground_truth = plan.labels;
@@ -77,7 +83,11 @@ GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards
   StreamOptions opts;
   opts.threads = threads;
   opts.hbm_bytes = plan.config.hardware().hbm_bytes();
-  opts.rank_labels = false;
+  // Per-rank step labels (GroundTruthLabels): the actor update's optimizer
+  // steps on the cards that train, each window ending at the step's last op
+  // when the RL phases' stepless work follows (labels.cc); a rollout-only
+  // card has no step and no such label.
+  opts.rank_labels = true;
   StreamRanks(
       selected,
       [&]() -> RankEmitFn {

@@ -11,6 +11,7 @@
 #include "formats/errors.h"
 #include "formats/native/native_reader.h"
 #include "formats/native/native_writer.h"
+#include "tracegen/labels.h"
 #include "tracegen/rl/rl_emit.h"
 #include "tracegen/rl/rl_test_plan.h"
 
@@ -60,10 +61,25 @@ TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
   EXPECT_EQ(m.source, "tracegen");
   EXPECT_EQ(m.layout.world_size, testing::kCards);
   EXPECT_EQ(m.layout.tp, 0);  // the training layout is not the world's
-  // The plan's labels, its instant moved to the trace's time base.
-  ASSERT_EQ(m.ground_truth.size(), 2u);
+  // The plan's labels, its instant moved to the trace's time base, then
+  // each card's step labels (GroundTruthLabels of the emitted card).
+  ASSERT_GE(m.ground_truth.size(), 2u);
   EXPECT_EQ(m.ground_truth[0], (LabeledValue{-1, 0, "start_ns", double(kRlBaseTime)}));
   EXPECT_EQ(m.ground_truth[1], SharedPlan().labels[1]);
+  std::vector<LabeledValue> want_rank;
+  for (int c : {1, 3}) {
+    Rank card;
+    EmitCard(SharedPlan(), c, &card);
+    for (LabeledValue& l : GroundTruthLabels(card)) want_rank.push_back(l);
+  }
+  EXPECT_EQ(std::vector<LabeledValue>(m.ground_truth.begin() + 2, m.ground_truth.end()), want_rank);
+  // Card 1 trains: the update's steps 0-1 (iteration 0) and 2-3 (iteration
+  // 1), each with its window's span, plus the sum (step -1); card 3 only
+  // rolls out and scores, work of no step: no step label.
+  std::vector<std::pair<int32_t, int32_t>> spans;  // (rank, step) of each span label
+  for (const LabeledValue& l : want_rank)
+    if (l.key == "breakdown.span_ns") spans.emplace_back(l.rank, l.step);
+  EXPECT_EQ(spans, (std::vector<std::pair<int32_t, int32_t>>{{1, 0}, {1, 1}, {1, 2}, {1, 3}, {1, -1}}));
   const auto attr = std::find(m.attributes.begin(), m.attributes.end(),
                               std::pair<std::string, std::string>("rl.instance_cards", "2"));
   EXPECT_NE(attr, m.attributes.end());

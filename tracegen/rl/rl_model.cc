@@ -73,6 +73,7 @@ Plan BuildPlan(const RunConfig& config, int threads) {
       plan.card[card].instance = i;
     }
   const InferenceCost infer(config, layout);
+  plan.infer_weight_bytes = std::llround(infer.WeightBytesPerCard());
 
   const int64_t seqs = SequencesPerIteration(config);
   std::vector<std::vector<int64_t>> lengths(iterations);
@@ -89,6 +90,9 @@ Plan BuildPlan(const RunConfig& config, int threads) {
   plan.train_engine->Simulate(threads);
   const std::vector<int64_t> update = plan.train_engine->RankEndTimes();
   const TimeNs update_max = *std::max_element(update.begin(), update.end());
+  // Model FLOPs of one update (update_steps optimizer steps) per training card.
+  const uint64_t critic_flops = static_cast<uint64_t>(std::llround(
+      plan.train_engine->BaseMetadata().model_flops_per_step * plan.train_config.steps() / world));
 
   // Scoring: a forward over prompt + response tokens spread over the
   // training cards (the training layout's tp and expert group; the
@@ -137,6 +141,7 @@ Plan BuildPlan(const RunConfig& config, int threads) {
         s.flops = sc.flops;
         s.bytes = sc.bytes;
         s.comm_dur = sc.comm;
+        s.comm_bytes = sc.comm_bytes;
       }
       t += sc.dur;
     }
@@ -144,7 +149,14 @@ Plan BuildPlan(const RunConfig& config, int threads) {
     // phase waits for the slowest card (the update ends with a barrier).
     for (Task task : {Task::kUpdateActor, Task::kUpdateCritic}) {
       if (task == Task::kUpdateCritic && !ppo) continue;
-      for (int c = 0; c < world; ++c) Add(&plan, c, j, task, t, update[c]);
+      for (int c = 0; c < world; ++c) {
+        Add(&plan, c, j, task, t, update[c]);
+        // The critic (the actor's architecture) trains as the actor does, but
+        // its events are not the engine's (they would be a second set of
+        // optimizer steps): its span carries the update's model FLOPs per
+        // card, which the emitter spreads over its range.
+        if (task == Task::kUpdateCritic) plan.card[c].phases.back().flops = critic_flops;
+      }
       t += update_max;
     }
     if (!separate) {
@@ -213,10 +225,12 @@ Plan BuildPlan(const RunConfig& config, int threads) {
       InstanceIteration ii = inst[i].Run(it, start, quota, oldest, &done[it]);
       uint64_t flops = 0, bytes = 0;
       TimeNs comm = 0;
+      uint64_t comm_bytes = 0;
       for (const RolloutStep& st : ii.steps) {
         flops += st.flops;
         bytes += st.bytes;
         comm += st.comm_dur;
+        comm_bytes += st.comm_bytes;
       }
       for (int card : plan.instances[i].cards) {
         Add(&plan, card, it, Task::kGenerateSequences, ii.start, ii.end - ii.start);
@@ -224,6 +238,7 @@ Plan BuildPlan(const RunConfig& config, int threads) {
         s.flops = flops;
         s.bytes = bytes;
         s.comm_dur = comm;
+        s.comm_bytes = comm_bytes;
       }
       end = std::max(end, ii.end);
       plan.generated_tokens[it] += ii.generated_tokens;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "tracegen/config.h"
@@ -14,6 +15,9 @@ namespace moetrace::tracegen::rl {
 namespace {
 
 RunConfig Tiny(std::vector<std::string> sets = {}) { return BuildConfig({"tiny-rl", "", sets, 0}); }
+
+// tiny-rl's actor update per card, pinned (PpoAddsTheCritic).
+constexpr uint64_t kTinyCriticFlops = 356485920768;
 
 double Label(const Plan& plan, int iteration, const std::string& key) {
   for (const auto& l : plan.labels)
@@ -161,6 +165,16 @@ TEST(RlModel, PpoAddsTheCritic) {
   EXPECT_EQ(RoleName(Task::kUpdateCritic), "critic");
   EXPECT_EQ(RoleName(Task::kComputeRmScore), "reward");
   ExpectNoOverlap(plan);
+  // The critic's update carries the actor update's model FLOPs per card
+  // (model_flops_per_step x update_steps / 16 cards); the actor's own span
+  // has none (its events are the engine's).
+  const double per_card = plan.train_engine->BaseMetadata().model_flops_per_step *
+                          plan.train_config.steps() / 16;
+  for (const auto& ph : plan.card[5].phases) {
+    if (ph.task == Task::kUpdateCritic) EXPECT_EQ(ph.flops, uint64_t(std::llround(per_card)));
+    if (ph.task == Task::kUpdateActor) EXPECT_EQ(ph.flops, 0u);
+  }
+  EXPECT_EQ(uint64_t(std::llround(per_card)), kTinyCriticFlops);
 }
 
 TEST(RlModel, DeterministicForAnyThreadCount) {

@@ -64,6 +64,7 @@ struct RolloutStep {
   int64_t kv_bytes = 0;     // KV cache held per card after the step
   uint64_t flops = 0, bytes = 0;  // per card
   TimeNs comm_dur = 0;      // per-step EP / TP collective time inside dur
+  uint64_t comm_bytes = 0;  // EP all-to-all bytes one card sends (InferenceCost::CommBytes)
 };
 
 // A rollout instance's work in one iteration.
@@ -90,6 +91,10 @@ struct Plan {
   int32_t cards = 0;
   std::vector<CardPlan> card;     // by card
   std::vector<RolloutInstance> instances;
+  // BF16 weights one rollout card holds in the inference layout
+  // (InferenceCost::WeightBytesPerCard): a card that only rolls out (separate
+  // placement) holds them for the whole run.
+  int64_t infer_weight_bytes = 0;
   // The training layout's run (actor update, one iteration's update_steps
   // steps), simulated once: pass 2 of train_engine emits a train rank's
   // events, shifted to start at that card's kUpdateActor start. Every

@@ -73,6 +73,7 @@ inline Plan HandPlan() {
         st.flops = 7'000'000 + uint64_t(d);
         st.bytes = 400'000'000;
         st.comm_dur = kMs / 5;
+        st.comm_bytes = 65'536 + uint64_t(d);
         ii.steps.push_back(st);
         ii.generated_tokens += st.new_tokens;
       }

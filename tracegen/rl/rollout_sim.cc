@@ -55,7 +55,7 @@ InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota,
     if (admitted > 0) {
       const StepCost c = cost_.Prefill(chunk_tokens, pairs);
       out.steps.push_back({t, c.dur, true, admitted, chunk_tokens,
-                           std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm});
+                           std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm, c.comm_bytes});
       t += c.dur;
       chunk_tokens = 0;
       pairs = 0;
@@ -76,7 +76,7 @@ InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota,
       active_.pop_back();
     }
     out.steps.push_back({t, c.dur, false, static_cast<int32_t>(batch), batch,
-                         std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm});
+                         std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm, c.comm_bytes});
     t += c.dur;
     if (quota >= 0 && finished >= quota &&
         std::none_of(active_.begin(), active_.end(),
