@@ -64,6 +64,7 @@ struct RolloutStep {
   int64_t kv_bytes = 0;     // KV cache held per card after the step
   uint64_t flops = 0, bytes = 0;  // per card
   TimeNs comm_dur = 0;      // per-step EP / TP collective time inside dur
+  TimeNs tp_comm_dur = 0;   // of which the TP all-reduce (emitted apart from the EP all-to-all)
 };
 
 // A rollout instance's work in one iteration.
