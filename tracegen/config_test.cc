@@ -84,6 +84,9 @@ TEST(Config, ErrorsNameTheKey) {
             std::string::npos);
   EXPECT_NE(ErrorOf({"hardware.peak_flops=5"}).find("hardware.peak_flops"), std::string::npos);
   EXPECT_NE(ErrorOf({"hardware.eff_vector=1e-9"}).find("hardware.eff_vector"), std::string::npos);
+  EXPECT_NE(ErrorOf({"hardware.alpha_intra_ns=1e18"})
+                .find("hardware.alpha_intra_ns: 1e+18 ns is implausibly large (at most 1e+12)"),
+            std::string::npos);
 }
 
 TEST(Config, JsonConfigOverridesItsPreset) {
