@@ -155,7 +155,7 @@ TEST(RlPaths, NonsenseRlValuesExit2NamingTheKey) {
       {"rl.iterations=2000000000", "rl.iterations: more than 1000 iterations"},
       {"rl.prompts_per_iteration=2000000000", "rl.prompts_per_iteration: more than 10,000,000 sequences"},
       {"rl.response_sigma=-1", "rl.response_sigma: must be >= 0 (got -1)"},
-      {"rl.rollout.kv_memory_fraction=0.0000001", "rl.rollout.kv_memory_fraction: the instance's KV cache"},
+      {"rl.rollout.kv_memory_fraction=0.0000001", "rl.rollout.kv_memory_fraction: an attention-DP group's KV cache"},
       {"rl.rollout.cards=-16", "rl.rollout.cards: must be >= 0 (got -16)"},
       {"rl.staleness=2000000000", "rl.staleness: 2000000000 exceeds rl.iterations 2"},
       {"rl.response_sigma=nan", "rl.response_sigma: expected a number, got 'nan'"},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <tuple>
 #include <fstream>
 #include <sstream>
 
@@ -352,6 +353,37 @@ void Validate(const RunConfig& c) {
                         {"hardware.cross_numa_factor", h.cross_numa_factor()},
                         {"hardware.devices_per_node", h.devices_per_node()}}) {
     if (!(v > 0) || !std::isfinite(v)) KeyError(key, fmt::format("must be > 0 (got {})", v));
+  }
+  // Plausible floors: a bandwidth of bytes per second or a peak of FLOP/s
+  // would make one op last past int64 nanoseconds (llround overflows to
+  // INT64_MIN), so a figure off by its unit is refused, naming the key.
+  for (auto [key, v, min] : {std::tuple<const char*, double, double>{"hardware.peak_flops", h.peak_flops(), 1e9},
+                             {"hardware.hbm_bandwidth", h.hbm_bandwidth(), 1e6},
+                             {"hardware.intra_node_bandwidth", h.intra_node_bandwidth(), 1e6},
+                             {"hardware.inter_node_bandwidth", h.inter_node_bandwidth(), 1e6},
+                             {"hardware.host_link_bandwidth", h.host_link_bandwidth(), 1e6},
+                             {"hardware.comm_efficiency", h.comm_efficiency(), 1e-3},
+                             {"hardware.eff_matmul", h.eff_matmul(), 1e-3},
+                             {"hardware.eff_flash_fwd", h.eff_flash_fwd(), 1e-3},
+                             {"hardware.eff_flash_bwd", h.eff_flash_bwd(), 1e-3},
+                             {"hardware.eff_vector", h.eff_vector(), 1e-3},
+                             {"hardware.eff_grouped_gemm", h.eff_grouped_gemm(), 1e-3},
+                             {"hardware.eff_matmul_opt", h.eff_matmul_opt(), 1e-3},
+                             {"hardware.eff_flash_fwd_opt", h.eff_flash_fwd_opt(), 1e-3},
+                             {"hardware.eff_flash_bwd_opt", h.eff_flash_bwd_opt(), 1e-3},
+                             {"hardware.eff_vector_opt", h.eff_vector_opt(), 1e-3}}) {
+    if (v < min) KeyError(key, fmt::format("{} is implausibly small (at least {:g})", v, min));
+  }
+  // And ceilings on the fixed costs per op or message: past 1,000 s each,
+  // a step's sum of them would overflow int64 nanoseconds.
+  for (auto [key, v] : {std::pair<const char*, double>{"hardware.alpha_intra_ns", h.alpha_intra_ns()},
+                        {"hardware.alpha_inter_ns", h.alpha_inter_ns()},
+                        {"hardware.kernel_overhead_ns", h.kernel_overhead_ns()},
+                        {"hardware.framework_op_ns", h.framework_op_ns()},
+                        {"hardware.launch_ns", h.launch_ns()},
+                        {"hardware.enqueue_ns", h.enqueue_ns()},
+                        {"hardware.d2h_sync_ns", h.d2h_sync_ns()}}) {
+    if (v > 1e12) KeyError(key, fmt::format("{:g} ns is implausibly large (at most 1e+12)", v));
   }
   for (auto [key, v] : {std::pair<const char*, double>{"hardware.alpha_intra_ns", h.alpha_intra_ns()},
                         {"hardware.alpha_inter_ns", h.alpha_inter_ns()},

@@ -77,6 +77,16 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(ErrorOf({"hardware.preset=tpu"}).find("hardware.preset"), std::string::npos);
   EXPECT_NE(ErrorOf({}, "no-such-preset").find("unknown preset"), std::string::npos);
   EXPECT_EQ(ErrorOf({"parallel.layers_per_stage=1,3"}), "");
+  // A figure off by its unit would overflow the int64 times (llround to
+  // INT64_MIN): refused at validation, naming the key.
+  EXPECT_NE(ErrorOf({"hardware.hbm_bandwidth=0.001"})
+                .find("hardware.hbm_bandwidth: 0.001 is implausibly small (at least 1e+06)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"hardware.peak_flops=5"}).find("hardware.peak_flops"), std::string::npos);
+  EXPECT_NE(ErrorOf({"hardware.eff_vector=1e-9"}).find("hardware.eff_vector"), std::string::npos);
+  EXPECT_NE(ErrorOf({"hardware.alpha_intra_ns=1e18"})
+                .find("hardware.alpha_intra_ns: 1e+18 ns is implausibly large (at most 1e+12)"),
+            std::string::npos);
 }
 
 TEST(Config, JsonConfigOverridesItsPreset) {

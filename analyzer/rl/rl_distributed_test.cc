@@ -68,5 +68,35 @@ TEST(RlDistributed, UnknownTaskInAPartIsRefused) {
   EXPECT_THROW(MergePartial(SerializePartial(&part), &into), std::runtime_error);
 }
 
+// Separate pools recorded without steps: the iterations are assigned after
+// the merge (a training card alone cannot know them), so any split agrees.
+TEST(RlDistributed, IterationsWithoutStepsAreDecidedAfterTheMerge) {
+  Trace t;
+  t.metadata.source = "kineto";
+  t.ranks.resize(4);
+  for (int r = 0; r < 4; ++r) {
+    t.ranks[size_t(r)].rank = r;
+    for (int i = 0; i < 3; ++i) {
+      if (r < 2) {
+        traces::Range(&t.ranks[size_t(r)], "generate_sequences", 1000 + 1000 * i + 10 * r,
+                      1400 + 1000 * i, kNone, Category::kHostOp);
+      } else {
+        traces::Range(&t.ranks[size_t(r)], "update_actor", 1500 + 1000 * i, 1900 + 1000 * i,
+                      kNone, Category::kHostOp);
+      }
+    }
+  }
+  MemorySource src(std::move(t));
+  const analysis::Analysis a = Analyze(src);
+  ASSERT_EQ(a.rl().iterations_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(a.rl().iterations(i).phases_size(), 2);
+    EXPECT_EQ(a.rl().iterations(i).phases(1).task(), "update_actor");
+    EXPECT_EQ(a.rl().iterations(i).phases(1).start_ns(), 1500 + 1000 * i);
+  }
+  const std::string one = ToStableJson(a);
+  for (int parts : {2, 3, 4}) EXPECT_EQ(one, Split(src, parts)) << parts;
+}
+
 }  // namespace
 }  // namespace moetrace::rl

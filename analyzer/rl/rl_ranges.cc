@@ -61,17 +61,29 @@ CardPhases CollectPhases(const Rank& rank) {
       found.push_back({ev.ts[i], ev.End(i), ev.step[i], *recognised[name]});
     }
   }
+  // A bare reshard / offload / onload is an RL switch only next to RL work
+  // on the card; alone it is some other framework's (FSDP2's reshard).
+  if (std::none_of(found.begin(), found.end(), [](const Candidate& f) { return !f.what.bare; })) {
+    found.clear();
+  }
   if (found.empty()) return out;
   // By start, the outer of two ranges that start together first: a range
-  // ending before the latest end so far lies inside an earlier one.
+  // ending before the latest end so far lies inside an earlier one. A
+  // zero-length range goes before the others starting with it: at a
+  // range's start it is not inside that range.
   std::sort(found.begin(), found.end(), [](const Candidate& a, const Candidate& b) {
-    return a.start != b.start ? a.start < b.start : a.end > b.end;
+    if (a.start != b.start) return a.start < b.start;
+    const bool a_empty = a.end == a.start, b_empty = b.end == b.start;
+    if (a_empty != b_empty) return a_empty;
+    return a.end > b.end;
   });
   int64_t max_end = found.front().start;
-  int32_t rollouts = 0;  // generate_sequences ranges so far
   std::optional<Task> last_work;  // the last non-switch task, for an undirected switch
   for (const Candidate& f : found) {
-    if (f.end <= max_end && !out.ranges.empty()) continue;
+    // Inside an earlier range: it starts before that one's end and ends by
+    // it. A zero-length range at the end (an instance given no sequence)
+    // is a phase of its own.
+    if (f.start < max_end && f.end <= max_end && !out.ranges.empty()) continue;
     max_end = std::max(max_end, f.end);
     PhaseRange r;
     r.task = f.what.task;
@@ -82,8 +94,9 @@ CardPhases CollectPhases(const Rank& rank) {
       r.task = after_update ? Task::kReshardToInfer : Task::kReshardToTrain;
     }
     if (!IsSwitch(r.task)) last_work = r.task;
-    if (r.task == Task::kGenerateSequences) ++rollouts;
-    r.iteration = f.step >= 0 ? f.step : std::max(rollouts - 1, 0);
+    // Without a step the iteration is decided job-wide (AssignIterations:
+    // with separate pools a training card never rolls out).
+    r.iteration = f.step >= 0 ? f.step : kNoIteration;
     r.start = f.start;
     r.end = f.end;
     if (r.task == Task::kGenerateSequences && tokens) {
@@ -92,6 +105,38 @@ CardPhases CollectPhases(const Rank& rank) {
     out.ranges.push_back(r);
   }
   return out;
+}
+
+void AssignIterations(std::vector<CardPhases>* cards) {
+  // Rollout waves: a card's k-th generate_sequences of unknown iteration is
+  // in wave k; a wave starts at its earliest such range over the cards.
+  std::vector<int64_t> wave_start;
+  for (CardPhases& c : *cards) {
+    size_t k = 0;
+    for (PhaseRange& r : c.ranges) {
+      if (r.iteration != kNoIteration || r.task != Task::kGenerateSequences) continue;
+      r.iteration = static_cast<int32_t>(k);
+      if (k == wave_start.size()) {
+        wave_start.push_back(r.start);
+      } else {
+        wave_start[k] = std::min(wave_start[k], r.start);
+      }
+      ++k;
+    }
+  }
+  // Waves start in order (each card's rollouts follow each other); a
+  // running max keeps the search valid if one card started late.
+  for (size_t k = 1; k < wave_start.size(); ++k) {
+    wave_start[k] = std::max(wave_start[k], wave_start[k - 1]);
+  }
+  for (CardPhases& c : *cards) {
+    for (PhaseRange& r : c.ranges) {
+      if (r.iteration != kNoIteration) continue;
+      const auto waves = std::upper_bound(wave_start.begin(), wave_start.end(), r.start) -
+                         wave_start.begin();
+      r.iteration = static_cast<int32_t>(std::max<int64_t>(waves - 1, 0));
+    }
+  }
 }
 
 }  // namespace moetrace::rl

@@ -10,8 +10,11 @@
 
 namespace moetrace::rl {
 
+// A range's iteration before AssignIterations when its event has no step.
+inline constexpr int32_t kNoIteration = -1;
+
 struct PhaseRange {
-  int32_t iteration = 0;
+  int32_t iteration = 0;  // kNoIteration until AssignIterations when not recorded
   Task task = Task::kGenerateSequences;
   Role role = Role::kRollout;
   int64_t start = 0, end = 0;
@@ -31,11 +34,20 @@ struct CardPhases {
 // The phases of `rank`: marker (kMarker) and host-op (kHostOp, Kineto
 // user_annotation) ranges on host threads whose names hold an RL task
 // (rl_task.h). A range inside another recognised range of the card is left
-// out (an annotation nested in verl's MSTX range of the same call). The
-// iteration is the event's step when set, else the number of
-// generate_sequences ranges that began before it on the card (the first
-// iteration's scoring and update follow its rollout). Empty `ranges` when
-// the card ran no RL phase.
+// out (an annotation nested in verl's MSTX range of the same call; a
+// zero-length range at an earlier one's end is not inside it). A bare
+// reshard / offload / onload (Recognised::bare) counts only on a card with
+// another RL phase. The iteration is the event's step when set, else
+// kNoIteration (AssignIterations decides it over every card). Empty
+// `ranges` when the card ran no RL phase.
 CardPhases CollectPhases(const Rank& rank);
+
+// Iterations of the ranges recorded without a step, over all the cards (a
+// training card of separate pools never rolls out): a card's k-th
+// generate_sequences is iteration k (wave k, which starts at the earliest of
+// them); any other phase belongs to the last wave that started at or before
+// it (0 before the first). Runs on the merged cards, so any split of the
+// ranks gives the same.
+void AssignIterations(std::vector<CardPhases>* cards);
 
 }  // namespace moetrace::rl

@@ -46,7 +46,11 @@ TEST(RlRanges, KinetoUserAnnotationsWithoutSteps) {
   Range(&r, "actor_rollout_ref/generate_sequences", 3100, 4000, kNone, op);
   Range(&r, "actor_update", 4000, 4500, kNone, op);
   r.tracks[0].events.SortByTime();
-  const CardPhases c = CollectPhases(r);
+  // No steps: the iteration is decided over the cards (AssignIterations).
+  std::vector<CardPhases> cards = {CollectPhases(r)};
+  EXPECT_EQ(cards[0].ranges[3].iteration, kNoIteration);
+  AssignIterations(&cards);
+  const CardPhases& c = cards[0];
   EXPECT_EQ(c.rank, 7);
   EXPECT_EQ(c.ignored_markers, 0);  // host ops are not markers
   ASSERT_EQ(c.ranges.size(), 7u);
@@ -73,7 +77,9 @@ TEST(RlRanges, KinetoJsonOfVerl) {
   {"ph": "X", "cat": "user_annotation", "name": "actor_update", "pid": 10, "tid": 10, "ts": 1510, "dur": 300.5},
   {"ph": "X", "cat": "user_annotation", "name": "my_region", "pid": 10, "tid": 10, "ts": 1900, "dur": 5}
   ]})J");
-  const CardPhases c = CollectPhases(r);
+  std::vector<CardPhases> cards = {CollectPhases(r)};
+  AssignIterations(&cards);
+  const CardPhases& c = cards[0];
   EXPECT_EQ(c.rank, 5);
   ASSERT_EQ(c.ranges.size(), 4u);
   EXPECT_EQ(c.ranges[0], (PhaseRange{0, Task::kGenerateSequences, Role::kRollout, 1'000'000, 1'400'000, -1}));
@@ -89,6 +95,60 @@ TEST(RlRanges, NoRlPhasesGiveNothing) {
   const CardPhases c = CollectPhases(r);
   EXPECT_TRUE(c.ranges.empty());
   EXPECT_EQ(c.ignored_markers, 1);
+}
+
+// An instance given no sequence has a zero-length rollout range where the
+// previous phase ended: a phase of its own (its long-tail idle counts), not
+// one nested in that phase. One strictly inside a range is nested.
+TEST(RlRanges, ZeroLengthRangeAtAnEndIsKept) {
+  Rank r;
+  Range(&r, "actor/reshard_to_infer", 50, 100, 0);
+  Range(&r, "rollout/generate_sequences", 70, 70, 1);
+  Range(&r, "rollout/generate_sequences", 100, 100, 1);
+  Range(&r, "actor/reshard_to_train", 100, 120, 1);
+  r.tracks[0].events.SortByTime();
+  const CardPhases c = CollectPhases(r);
+  ASSERT_EQ(c.ranges.size(), 3u);
+  EXPECT_EQ(c.ranges[1], (PhaseRange{1, Task::kGenerateSequences, Role::kRollout, 100, 100, -1}));
+  EXPECT_EQ(c.ranges[2], (PhaseRange{1, Task::kReshardToTrain, Role::kActor, 100, 120, -1}));
+}
+
+// FSDP2 annotates its own reshards: alone on a card they are no RL phase;
+// with an RL role prefix, or next to an RL task, a bare switch counts.
+TEST(RlRanges, BareReshardCountsOnlyNextToRlWork) {
+  const Category op = Category::kHostOp;
+  Rank fsdp;
+  Range(&fsdp, "FSDP::post_backward_reshard (layers.0)", 0, 10, kNone, op);
+  Range(&fsdp, "FSDP::pre_forward_offload", 20, 30, kNone, op);
+  EXPECT_TRUE(CollectPhases(fsdp).ranges.empty());
+  Rank prefixed;
+  Range(&prefixed, "actor/offload", 0, 10, kNone, op);
+  ASSERT_EQ(CollectPhases(prefixed).ranges.size(), 1u);
+  EXPECT_EQ(CollectPhases(prefixed).ranges[0].task, Task::kReshardToInfer);
+  Rank rl;
+  Range(&rl, "update_actor", 0, 10, kNone, op);
+  Range(&rl, "FSDP::post_backward_reshard (layers.0)", 20, 30, kNone, op);
+  ASSERT_EQ(CollectPhases(rl).ranges.size(), 2u);
+}
+
+// Separate pools recorded without steps (Kineto): the rollout card runs
+// three rollouts, the training card three updates, each after its rollout.
+// An update belongs to the last rollout wave started before it.
+TEST(RlRanges, IterationsWithoutStepsAreJobWide) {
+  const Category op = Category::kHostOp;
+  std::vector<Rank> r(2);
+  for (int i = 0; i < 3; ++i) {
+    Range(&r[0], "generate_sequences", 1000 + 1000 * i, 1400 + 1000 * i, kNone, op);
+    Range(&r[1], "update_actor", 1500 + 1000 * i, 1900 + 1000 * i, kNone, op);
+  }
+  r[1].rank = 1;
+  std::vector<CardPhases> cards = {CollectPhases(r[1]), CollectPhases(r[0])};
+  AssignIterations(&cards);
+  ASSERT_EQ(cards[0].ranges.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(cards[0].ranges[size_t(i)].iteration, i);
+    EXPECT_EQ(cards[1].ranges[size_t(i)].iteration, i);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "analyzer/rl/rl_section.h"
 
+#include "analyzer/rl/rl_ranges.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -60,9 +62,16 @@ bool Attribute(const Metadata& m, const std::string& key, int64_t* out) {
 
 void FillRl(std::vector<CardPhases> cards, const Metadata& metadata, analysis::Analysis* analysis) {
   std::erase_if(cards, [](const CardPhases& c) { return c.ranges.empty(); });
-  if (cards.empty()) return;
+  // An RL job runs some task besides switches; a trace of reshards (or
+  // weight syncs) alone is not RL.
+  const bool rl_work = std::any_of(cards.begin(), cards.end(), [](const CardPhases& c) {
+    return std::any_of(c.ranges.begin(), c.ranges.end(),
+                       [](const PhaseRange& r) { return !IsSwitch(r.task); });
+  });
+  if (!rl_work) return;
   std::sort(cards.begin(), cards.end(),
             [](const CardPhases& a, const CardPhases& b) { return a.rank < b.rank; });
+  AssignIterations(&cards);
   const int64_t n_cards = static_cast<int64_t>(cards.size());
 
   std::map<int32_t, IterAgg> iters;
@@ -129,8 +138,13 @@ void FillRl(std::vector<CardPhases> cards, const Metadata& metadata, analysis::A
         merged.emplace_back(r.start, r.end);
       }
     }
-    for (size_t w = 0; w < windows.size(); ++w) {
-      for (const auto& [s, e] : merged) {
+    // Windows follow each other (each starts where the last ended) and the
+    // merged ranges are disjoint and sorted: one sweep, each interval
+    // visiting only the windows it overlaps.
+    size_t w0 = 0;
+    for (const auto& [s, e] : merged) {
+      while (w0 < windows.size() && windows[w0].second <= s) ++w0;
+      for (size_t w = w0; w < windows.size() && windows[w].first < e; ++w) {
         const int64_t lo = std::max(s, windows[w].first), hi = std::min(e, windows[w].second);
         if (hi > lo) busy[w] += hi - lo;
       }
@@ -152,6 +166,9 @@ void FillRl(std::vector<CardPhases> cards, const Metadata& metadata, analysis::A
   bool has_gen = false, has_trained = false;
   int32_t max_staleness = 0;
   std::vector<int64_t> later_windows;  // iterations after the first
+  // Staleness: the ends of the updates of the iterations before each one,
+  // kept sorted as the iterations go by (in order), counted by binary search.
+  std::vector<int64_t> update_ends;
   for (size_t w = 0; w < windows.size(); ++w) {
     const int32_t i = order[w];
     IterAgg& a = iters[i];
@@ -207,11 +224,8 @@ void FillRl(std::vector<CardPhases> cards, const Metadata& metadata, analysis::A
     int32_t staleness = 0;
     const TaskAgg& gen = a.tasks[static_cast<size_t>(Task::kGenerateSequences)];
     if (gen.seen) {
-      for (const auto& [j, b] : iters) {
-        if (j >= i) break;
-        const TaskAgg& up = b.tasks[static_cast<size_t>(Task::kUpdateActor)];
-        if (up.seen && up.end > gen.start) ++staleness;
-      }
+      staleness = static_cast<int32_t>(
+          update_ends.end() - std::upper_bound(update_ends.begin(), update_ends.end(), gen.start));
     }
     // A producer that knows the weight versions (tracegen: metadata
     // attribute rl.staleness.<i>) can report lag the ranges do not show:
@@ -220,6 +234,8 @@ void FillRl(std::vector<CardPhases> cards, const Metadata& metadata, analysis::A
     int64_t known = 0;
     if (Attribute(metadata, "rl.staleness." + std::to_string(i), &known) && known > staleness)
       staleness = static_cast<int32_t>(known);
+    const TaskAgg& up = a.tasks[static_cast<size_t>(Task::kUpdateActor)];
+    if (up.seen) update_ends.insert(std::upper_bound(update_ends.begin(), update_ends.end(), up.end), up.end);
     it->set_staleness(staleness);
     max_staleness = std::max(max_staleness, staleness);
     total_ns += time;

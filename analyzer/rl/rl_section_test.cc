@@ -7,6 +7,7 @@
 #include "analyzer/analyze.h"
 #include "analyzer/rl/rl_test_trace.h"
 #include "analyzer/stable_json.h"
+#include "formats/kineto/kineto_importer.h"
 #include "formats/trace_io.h"
 
 namespace moetrace::rl {
@@ -160,6 +161,53 @@ TEST(RlSection, AbsentWithoutPhases) {
   const analysis::Analysis a = AnalyzeTrace(std::move(t));
   EXPECT_FALSE(a.has_rl());
   EXPECT_EQ(ToStableJson(a).find("\"rl\""), std::string::npos);
+}
+
+// A plain FSDP2 training trace (Kineto): its reshard annotations are no RL.
+TEST(RlSection, AbsentForFsdpTraining) {
+  Trace t;
+  t.metadata.source = "kineto";
+  t.ranks.push_back(ImportKinetoJson(R"J({
+  "schemaVersion": 1,
+  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 1},
+  "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 0, "dur": 1250},
+  {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward (layers.0)", "pid": 1, "tid": 1, "ts": 10, "dur": 100},
+  {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_backward_reshard (layers.0)", "pid": 1, "tid": 1, "ts": 500, "dur": 200},
+  {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_backward_reshard (layers.1)", "pid": 1, "tid": 1, "ts": 800, "dur": 200}
+  ]})J"));
+  const analysis::Analysis a = AnalyzeTrace(std::move(t));
+  EXPECT_FALSE(a.has_rl());
+  EXPECT_EQ(ToStableJson(a).find("\"rl\""), std::string::npos);
+}
+
+// Separate pools recorded without steps: each update is in the iteration
+// of the rollout wave before it (not all in iteration 0), so no staleness.
+TEST(RlSection, SeparatePoolsWithoutSteps) {
+  Trace t;
+  t.metadata.source = "kineto";
+  t.ranks.resize(2);
+  for (int i = 0; i < 3; ++i) {
+    traces::Range(&t.ranks[0], "generate_sequences", 1000 + 1000 * i, 1400 + 1000 * i, kNone,
+                  Category::kHostOp);
+    traces::Range(&t.ranks[1], "update_actor", 1500 + 1000 * i, 1900 + 1000 * i, kNone,
+                  Category::kHostOp);
+  }
+  t.ranks[1].rank = 1;
+  const analysis::Rl rl = AnalyzeTrace(std::move(t)).rl();
+  EXPECT_EQ(rl.placement(), "separate");
+  ASSERT_EQ(rl.iterations_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    const analysis::RlIteration& it = rl.iterations(i);
+    EXPECT_EQ(it.iteration(), i);
+    EXPECT_EQ(it.start_ns(), i == 0 ? 1000 : 900 + 1000 * i);
+    EXPECT_EQ(it.time_ns(), i == 0 ? 900 : 1000);
+    ASSERT_EQ(it.phases_size(), 2);
+    EXPECT_EQ(it.phases(1).task(), "update_actor");
+    EXPECT_EQ(it.phases(1).start_ns(), 1500 + 1000 * i);
+    EXPECT_EQ(it.staleness(), 0);
+  }
+  EXPECT_EQ(rl.staleness(), 0);
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ bool Any(std::string_view s, P... parts) {
 // holds "compute_log_prob", so the reference is tried first; "offload" and
 // "onload" name no task but say which way the switch goes.
 std::optional<Recognised> TaskOf(std::string_view s) {
-  auto is = [](Task t, bool unknown = false) {
-    return std::optional<Recognised>(Recognised{t, DefaultRole(t), unknown});
+  auto is = [](Task t, bool unknown = false, bool bare = false) {
+    return std::optional<Recognised>(Recognised{t, DefaultRole(t), unknown, bare});
   };
   if (Any(s, "ref_log_prob", "ref_compute_log_prob", "compute_ref_log_prob") ||
       ((Has(s, "reference") || s.starts_with("ref/") || s.starts_with("ref.")) &&
@@ -45,9 +45,9 @@ std::optional<Recognised> TaskOf(std::string_view s) {
   if (Any(s, "reshard_to_infer", "to_infer_mode")) return is(Task::kReshardToInfer);
   if (Any(s, "sync_weight", "weight_sync", "weights_sync")) return is(Task::kSyncWeights);
   // Optimizer states come back before training and leave before inference.
-  if (Has(s, "onload")) return is(Task::kReshardToTrain);
-  if (Has(s, "offload")) return is(Task::kReshardToInfer);
-  if (Has(s, "reshard")) return is(Task::kReshardToTrain, true);
+  if (Has(s, "onload")) return is(Task::kReshardToTrain, false, true);
+  if (Has(s, "offload")) return is(Task::kReshardToInfer, false, true);
+  if (Has(s, "reshard")) return is(Task::kReshardToTrain, true, true);
   return std::nullopt;
 }
 
@@ -84,7 +84,10 @@ std::optional<Recognised> Recognise(std::string_view name) {
   if (slash != std::string::npos) {
     const std::string_view prefix = std::string_view(lower).substr(0, slash);
     for (int i = 0; i < kRoleCount; ++i) {
-      if (prefix == kRoleNames[i]) r->role = static_cast<Role>(i);
+      if (prefix == kRoleNames[i]) {
+        r->role = static_cast<Role>(i);
+        r->bare = false;  // "actor/offload": an RL worker's own range
+      }
     }
   }
   return r;

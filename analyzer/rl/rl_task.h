@@ -40,6 +40,10 @@ struct Recognised {
   // A switch range that names no direction ("resharding"): the caller
   // decides reshard_to_train (after a rollout) or reshard_to_infer.
   bool direction_unknown = false;
+  // Matched only by a bare "reshard" / "offload" / "onload" without an RL
+  // role prefix: FSDP2 names its own ops so (FSDP::post_backward_reshard),
+  // so such a range counts only on a card that ran a recognised RL task.
+  bool bare = false;
 };
 // nullopt: not an RL phase name. Case-insensitive.
 std::optional<Recognised> Recognise(std::string_view name);

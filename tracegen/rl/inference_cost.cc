@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/core.h>
+
+#include "formats/errors.h"
+
 namespace moetrace::tracegen::rl {
 namespace {
 
@@ -67,26 +71,21 @@ double InferenceCost::KvBudgetPerCard() const {
   return std::max(0.0, (hbm_ - weight_bytes_card_) * kv_fraction_);
 }
 
-int64_t InferenceCost::KvCapacityTokens() const {
-  return static_cast<int64_t>(std::floor(KvBudgetPerCard() / kv_token_card_)) * layout_.dp;
+int64_t InferenceCost::KvCapacityTokensPerGroup() const {
+  // Clamped before the cast: a huge HBM over a tiny cache would overflow int64.
+  return static_cast<int64_t>(std::min(std::floor(KvBudgetPerCard() / kv_token_card_), 1e15));
 }
 
-TimeNs InferenceCost::CommNs(int64_t tokens) const {
-  double ns = 0;
-  const double tp = layout_.tp, ep = layout_.ep;
-  if (layout_.tp > 1) {
-    // Ring all-reduce of the attention (and dense MLP) output of this DP
-    // group's tokens: 2(n-1)a + 2(n-1)/n S/B.
-    const double s = double(tokens) / layout_.dp * hidden_ * kInferBytes;
-    ns += (layers_ + dense_layers_) * (2 * (tp - 1) * alpha_ns_ + 2 * (tp - 1) / tp * s / bus_bw_ * 1e9);
-  }
-  if (layout_.ep > 1 && moe_layers_ > 0) {
-    // Dispatch and combine all-to-all per MoE layer: (n-1)a + send/B, a card
-    // sending (ep-1)/ep of its tokens' top_k copies.
-    const double send = double(tokens) / layout_.cards() * top_k_ * hidden_ * kInferBytes *
-                        (ep - 1) / ep;
-    ns += moe_layers_ * 2 * ((ep - 1) * alpha_ns_ + send / bus_bw_ * 1e9);
-  }
+int64_t InferenceCost::KvCapacityTokens() const { return KvCapacityTokensPerGroup() * layout_.dp; }
+
+TimeNs CheckedNs(double ns) {
+  // llround of a value past int64 is undefined (in practice INT64_MIN): a
+  // figure that far out is a config error, not a time.
+  if (!(ns >= 0 && ns <= double(kMaxPlanNs)))
+    ThrowInputError("config", "hardware",
+                    fmt::format("an RL step lasts {:.3g} ns, past {:.0e} ns: check "
+                                "hardware.peak_flops, hbm_bandwidth and the bus bandwidths",
+                                ns, double(kMaxPlanNs)));
   return static_cast<TimeNs>(std::llround(ns));
 }
 
@@ -99,16 +98,41 @@ uint64_t InferenceCost::CommBytes(int64_t tokens) const {
   return static_cast<uint64_t>(std::llround(moe_layers_ * 2 * send));
 }
 
+TimeNs InferenceCost::TpCommNs(int64_t tokens) const {
+  if (layout_.tp <= 1) return 0;
+  // Ring all-reduce of the attention (and dense MLP) output of this DP
+  // group's tokens: 2(n-1)a + 2(n-1)/n S/B.
+  const double tp = layout_.tp;
+  const double s = double(tokens) / layout_.dp * hidden_ * kInferBytes;
+  return CheckedNs((layers_ + dense_layers_) *
+                   (2 * (tp - 1) * alpha_ns_ + 2 * (tp - 1) / tp * s / bus_bw_ * 1e9));
+}
+
+TimeNs InferenceCost::EpCommNs(int64_t tokens) const {
+  if (layout_.ep <= 1 || moe_layers_ <= 0) return 0;
+  // Dispatch and combine all-to-all per MoE layer: (n-1)a + send/B, a card
+  // sending (ep-1)/ep of its tokens' top_k copies.
+  const double ep = layout_.ep;
+  const double send = double(tokens) / layout_.cards() * top_k_ * hidden_ * kInferBytes *
+                      (ep - 1) / ep;
+  return CheckedNs(moe_layers_ * 2 * ((ep - 1) * alpha_ns_ + send / bus_bw_ * 1e9));
+}
+
+TimeNs InferenceCost::CommNs(int64_t tokens) const { return TpCommNs(tokens) + EpCommNs(tokens); }
+
 StepCost InferenceCost::Roofline(double flops_instance, double bytes_card, int64_t tokens) const {
   const double flops_card = flops_instance / layout_.cards();
   const double compute_ns = flops_card / (peak_ * eff_mm_) * 1e9;
   const double memory_ns = bytes_card / (hbm_bw_ * eff_mem_) * 1e9;
   StepCost s;
-  s.comm = CommNs(tokens);
+  s.tp_comm = TpCommNs(tokens);
+  s.comm = s.tp_comm + EpCommNs(tokens);
   s.comm_bytes = CommBytes(tokens);
-  s.dur = static_cast<TimeNs>(std::llround(std::max(compute_ns, memory_ns))) + s.comm;
-  s.flops = static_cast<uint64_t>(std::llround(flops_card));
-  s.bytes = static_cast<uint64_t>(std::llround(bytes_card));
+  s.dur = CheckedNs(std::max(compute_ns, memory_ns)) + s.comm;
+  // Clamped below int64's end before llround (undefined past it); a step
+  // that large is already rejected by its time on any plausible hardware.
+  s.flops = static_cast<uint64_t>(std::llround(std::min(flops_card, 9e18)));
+  s.bytes = static_cast<uint64_t>(std::llround(std::min(bytes_card, 9e18)));
   return s;
 }
 

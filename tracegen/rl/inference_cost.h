@@ -23,9 +23,16 @@ struct StepCost {
   TimeNs dur = 0;      // max(compute, memory) + comm
   TimeNs comm = 0;     // EP all-to-all + TP all-reduce time inside dur
   uint64_t comm_bytes = 0;  // EP dispatch + combine bytes one card sends (CommBytes)
+  TimeNs tp_comm = 0;  // of which the TP all-reduce
   uint64_t flops = 0;  // per card
   uint64_t bytes = 0;  // HBM bytes read per card
 };
+
+// Longest time the RL plan holds (~31 years): a step or a schedule past it
+// comes from a nonsense figure and is an InputError, never an overflow.
+inline constexpr TimeNs kMaxPlanNs = 1'000'000'000'000'000'000;
+// ns rounded to TimeNs; an InputError past kMaxPlanNs (or NaN).
+TimeNs CheckedNs(double ns);
 
 // Weights are BF16 (2 bytes), as the KV cache.
 inline constexpr double kInferBytes = 2.0;
@@ -53,7 +60,10 @@ class InferenceCost {
   // KV budget of one card: kv_memory_fraction of the HBM left after the
   // weights (0 if the weights do not fit).
   double KvBudgetPerCard() const;
-  // Tokens of KV cache the whole instance can hold.
+  // Tokens of KV cache one attention-DP group (tp cards) can hold: a
+  // sequence lives in one group, so this bounds a sequence's length.
+  int64_t KvCapacityTokensPerGroup() const;
+  // Tokens of KV cache the whole instance can hold (dp groups).
   int64_t KvCapacityTokens() const;
 
   // Prefill of `tokens` prompt tokens whose causal attention covers
@@ -62,13 +72,16 @@ class InferenceCost {
   // One decode step: `batch` sequences each producing one token, attending
   // over `context` cached tokens in total.
   StepCost Decode(int64_t batch, int64_t context) const;
-  // Per-step collectives for `tokens` tokens going through the instance.
+  // Per-step collectives for `tokens` tokens going through the instance:
+  // the TP all-reduces plus the EP all-to-alls.
   TimeNs CommNs(int64_t tokens) const;
   // Bytes one card sends in those steps' EP all-to-alls (dispatch and
   // combine per MoE layer: (ep-1)/ep of its tokens' top_k copies); 0 without
   // EP. The TP all-reduce's bytes are not counted: the emitted collective is
   // the all-to-all.
   uint64_t CommBytes(int64_t tokens) const;
+  TimeNs TpCommNs(int64_t tokens) const;
+  TimeNs EpCommNs(int64_t tokens) const;
 
   // Model FLOPs of one token through the linear layers (2 x active params,
   // LM head included) and of one attention (query, key) pair over all layers.

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "formats/errors.h"
 #include "tracegen/config.h"
 
 namespace moetrace::tracegen::rl {
@@ -102,6 +105,34 @@ TEST(InferenceCost, NoExpertParallelSendsNoAllToAllBytes) {
   const StepCost s = cost.Decode(8, 1024);
   EXPECT_GT(s.comm, 0);
   EXPECT_EQ(s.comm_bytes, 0u);
+}
+
+// TP and EP apart (the emitter writes them as two collectives). tp 2 x dp 2,
+// ep 4, 8 tokens, bus 392e9 * 0.8 B/s, alpha 4000 ns. TP: a DP group's 4
+// tokens * 1024 * 2 = 8192 B ring-all-reduced per layer and dense MLP (4 + 1):
+// 5 * (2 * 4000 + 8192 / 313.6e9 s) = 5 * 8026.12 = 40131 ns. EP: 8/4 tokens
+// * 4 copies * 2048 B * 3/4 = 12288 B: 3 MoE layers * 2 * (3 * 4000 + 39.18)
+// = 72235 ns.
+TEST(InferenceCost, TpAndEpCommApart) {
+  InferenceCost cost(Tiny(), {2, 2, 4});
+  EXPECT_EQ(cost.TpCommNs(8), 40131);
+  EXPECT_EQ(cost.EpCommNs(8), 72235);
+  const StepCost s = cost.Decode(8, 1024);
+  EXPECT_EQ(s.tp_comm, 40131);
+  EXPECT_EQ(s.comm, 40131 + 72235);
+  EXPECT_EQ(InferenceCost(Tiny(), {1, 4, 4}).Decode(8, 1024).tp_comm, 0);
+}
+
+TEST(InferenceCost, HugeFiguresAreCheckedNotCast) {
+  // 1e30 bytes of HBM over ~1.3 kB per token would be 7e26 tokens: clamped
+  // to 1e15 before the cast (int64 overflow is undefined).
+  InferenceCost big(Tiny({"hardware.hbm_bytes=1e30"}), {1, 4, 4});
+  EXPECT_EQ(big.KvCapacityTokensPerGroup(), 1'000'000'000'000'000);
+  EXPECT_EQ(big.KvCapacityTokens(), 4'000'000'000'000'000);
+  // A time past 1e18 ns is an InputError, not llround's INT64_MIN.
+  EXPECT_EQ(CheckedNs(1e18), 1'000'000'000'000'000'000);
+  EXPECT_THROW(CheckedNs(1.01e18), InputError);
+  EXPECT_THROW(CheckedNs(std::nan("")), InputError);
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "formats/errors.h"
 #include "tracegen/rl/inference_cost.h"
+#include "tracegen/rl/rollout_sim.h"
 
 namespace moetrace::tracegen::rl {
 namespace {
@@ -137,11 +140,51 @@ void ValidateRl(const RunConfig& c) {
              fmt::format("rollout weights {:.1f} GB per card exceed the HBM of {:.1f} GB "
                          "(raise rl.rollout.tp / ep)",
                          cost.WeightBytesPerCard() / 1e9, c.hardware().hbm_bytes() / 1e9));
-  if (cost.KvCapacityTokens() < int64_t{rl.prompt_length()} + rl.response_max())
+  // A sequence's cache lives in one attention-DP group (tp cards), so one
+  // group, not the instance, must hold a full-length sequence.
+  const int64_t seq_tokens = int64_t{rl.prompt_length()} + rl.response_max();
+  const int64_t group_tokens = cost.KvCapacityTokensPerGroup();
+  if (group_tokens < seq_tokens)
     KeyError("rl.rollout.kv_memory_fraction",
-             fmt::format("the instance's KV cache holds {} tokens, less than one sequence of "
-                         "prompt + response_max = {}",
-                         cost.KvCapacityTokens(), int64_t{rl.prompt_length()} + rl.response_max()));
+             fmt::format("an attention-DP group's KV cache holds {} tokens, less than one "
+                         "sequence of prompt + response_max = {}",
+                         group_tokens, seq_tokens));
+  ValidateRlSize(c, group_tokens / seq_tokens);
+}
+
+void ValidateRlSize(const RunConfig& c, int64_t fit_per_group) {
+  // The plan holds every rollout step and the file every step's events on
+  // each card of its instance: bound them before any is made. A rollout of
+  // n sequences, b at once, lasts at most (ceil(n / b) + 1) * response_max
+  // decode steps (greedy refill: the last wave starts before
+  // ceil(n / b) * response_max), and at most one prefill chunk per decode step.
+  const RlConfig& rl = c.rl();
+  const RlRolloutConfig& r = rl.rollout();
+  const int64_t seqs = SequencesPerIteration(c);
+  const int64_t instance = int64_t{r.tp()} * r.dp();
+  const int64_t n_inst = RolloutPoolCards(c) / instance;
+  const int64_t per_inst = (seqs + n_inst - 1) / n_inst;
+  const int64_t batch =
+      std::max<int64_t>(1, std::min<int64_t>(r.max_batch(), fit_per_group * r.dp()));
+  const double steps = 2.0 * double(rl.iterations()) * double(n_inst) *
+                       double((per_inst + batch - 1) / batch + 1) * double(rl.response_max());
+  const std::string_view keys =
+      "rl.iterations x rollout waves (rl.prompts_per_iteration x rl.samples_per_prompt / "
+      "instances / rl.rollout.max_batch) x rl.response_max";
+  if (steps > double(kMaxRolloutSteps))
+    KeyError("rl.response_max", fmt::format("the rollout may take {:.3g} steps, more than {} "
+                                            "({})",
+                                            steps, kMaxRolloutSteps, keys));
+  if (steps * double(instance) > double(kMaxRolloutStepCards))
+    KeyError("rl.response_max", fmt::format("the rollout may emit {:.3g} card-steps, more than "
+                                            "{} ({}, x cards per instance)",
+                                            steps * double(instance), kMaxRolloutStepCards, keys));
+  // Response lengths are drawn for every iteration up front.
+  if (double(rl.iterations()) * double(seqs) > double(kMaxResponseLengths))
+    KeyError("rl.iterations", fmt::format("rl.iterations x rl.prompts_per_iteration x "
+                                          "rl.samples_per_prompt = {:.3g} responses, more than {}",
+                                          double(rl.iterations()) * double(seqs),
+                                          kMaxResponseLengths));
 }
 
 }  // namespace moetrace::tracegen::rl

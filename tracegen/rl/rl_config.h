@@ -16,6 +16,17 @@ void ApplyRlDefaults(RunConfig* config);
 // without RL. Expects the rest of the config validated and defaulted.
 void ValidateRl(const RunConfig& config);
 
+// Bounds on what a plan holds (ValidateRlSize): rollout steps times the
+// cards that emit them (~100 bytes each in the file: ~50 GB), and response
+// lengths drawn (8 bytes each).
+inline constexpr int64_t kMaxRolloutStepCards = 500'000'000;
+inline constexpr int64_t kMaxResponseLengths = 100'000'000;
+// The size part of ValidateRl: estimated rollout steps (also bounded by
+// kMaxRolloutSteps), card-steps and response lengths, an InputError naming
+// the keys past a bound. `fit_per_group`: full-length sequences one
+// attention-DP group's KV cache holds.
+void ValidateRlSize(const RunConfig& config, int64_t fit_per_group);
+
 // Cards of the rollout pool: every card when colocated, rl.rollout.cards
 // when separate.
 int RolloutPoolCards(const RunConfig& config);

@@ -1,9 +1,11 @@
 #include "tracegen/rl/rl_config.h"
 
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include "formats/errors.h"
 #include "tracegen/config.h"
+#include "tracegen/rl/inference_cost.h"
 
 namespace moetrace::tracegen::rl {
 namespace {
@@ -76,6 +78,55 @@ TEST(RlConfig, ErrorsNameTheKey) {
                   "exceed the HBM"));
   EXPECT_EQ(ErrorOf({}), "");
   EXPECT_EQ(ErrorOf({}, "pangu-ultra-moe-718b-rl"), "");
+}
+
+TEST(RlConfig, SizeIsBoundedBeforeAnythingIsAllocated) {
+  // Each factor is in range, their product is not: 2 iterations x 4
+  // instances x (8 waves of max_batch 1 + 1) x 2 M tokens x 2 = 2.9e8 steps.
+  const std::string steps =
+      ErrorOf({"rl.response_distribution=fixed", "rl.response_mean=2000000",
+               "rl.response_max=2000000", "rl.rollout.max_batch=1"});
+  EXPECT_NE(steps.find("rl.response_max: the rollout may take 2.88e+08 steps, more than 20000000"),
+            std::string::npos)
+      << steps;
+  EXPECT_NE(steps.find("rl.rollout.max_batch"), std::string::npos);
+  // Few steps (responses of 1 token, one wave) but 1000 x 131,072 response
+  // lengths drawn up front.
+  const std::string lengths =
+      ErrorOf({"rl.iterations=1000", "rl.prompts_per_iteration=32768",
+               "rl.response_distribution=fixed", "rl.response_mean=1", "rl.response_max=1",
+               "rl.rollout.max_batch=100000"});
+  EXPECT_NE(lengths.find("rl.iterations: rl.iterations x rl.prompts_per_iteration x "
+                         "rl.samples_per_prompt = 1.31e+08 responses, more than 100000000"),
+            std::string::npos)
+      << lengths;
+  // Card-steps: 2 x 4 iterations x 1 instance x (1 wave + 1) x 1 M = 1.6e7
+  // steps, fewer than 2e7, but emitted by each of the instance's 64 cards.
+  const std::string cards =
+      ErrorOf({"rl.placement=separate", "rl.rollout.cards=64", "rl.rollout.dp=64",
+               "rl.rollout.ep=16", "rl.iterations=4", "rl.response_distribution=fixed",
+               "rl.response_mean=1000000", "rl.response_max=1000000", "rl.rollout.max_batch=32"});
+  EXPECT_NE(cards.find("rl.response_max: the rollout may emit 1.02e+09 card-steps, more than "
+                       "500000000"),
+            std::string::npos)
+      << cards;
+  EXPECT_EQ(ErrorOf({"rl.response_mean=100000", "rl.response_max=100000"}), "");
+}
+
+TEST(RlConfig, KvCapacityIsPerAttentionDpGroup) {
+  // tiny-rl's instance is dp 4: at this fraction one group holds fewer
+  // tokens than prompt + response_max = 1152, the four together more.
+  const RunConfig ok = BuildConfig({"tiny-rl", "", {}, 0});
+  const InferenceCost cost(ok, {1, 4, 4});
+  const double per_token = cost.KvBytesPerTokenPerCard();
+  const double fraction =
+      600.5 * per_token / (ok.hardware().hbm_bytes() - cost.WeightBytesPerCard());
+  const std::string err =
+      ErrorOf({fmt::format("rl.rollout.kv_memory_fraction={:.17g}", fraction)});
+  EXPECT_NE(err.find("rl.rollout.kv_memory_fraction: an attention-DP group's KV cache holds 600 "
+                     "tokens, less than one sequence of prompt + response_max = 1152"),
+            std::string::npos)
+      << err;
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ const std::vector<int32_t>& GroupOf(const PhaseGroups& g, int32_t iteration, Tas
 
 // Rollout: one device op per prefill chunk / decode step (decode runs as
 // one captured graph per step, as inference engines on Ascend run it), its
-// EP all-to-all at the end of the step, KV cache and generated tokens
+// TP all-reduce and EP all-to-all at the end of the step, KV cache and generated tokens
 // sampled when the step ends.
 void EmitRollout(const Plan& plan, int32_t instance, const PhaseSpan& span, CardState& s) {
   const TimeNs base = kRlBaseTime;
@@ -138,6 +138,12 @@ void EmitRollout(const Plan& plan, int32_t instance, const PhaseSpan& span, Card
   if (instance < 0 || size_t(instance) >= plan.instances.size()) return;
   const RolloutInstance& inst = plan.instances[size_t(instance)];
   const std::string group = fmt::format("rl/rollout/instance{}", instance);
+  // The card's attention-DP group: tp consecutive cards of the instance.
+  const int tp = std::max(1, plan.config.rl().rollout().tp());
+  const auto pos = std::find(inst.cards.begin(), inst.cards.end(), s.k.rank) - inst.cards.begin();
+  const auto first = inst.cards.begin() + pos / tp * tp;
+  const std::vector<int32_t> tp_cards(first, std::min(first + tp, inst.cards.end()));
+  const std::string tp_group = fmt::format("{}/tp{}", group, pos / tp);
   for (const InstanceIteration& it : inst.iterations) {
     if (it.iteration != span.iteration) continue;
     for (size_t i = 0; i < it.steps.size(); ++i) {
@@ -153,10 +159,17 @@ void EmitRollout(const Plan& plan, int32_t instance, const PhaseSpan& span, Card
       e.flops = st.flops;
       e.bytes = st.bytes;
       s.Device(kCompute, e, end);
-      if (st.comm_dur > 0)
-        s.Collective(e.ts + e.dur, st.comm_dur, end, "hcom_alltoall_decode", CollectiveKind::kAllToAll,
-                     CommClass::kEP, group, span.iteration * kIterationSequenceStride + int64_t(i), st.comm_bytes,
-                     inst.cards, kNone);
+      // The TP all-reduces of the step's layers (the card's attention-DP
+      // group), then its EP all-to-alls (the instance): two collectives, as
+      // the two kinds of traffic go to different groups.
+      const int64_t seq = span.iteration * kIterationSequenceStride + int64_t(i);
+      const TimeNs ep_dur = st.comm_dur - st.tp_comm_dur;
+      if (st.tp_comm_dur > 0)
+        s.Collective(e.ts + e.dur, st.tp_comm_dur, end, "hcom_allreduce_decode",
+                     CollectiveKind::kAllReduce, CommClass::kTP, tp_group, seq, 0, tp_cards, kNone);
+      if (ep_dur > 0)
+        s.Collective(e.ts + e.dur + st.tp_comm_dur, ep_dur, end, "hcom_alltoall_decode",
+                     CollectiveKind::kAllToAll, CommClass::kEP, group, seq, st.comm_bytes, inst.cards, kNone);
       const TimeNs step_end = base + st.start + st.dur;
       s.SetMem(step_end, kKvCache, double(st.kv_bytes));
       if (!st.prefill) s.generated += double(st.new_tokens);
@@ -383,6 +396,17 @@ void CardEmitter::Emit(int card, Rank* out) {
   // stays what the pre-training figures mean by it, an optimizer step of
   // the actor update (their windows come from the events' steps).
   CardState s(k);
+  // The critic is the actor's architecture trained the same way (README):
+  // its update does this card's compute of the actor update, whose figures
+  // are the training engine's rank's (summed over its compute ops).
+  uint64_t train_flops = 0, train_bytes = 0;
+  if (trains)
+    for (const Track& t : template_.tracks)
+      for (size_t i = 0; i < t.events.size(); ++i)
+        if (t.events.category[i] == Category::kCompute) {
+          train_flops += t.events.flops[i];
+          train_bytes += t.events.bytes[i];
+        }
   const TimeNs base = kRlBaseTime;
   // A card that only rolls out (separate pools) holds the inference layout's
   // weights from its first phase on, so its memory peak is weights + KV
@@ -403,6 +427,11 @@ void CardEmitter::Emit(int card, Rank* out) {
       if (trains) EmitTraining(plan_, template_, span, s);
     } else if (IsSwitch(span.task)) {
       EmitSwitch(span, groups_, s);
+    } else if (span.task == Task::kUpdateCritic && span.flops == 0 && span.bytes == 0) {
+      PhaseSpan critic = span;
+      critic.flops = train_flops;
+      critic.bytes = train_bytes;
+      EmitCompute(plan_, critic, groups_, s);
     } else {
       EmitCompute(plan_, span, groups_, s);
     }

@@ -375,6 +375,77 @@ TEST(RlEmit, WorkOutsideItsPhaseIsCounted) {
   EXPECT_EQ(r.import_stats[0].second, want);
 }
 
+// PPO: the critic is trained like the actor (README). BuildPlan gives its
+// update the actor update's model FLOPs; a plan without figures for it gets
+// the compute of the card's actor update, split per layer.
+TEST(RlEmit, UpdateCriticWithoutPlanFiguresCarriesTheTrainingEnginesCompute) {
+  Plan plan = BuildPlan(BuildConfig({"tiny-rl", "", {"rl.algorithm=ppo", "rl.iterations=1"}, 0}));
+  for (CardPlan& c : plan.card)
+    for (PhaseSpan& p : c.phases)
+      if (p.task == Task::kUpdateCritic) p.flops = p.bytes = 0;
+  Rank card;
+  EmitCard(plan, 0, &card);
+  const Rank eng = plan.train_engine->EmitRank(0);
+  uint64_t want_flops = 0, want_bytes = 0;
+  for (const Track& t : eng.tracks)
+    for (size_t i = 0; i < t.events.size(); ++i)
+      if (t.events.category[i] == Category::kCompute) {
+        want_flops += t.events.flops[i];
+        want_bytes += t.events.bytes[i];
+      }
+  ASSERT_GT(want_flops, 0u);
+  const EventTable& comp = TrackNamed(card, "stream 0 (compute)").events;
+  uint64_t flops = 0, bytes = 0;
+  int layers = 0;
+  for (size_t i = 0; i < comp.size(); ++i)
+    if (card.strings.Get(comp.name[i]) == "update_critic.layer") {
+      flops += comp.flops[i];
+      bytes += comp.bytes[i];
+      EXPECT_EQ(comp.layer[i], layers++);
+      EXPECT_EQ(comp.phase[i], Phase::kBackward);
+    }
+  EXPECT_EQ(layers, 4);
+  EXPECT_EQ(flops, want_flops);
+  EXPECT_EQ(bytes, want_bytes);
+}
+
+// A rollout with tp 2: each step's TP all-reduce (the card's attention-DP
+// group, class TP) then its EP all-to-all (the instance), lasting the
+// step's tp_comm_dur and comm_dur - tp_comm_dur.
+TEST(RlEmit, RolloutTpAllReduceApartFromEpAllToAll) {
+  const Plan plan = BuildPlan(BuildConfig(
+      {"tiny-rl", "", {"rl.rollout.tp=2", "rl.rollout.dp=2", "rl.iterations=1"}, 0}));
+  const InstanceIteration& it = plan.instances[0].iterations[0];
+  Rank card;
+  EmitCard(plan, 1, &card);
+  const Track& hccl = TrackNamed(card, "stream 1 (hccl)");
+  std::vector<TimeNs> tp, ep;
+  for (size_t i = 0; i < hccl.events.size(); ++i) {
+    const CommRecord& c = hccl.comms[size_t(hccl.events.comm[i])];
+    const std::string_view g = card.strings.Get(c.group);
+    auto ranks = hccl.Ranks(c.group_ranks);
+    if (g == "rl/rollout/instance0/tp0") {
+      EXPECT_EQ(c.kind, CollectiveKind::kAllReduce);
+      EXPECT_EQ(c.comm_class, CommClass::kTP);
+      EXPECT_EQ(std::vector<int32_t>(ranks.begin(), ranks.end()), (std::vector<int32_t>{0, 1}));
+      tp.push_back(hccl.events.dur[i]);
+    } else if (g == "rl/rollout/instance0") {
+      EXPECT_EQ(c.kind, CollectiveKind::kAllToAll);
+      EXPECT_EQ(c.comm_class, CommClass::kEP);
+      EXPECT_EQ(ranks.size(), 4u);
+      ep.push_back(hccl.events.dur[i]);
+    }
+  }
+  std::vector<TimeNs> want_tp, want_ep;
+  for (const RolloutStep& st : it.steps) {
+    EXPECT_GT(st.tp_comm_dur, 0);
+    want_tp.push_back(st.tp_comm_dur);
+    want_ep.push_back(st.comm_dur - st.tp_comm_dur);
+  }
+  EXPECT_EQ(tp, want_tp);
+  EXPECT_EQ(ep, want_ep);
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen::rl
 

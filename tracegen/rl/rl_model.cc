@@ -4,6 +4,10 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/core.h>
+
+#include "formats/errors.h"
+
 #include "tracegen/config.h"
 #include "tracegen/engine.h"
 #include "tracegen/rl/inference_cost.h"
@@ -37,6 +41,13 @@ RunConfig TrainConfig(const RunConfig& c, const std::vector<int64_t>& lengths) {
 }
 
 void Add(Plan* plan, int card, int iteration, Task task, TimeNs start, TimeNs dur) {
+  // Phases follow each other from 0: past kMaxPlanNs the next sum could
+  // overflow int64, so the schedule stops there with the config to blame.
+  if (dur < 0 || dur > kMaxPlanNs || start > kMaxPlanNs - dur)
+    ThrowInputError("config", "hardware",
+                    fmt::format("the RL schedule runs past {:.0e} ns ({} of iteration {}): check "
+                                "the hardware figures and rl.iterations",
+                                double(kMaxPlanNs), TaskName(task), iteration));
   PhaseSpan s;
   s.iteration = iteration;
   s.task = task;

@@ -65,6 +65,7 @@ struct RolloutStep {
   uint64_t flops = 0, bytes = 0;  // per card
   TimeNs comm_dur = 0;      // per-step EP / TP collective time inside dur
   uint64_t comm_bytes = 0;  // EP all-to-all bytes one card sends (InferenceCost::CommBytes)
+  TimeNs tp_comm_dur = 0;   // of which the TP all-reduce (emitted apart from the EP all-to-all)
 };
 
 // A rollout instance's work in one iteration.

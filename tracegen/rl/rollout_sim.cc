@@ -4,13 +4,35 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/core.h>
+
+#include "formats/errors.h"
+
 namespace moetrace::tracegen::rl {
-InstanceRollout::InstanceRollout(const InferenceCost& cost, int max_batch, int64_t response_cap)
+InstanceRollout::InstanceRollout(const InferenceCost& cost, int max_batch, int64_t response_cap,
+                                 int64_t max_steps)
     : cost_(cost), max_batch_(max_batch), response_cap_(response_cap),
-      capacity_(cost.KvCapacityTokens()) {}
+      capacity_(cost.KvCapacityTokensPerGroup()), max_steps_(max_steps),
+      reserved_(size_t(std::max(1, cost.layout().dp)), 0) {}
 
 void InstanceRollout::Enqueue(int iteration, const std::vector<RolloutSequence>& seqs) {
   for (const auto& s : seqs) queue_.push_back({s, iteration});
+}
+
+TimeNs InstanceRollout::Advance(TimeNs t, TimeNs dur) {
+  // Backstops behind ValidateRl's estimate: a plan that would not fit in
+  // memory, or whose clock would pass int64, is refused, never attempted.
+  if (++steps_ > max_steps_)
+    ThrowInputError("config", "rl.response_max",
+                    fmt::format("the rollout needs more than {} steps (lower rl.iterations, "
+                                "rl.prompts_per_iteration or rl.response_max, or raise "
+                                "rl.rollout.max_batch)",
+                                max_steps_));
+  if (dur > kMaxPlanNs - t)
+    ThrowInputError("config", "hardware",
+                    fmt::format("the rollout runs past {:.0e} ns: check the hardware figures",
+                                double(kMaxPlanNs)));
+  return t + dur;
 }
 
 InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota, int oldest_kept,
@@ -41,12 +63,14 @@ InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota,
     while (!queue_.empty() && static_cast<int64_t>(active_.size()) < slots) {
       const Queued& q = queue_.front();
       const int64_t need = q.seq.prompt + response_cap_;
-      if (reserved_ + need > capacity_) break;
-      reserved_ += need;
+      const auto group = std::min_element(reserved_.begin(), reserved_.end());
+      if (*group + need > capacity_) break;
+      *group += need;
       chunk_tokens += q.seq.prompt;
       context_ += q.seq.prompt;
       pairs += 0.5 * double(q.seq.prompt) * double(q.seq.prompt + 1);
-      active_.push_back({q.seq, q.iteration, rollout, decoded_ + q.seq.response});
+      active_.push_back({q.seq, q.iteration, rollout, decoded_ + q.seq.response,
+                         static_cast<int32_t>(group - reserved_.begin())});
       std::push_heap(active_.begin(), active_.end(), later);
       queue_.pop_front();
       ++admitted;
@@ -55,8 +79,9 @@ InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota,
     if (admitted > 0) {
       const StepCost c = cost_.Prefill(chunk_tokens, pairs);
       out.steps.push_back({t, c.dur, true, admitted, chunk_tokens,
-                           std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm, c.comm_bytes});
-      t += c.dur;
+                           std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm, c.comm_bytes,
+                           c.tp_comm});
+      t = Advance(t, c.dur);
       chunk_tokens = 0;
       pairs = 0;
       admitted = 0;
@@ -70,14 +95,15 @@ InstanceIteration InstanceRollout::Run(int rollout, TimeNs start, int64_t quota,
       std::pop_heap(active_.begin(), active_.end(), later);
       const Active& a = active_.back();
       context_ -= a.seq.prompt + a.seq.response;
-      reserved_ -= a.seq.prompt + response_cap_;
+      reserved_[size_t(a.group)] -= a.seq.prompt + response_cap_;
       if (done) done->push_back({a.seq, a.iteration, a.first_rollout});
       ++finished;
       active_.pop_back();
     }
     out.steps.push_back({t, c.dur, false, static_cast<int32_t>(batch), batch,
-                         std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm, c.comm_bytes});
-    t += c.dur;
+                         std::llround(double(context_) * kv_card), c.flops, c.bytes, c.comm, c.comm_bytes,
+                         c.tp_comm});
+    t = Advance(t, c.dur);
     if (quota >= 0 && finished >= quota &&
         std::none_of(active_.begin(), active_.end(),
                      [&](const Active& a) { return a.first_rollout < oldest_kept; }))

@@ -15,6 +15,10 @@
 
 namespace moetrace::tracegen::rl {
 
+// Steps (prefill chunks and decode steps) all the instances of a plan may
+// hold: a RolloutStep is 72 bytes, so this bounds the plan at ~1.4 GB.
+inline constexpr int64_t kMaxRolloutSteps = 20'000'000;
+
 struct RolloutSequence {
   int64_t prompt = 0;    // tokens
   int64_t response = 0;  // tokens to generate (>= 1)
@@ -27,12 +31,16 @@ struct DoneSequence {
   int32_t first_rollout = 0;  // the rollout (iteration) that started generating it
 };
 
-// An instance across iterations. A sequence is admitted only when the KV
-// capacity can hold it at prompt + `response_cap` (the engine cannot know
-// the length in advance, so nothing is ever preempted).
+// An instance across iterations. A sequence is admitted only when one
+// attention-DP group's KV capacity can hold it at prompt + `response_cap`
+// (the engine cannot know the length in advance, so nothing is ever
+// preempted); it goes to the group with the fewest tokens reserved.
 class InstanceRollout {
  public:
-  InstanceRollout(const InferenceCost& cost, int max_batch, int64_t response_cap);
+  // `max_steps`: a backstop on the steps of all its rollouts together (an
+  // InputError past it; ValidateRl's estimate keeps real configs below).
+  InstanceRollout(const InferenceCost& cost, int max_batch, int64_t response_cap,
+                  int64_t max_steps = kMaxRolloutSteps);
   // Queues iteration `iteration`'s sequences behind those already queued.
   void Enqueue(int iteration, const std::vector<RolloutSequence>& seqs);
   // Rollout `rollout` from `start`. quota < 0: until nothing is queued or in
@@ -54,17 +62,24 @@ class InstanceRollout {
     RolloutSequence seq;
     int32_t iteration = 0, first_rollout = 0;
     int64_t done_after = 0;  // decode step count at which it is done
+    int32_t group = 0;       // the attention-DP group holding its cache
   };
+  // t + dur, counting the step against max_steps_ and kMaxPlanNs.
+  TimeNs Advance(TimeNs t, TimeNs dur);
   struct Queued {
     RolloutSequence seq;
     int32_t iteration = 0;
   };
   const InferenceCost& cost_;
   int max_batch_;
-  int64_t response_cap_, capacity_;
+  int64_t response_cap_, capacity_;  // capacity_: tokens of one DP group
+  int64_t max_steps_, steps_ = 0;
   std::deque<Queued> queue_;
   std::vector<Active> active_;  // a heap on done_after (smallest on top)
-  int64_t decoded_ = 0, context_ = 0, reserved_ = 0;
+  int64_t decoded_ = 0, context_ = 0;
+  // Tokens reserved per attention-DP group: a sequence's cache lives in one
+  // group, so the instance's capacity is not one pool.
+  std::vector<int64_t> reserved_;
 };
 
 // One iteration's sequences from an idle instance until all are done.

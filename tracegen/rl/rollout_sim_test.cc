@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "formats/errors.h"
 #include "tracegen/config.h"
 #include "tracegen/rl/response_lengths.h"
 
@@ -14,13 +15,14 @@ TEST(Rollout, PrefillThenOneDecodeStepPerToken) {
   const InferenceCost cost = TinyCost();
   // Two prompts of 128 tokens, responses of 2 and 4 tokens, both in flight:
   // one prefill chunk of 256 tokens, then decode steps of batch 2, 2 (the
-  // first is done), 1, 1, over contexts 256, 258, 132, 133.
+  // first is done), 1, 1, over contexts 256, 258, 130, 131 (the first
+  // sequence's 128 + 2 tokens leave the cache when it is done).
   auto r = SimulateRollout(cost, 8, {{128, 2}, {128, 4}}, 1024, 1000, 0);
   ASSERT_EQ(r.steps.size(), 5u);
   EXPECT_TRUE(r.steps[0].prefill);
   EXPECT_EQ(r.steps[0].new_tokens, 256);
   EXPECT_EQ(r.steps[0].dur, cost.Prefill(256, 2 * 128.0 * 129 / 2).dur);
-  const int64_t batch[] = {2, 2, 1, 1}, context[] = {256, 258, 132, 133};
+  const int64_t batch[] = {2, 2, 1, 1}, context[] = {256, 258, 130, 131};
   TimeNs t = 1000 + r.steps[0].dur;
   for (int i = 0; i < 4; ++i) {
     const RolloutStep& s = r.steps[i + 1];
@@ -28,12 +30,17 @@ TEST(Rollout, PrefillThenOneDecodeStepPerToken) {
     EXPECT_EQ(s.batch, batch[i]);
     EXPECT_EQ(s.start, t);
     EXPECT_EQ(s.dur, cost.Decode(batch[i], context[i]).dur) << i;
+    EXPECT_EQ(s.bytes, cost.Decode(batch[i], context[i]).bytes) << i;
     t += s.dur;
   }
   // After the last step nothing is cached; after the first decode step the
   // 258 tokens of both sequences are, at 1280 / dp 4 = 320 bytes each.
   EXPECT_EQ(r.steps[1].kv_bytes, 258 * 320);
+  EXPECT_EQ(r.steps[2].kv_bytes, 130 * 320);  // 260 less the first's 130
+  EXPECT_EQ(r.steps[3].kv_bytes, 131 * 320);
   EXPECT_EQ(r.steps[4].kv_bytes, 0);
+  // A decode step reads the card's cache: one more cached token, 320 more bytes.
+  EXPECT_EQ(r.steps[4].bytes - r.steps[3].bytes, 320u);
   EXPECT_EQ(r.end, t);
   EXPECT_EQ(r.generated_tokens, 6);
 }
@@ -52,15 +59,46 @@ TEST(Rollout, ContinuousBatchingRefillsAFreedSlot) {
 }
 
 TEST(Rollout, KvCapacityLimitsTheBatch) {
-  // With the cap at a third of the capacity less one token, only two
-  // sequences fit at once although max_batch allows 8.
+  // A sequence's cache lives in one of the instance's 4 attention-DP
+  // groups. With the cap at a third of a group's capacity less one token,
+  // each group holds two sequences: 8 of 9 at once although max_batch
+  // allows 16; the ninth is admitted when they are done.
   const InferenceCost cost = TinyCost();
-  const int64_t cap = cost.KvCapacityTokens() / 3 - 128 + 1;
-  auto r = SimulateRollout(cost, 8, {{128, 1}, {128, 1}, {128, 1}}, cap, 0, 0);
+  const int64_t cap = cost.KvCapacityTokensPerGroup() / 3 - 128 + 1;
+  EXPECT_EQ(cost.KvCapacityTokens(), 4 * cost.KvCapacityTokensPerGroup());
+  auto r = SimulateRollout(cost, 16, std::vector<RolloutSequence>(9, {128, 1}), cap, 0, 0);
   ASSERT_EQ(r.steps.size(), 4u);
-  EXPECT_EQ(r.steps[0].batch, 2);
-  EXPECT_EQ(r.steps[2].batch, 1);
+  EXPECT_EQ(r.steps[0].batch, 8);
+  EXPECT_EQ(r.steps[1].batch, 8);
   EXPECT_TRUE(r.steps[2].prefill);
+  EXPECT_EQ(r.steps[2].batch, 1);
+}
+
+TEST(Rollout, ASequenceMustFitOneDpGroup) {
+  // Pooled over the 4 groups the instance would hold prompt + cap; no
+  // single group does, so no sequence can ever be admitted.
+  const InferenceCost cost = TinyCost();
+  const int64_t cap = 2 * cost.KvCapacityTokensPerGroup();
+  EXPECT_THROW(SimulateRollout(cost, 8, {{128, 1}}, cap, 0, 0), std::logic_error);
+}
+
+TEST(Rollout, StepBackstop) {
+  // Past max_steps the rollout is refused (an InputError naming the key),
+  // not grown: 1 prefill + 3 decode steps do not fit in 3.
+  const InferenceCost cost = TinyCost();
+  InstanceRollout four(cost, 8, 1024, 4);
+  four.Enqueue(0, {{128, 3}});
+  EXPECT_EQ(four.Run(0, 0, -1, 0, nullptr).steps.size(), 4u);
+  InstanceRollout three(cost, 8, 1024, 3);
+  three.Enqueue(0, {{128, 3}});
+  try {
+    three.Run(0, 0, -1, 0, nullptr);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rl.response_max: the rollout needs more than 3 steps"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // The long tail for a known set of lengths: instance A generates 3 tokens,
@@ -125,7 +163,8 @@ TEST(Rollout, PartialRolloutCarriesTheLongTailOver) {
 
 // The same with B started before `oldest_kept`: it must finish in rollout 0.
 TEST(Rollout, PartialRolloutRespectsTheStalenessBound) {
-  InstanceRollout inst(TinyCost(), 2, 1024);
+  const InferenceCost cost = TinyCost();  // the instance keeps a reference
+  InstanceRollout inst(cost, 2, 1024);
   inst.Enqueue(0, {{100, 2}, {100, 10}});
   inst.Enqueue(1, {{100, 3}, {100, 3}});
   std::vector<DoneSequence> done;

@@ -13,11 +13,11 @@ TimeNs BusNs(const HardwareConfig& hw, int cards, double bytes) {
   const double bw = (inter ? hw.inter_node_bandwidth() : hw.intra_node_bandwidth()) *
                     hw.comm_efficiency();
   const double alpha = inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns();
-  return static_cast<TimeNs>(std::llround((cards - 1) * alpha + bytes / bw * 1e9));
+  return CheckedNs((cards - 1) * alpha + bytes / bw * 1e9);  // no llround overflow
 }
 
 TimeNs HostNs(const HardwareConfig& hw, double bytes) {
-  return static_cast<TimeNs>(std::llround(bytes / hw.host_link_bandwidth() * 1e9));
+  return CheckedNs(bytes / hw.host_link_bandwidth() * 1e9);
 }
 
 }  // namespace
