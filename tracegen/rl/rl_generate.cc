@@ -66,6 +66,11 @@ GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards
   // count; instances are of one size).
   if (!plan.instances.empty())
     meta.attributes.emplace_back("rl.instance_cards", std::to_string(plan.instances[0].cards.size()));
+  // Trained tokens are not in the events (the actor update is the training
+  // engine's run, whose tokens are per optimizer step of the packed batch):
+  // the analyzer reads them here, per iteration.
+  for (size_t i = 0; i < plan.trained_tokens.size(); ++i)
+    meta.attributes.emplace_back("rl.trained_tokens." + std::to_string(i), std::to_string(plan.trained_tokens[i]));
   // Labels are the plan's; its instants (start_ns) move with the events to
   // the trace's time base, its durations and counts are unchanged.
   meta.ground_truth = plan.labels;
