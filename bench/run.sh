@@ -48,3 +48,12 @@ ls -l "$gen"
 "$bin" info "$gen" | grep -i -E "ranks|events" | head -3
 measure "analyze tiny-moe x1024 ranks (2 threads)" "$bin" analyze "$gen" --threads 2 --json "$out/tiny-1024.json"
 measure "analyze tiny-moe x1024 ranks (1 thread)" "$bin" analyze "$gen" --threads 1 --json "$out/tiny-1024-1t.json"
+
+# The RL preset (issue #16): 384 cards of one CloudMatrix 384, one
+# iteration, on every core (the file is the same for any --threads); then
+# analyze, which recovers its RL labels.
+rl="$out/pangu-rl.mtrace"
+measure "generate pangu-ultra-moe-718b-rl (384 cards, 1 iteration)" "$bin" generate --preset pangu-ultra-moe-718b-rl -o "$rl"
+ls -l "$rl"
+"$bin" info "$rl" | grep -i -E "ranks|events" | head -3
+measure "analyze pangu-ultra-moe-718b-rl" "$bin" analyze "$rl" --json "$out/pangu-rl.json"

@@ -16,6 +16,7 @@
 
 #include <fmt/core.h>
 
+#include "bench/seed_table_rl.h"
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
@@ -84,8 +85,8 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
 
 int main(int argc, char** argv) {
   // Row filter: `seed_table adaptive edpb mfu` runs only the named rows
-  // (mfu, hier, adaptive, edpb, both, ops, memory, host) and the runs they
-  // need; no argument runs every row.
+  // (mfu, hier, adaptive, edpb, both, ops, memory, host, rl) and the runs
+  // they need; no argument runs every row.
   std::vector<std::string> want(argv + 1, argv + argc);
   auto on = [&](std::string name) {
     auto named = [&](const std::string& n) { return std::find(want.begin(), want.end(), n) != want.end(); };
@@ -194,6 +195,8 @@ int main(int argc, char** argv) {
       "host-bound < 2% of step", fmt::format("{:.2f}% vs {:.2f}%", 100 * base.host_bound, 100 * host_bad.host_bound),
       "");
   }
+
+  moetrace::bench::RlRows([&](const std::string& n) { return on(n); }, row);
 
   std::printf("| technique | pair of runs | published | measured | note |\n|---|---|---|---|---|\n");
   for (auto& r : rows) std::printf("%s\n", r.c_str());

@@ -62,7 +62,12 @@ InferenceCost::InferenceCost(const RunConfig& c, InferenceLayout layout) : layou
   hbm_bw_ = hw.hbm_bandwidth();
   hbm_ = hw.hbm_bytes();
   kv_fraction_ = c.rl().rollout().kv_memory_fraction();
-  const bool inter = layout.cards() > hw.devices_per_node();
+  // A step's collectives stay inside a TP group (all-reduce) or an EP
+  // group (all-to-all), contiguous cards: only a group wider than a node
+  // (super-node) crosses the inter-node links. An instance spanning several
+  // super-nodes (scoring over every training card of 4 CloudMatrix 384)
+  // does not put them on RoCE: its DP replicas do not talk per step.
+  const bool inter = std::max(layout.tp, layout.ep) > hw.devices_per_node();
   bus_bw_ = (inter ? hw.inter_node_bandwidth() : hw.intra_node_bandwidth()) * hw.comm_efficiency();
   alpha_ns_ = inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns();
 }

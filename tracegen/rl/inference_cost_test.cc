@@ -135,5 +135,22 @@ TEST(InferenceCost, HugeFiguresAreCheckedNotCast) {
   EXPECT_THROW(CheckedNs(std::nan("")), InputError);
 }
 
+// Scoring on four CloudMatrix 384 (1,536 cards, TP 8, expert groups of 16)
+// with four times the tokens: each TP and EP group still sits in one
+// super-node, so a step's collectives cost what they cost on one (before:
+// the instance's span put them on the 50 GB/s inter-node links, 3.2x the
+// time on the 718B RL preset). A TP group wider than a node does cross.
+TEST(InferenceCost, CollectivesStayInTheirGroupsSuperNode) {
+  const RunConfig c = BuildConfig({"pangu-ultra-moe-718b-rl", "", {}, 0});
+  const InferenceCost one(c, {8, 48, 16}), four(c, {8, 192, 16});
+  EXPECT_GT(one.CommNs(384 * 4096), 0);
+  EXPECT_EQ(four.CommNs(4 * 384 * 4096), one.CommNs(384 * 4096));
+  RunConfig small_nodes = Tiny();
+  small_nodes.mutable_hardware()->set_devices_per_node(2);
+  const InferenceCost wide(small_nodes, {4, 1, 1});
+  const InferenceCost narrow(Tiny(), {4, 1, 1});
+  EXPECT_GT(wide.CommNs(1024), narrow.CommNs(1024));
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen::rl

@@ -62,6 +62,8 @@ TEST(RlEmit, MarkersNamedAsVerlInPlanOrderWithIterationAsStep) {
       EXPECT_EQ(m[i].ts, kRlBaseTime + phases[i].start);
       EXPECT_EQ(m[i].dur, phases[i].end - phases[i].start);
       EXPECT_EQ(m[i].step, phases[i].iteration);
+      // A step marker would make analyze take the phase for an optimizer step.
+      EXPECT_EQ(m[i].flags & kFlagStepMarker, 0) << "card " << c << " phase " << i;
     }
   }
   std::vector<std::string> names;

@@ -83,6 +83,10 @@ TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
   const auto attr = std::find(m.attributes.begin(), m.attributes.end(),
                               std::pair<std::string, std::string>("rl.instance_cards", "2"));
   EXPECT_NE(attr, m.attributes.end());
+  // Trained tokens per iteration: the analyzer's rl.iterations[i].trained_tokens.
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"rl.trained_tokens.0", "48"},
+                                   {"rl.trained_tokens.1", "40"}})
+    EXPECT_NE(std::find(m.attributes.begin(), m.attributes.end(), std::pair(key, value)), m.attributes.end()) << key;
   EXPECT_NE(m.config_json.find("tiny-moe"), std::string::npos);
   ASSERT_EQ(src->rank_count(), 2u);
   // A subset's cards are those of a full run.

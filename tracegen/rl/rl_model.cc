@@ -243,7 +243,11 @@ Plan BuildPlan(const RunConfig& config, int threads) {
         comm += st.comm_dur;
         comm_bytes += st.comm_bytes;
       }
-      for (int card : plan.instances[i].cards) {
+      // An instance with nothing to decode (a drain whose carried-over
+      // responses all sat on other instances) has no range: a zero-length
+      // marker reads as an instant, which is no phase, and the card did not
+      // wait for the long tail.
+      for (int card : ii.end > ii.start ? plan.instances[i].cards : std::vector<int32_t>{}) {
         Add(&plan, card, it, Task::kGenerateSequences, ii.start, ii.end - ii.start);
         PhaseSpan& s = plan.card[card].phases.back();
         s.flops = flops;

@@ -122,6 +122,7 @@ inline Plan HandPlan() {
     }
   }
   p.generated_tokens = {4 * 3 + 4 * 5, 4 * 3 + 4 * 5};  // per iteration, each instance once
+  p.trained_tokens = {48, 40};  // by hand: only the metadata carries them
   p.labels.push_back({-1, 0, "start_ns", 0});
   p.labels.push_back({-1, 0, "time_ns", double(iter_len)});
   return p;
