@@ -17,9 +17,9 @@ void ApplyRlDefaults(RunConfig* config);
 void ValidateRl(const RunConfig& config);
 
 // Bounds on what a plan holds (ValidateRlSize): rollout steps times the
-// cards that emit them (~100 bytes each in the file: ~50 GB), and response
-// lengths drawn (8 bytes each).
-inline constexpr int64_t kMaxRolloutStepCards = 500'000'000;
+// cards that emit them (estimated as kMaxRolloutSteps is; ~100 bytes each
+// in the file), and response lengths drawn (8 bytes each).
+inline constexpr int64_t kMaxRolloutStepCards = 1'000'000'000;
 inline constexpr int64_t kMaxResponseLengths = 100'000'000;
 // The size part of ValidateRl: estimated rollout steps (also bounded by
 // kMaxRolloutSteps), card-steps and response lengths, an InputError naming

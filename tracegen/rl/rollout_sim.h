@@ -16,8 +16,11 @@
 namespace moetrace::tracegen::rl {
 
 // Steps (prefill chunks and decode steps) all the instances of a plan may
-// hold: a RolloutStep is 72 bytes, so this bounds the plan at ~1.4 GB.
-inline constexpr int64_t kMaxRolloutSteps = 20'000'000;
+// hold, as ValidateRlSize estimates them (at least twice the steps a plan
+// really holds: one prefill chunk per decode step is counted, and a wave
+// more): a RolloutStep is 72 bytes, so the plan stays under ~3.6 GB. Four
+// CloudMatrix 384 of the 718B RL preset for 8 iterations estimate 2.5e7.
+inline constexpr int64_t kMaxRolloutSteps = 100'000'000;
 
 struct RolloutSequence {
   int64_t prompt = 0;    // tokens
