@@ -15,7 +15,7 @@ TEST(RlAdviseE2e, AdviseOnTinyRlProposesTheRlRules) {
   ASSERT_EQ(RunMoetrace("generate --preset tiny-rl -o " + in).exit_code, 0);
   CommandResult r = RunMoetrace("advise " + in + " --threads 2 --json " + dir + "/a.json");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("predicted: mean RL iteration 183.765 -> 126.753 ms (-31.0%), confidence 0.9"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("predicted: mean RL iteration 183.765 ms -> 126.753 ms (-31.0%), confidence 0.9"), std::string::npos) << r.output;
   const std::string json = ReadFile(dir + "/a.json");
   EXPECT_NE(json.find("\"rule\": \"rl_staleness\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"rule\": \"rl_rollout_layout\""), std::string::npos) << json;

@@ -711,9 +711,13 @@ std::string FormatProposals(const std::vector<Proposal>& proposals) {
       // The RL rules' "step" is the mean iteration, their metric itself
       // (rl_rules.h): said once.
       const bool rl = p.fixes.rfind("rl.", 0) == 0;
-      out += fmt::format("   predicted: {} {:.3f} -> {:.3f} ms ({:+.1f}%)", rl ? "mean RL iteration" : "step",
-                         p.step_before_ns / 1e6, p.step_after_ns / 1e6, -100 * p.gain);
-      if (!rl) {
+      if (rl) {
+        out += fmt::format("   predicted: mean RL iteration {} -> {} ({:+.1f}%)",
+                           MetricValue(p.fixes, double(p.step_before_ns)),
+                           MetricValue(p.fixes, double(p.step_after_ns)), -100 * p.gain);
+      } else {
+        out += fmt::format("   predicted: step {:.3f} -> {:.3f} ms ({:+.1f}%)", p.step_before_ns / 1e6,
+                           p.step_after_ns / 1e6, -100 * p.gain);
         out += fmt::format(", {} {} -> {} ({})", MetricLabel(p.fixes), MetricValue(p.fixes, p.fixes_before),
                            MetricValue(p.fixes, p.fixes_after), p.fixes);
       }

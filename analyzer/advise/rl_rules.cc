@@ -123,9 +123,9 @@ class RlAdvisor {
     p.fixes_after = double(p.step_after_ns);
     p.confidence = 0.9;  // tracegen's own model of the run, regenerated
     std::string d = fmt::format(
-        "predicted by building the RL plan of the changed config ({} iterations): mean iteration {} -> {}, "
+        "predicted by building the RL plan of the changed config ({} iteration{}): mean iteration {} -> {}, "
         "utilisation {:.1f} % -> {:.1f} %, long-tail idle {:.1f} % -> {:.1f} %",
-        a.iterations_size(), Seconds(p.step_before_ns), Seconds(p.step_after_ns), 100 * b.utilization(),
+        a.iterations_size(), a.iterations_size() == 1 ? "" : "s", Seconds(p.step_before_ns), Seconds(p.step_after_ns), 100 * b.utilization(),
         100 * a.utilization(), 100 * b.long_tail_idle_share(), 100 * a.long_tail_idle_share());
     if (b.has_generated_tokens_per_s() && a.has_generated_tokens_per_s()) {
       d += fmt::format(", generated {:.0f} -> {:.0f} tokens/s", b.generated_tokens_per_s(),
