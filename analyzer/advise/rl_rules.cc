@@ -249,7 +249,12 @@ class RlAdvisor {
         "MindSpeed-RL rl_config.actor_resource.num_npus (training cards) and the rollout's; verl: the "
         "rollout and trainer pools' n_gpus_per_node x nnodes";
     if (!model_) {
-      Add("rl_card_split", title, knob, {fmt::format("rl.rollout.cards~{}", int(std::lround(balance)))}, ev);
+      // Without the model the feasible splits are unknown: the balance
+      // point only, no RunConfig keys to apply.
+      Proposal& p = Add("rl_card_split", title, knob, {}, ev);
+      p.detail = fmt::format("balance point: about {} of the {} cards rolling out (give --config / --preset "
+                             "to try the feasible splits near it)",
+                             int(std::lround(balance)), total);
       return;
     }
     const auto& par = model_->parallel();

@@ -189,6 +189,10 @@ TEST(RlRules, RecordedTraceEvidenceOnlyUnlessTheModelIsGiven) {
   ASSERT_NE(Find(seen, "rl_colocation"), nullptr);
   for (const Proposal& p : seen) EXPECT_FALSE(p.predicted) << p.rule;
   EXPECT_NE(Find(seen, "rl_colocation")->title.find("(effect not predicted)"), std::string::npos);
+  const Proposal* split = Find(seen, "rl_card_split");
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->config.empty());
+  EXPECT_EQ(split->detail.rfind("balance point: about 15 of the 16 cards rolling out", 0), 0u) << split->detail;
   const tracegen::RunConfig model = Config(kSeparate);
   AdviseOptions o;
   o.model = &model;
