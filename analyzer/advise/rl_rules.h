@@ -5,14 +5,7 @@
 // own RunConfig, or --config / --preset for a recorded trace), is predicted
 // by building the RL plan of the changed config and reading the `rl`
 // section analyze would compute from its trace (PredictRl).
-//
-// Why the plan and not a full generate + analyze: the plan decides every
-// phase range (tracegen/rl/README.md: the emitter changes no time), and the
-// `rl` section is a function of those ranges alone, so PredictRl gives
-// analyze's figures without emitting events. On the 718B RL preset a full
-// generate is ~28 s CPU per candidate; the plan is its training engine's
-// pass 1 and the rollout simulation (rl_rules_test checks the two agree
-// exactly on tiny-rl variants).
+// (rl_predict.h: why the plan and not a full generate).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +13,7 @@
 #include <vector>
 
 #include "analyzer/advise/advise.h"
+#include "analyzer/advise/rl_predict.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "tracegen/proto/run_config.pb.h"
 
@@ -50,15 +44,6 @@ struct RlPools {
   double rollout_share = 0;  // mean generate_sequences share of the window
 };
 RlPools PoolsOf(const analysis::Rl& rl);
-
-// The `rl` section analyze computes for the trace `config` generates
-// (config resolved and validated, rl.algorithm set): the plan's phase ranges
-// through analyze's FillRl. `threads`: the training engine's pass 1.
-analysis::Rl PredictRl(const tracegen::RunConfig& config, int threads = 1);
-
-// `config` with `sets` applied ("rl.placement=colocated", ...) and
-// validated; InputError naming the key when the result is not a valid run.
-tracegen::RunConfig WithSets(const tracegen::RunConfig& config, const std::vector<std::string>& sets);
 
 // The RL candidates for `rl` (analysis.rl(), present). `model`: the run's
 // configuration (nullptr: evidence only, no prediction). `predict` false

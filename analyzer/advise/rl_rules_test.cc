@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "analyzer/advise/advise.h"
+#include "analyzer/advise/rl_predict.h"
 #include "analyzer/analyze.h"
 #include "formats/errors.h"
 #include "tracegen/config.h"
@@ -72,19 +73,6 @@ double EvidenceOf(const Proposal& p, const std::string& metric) {
   }
   ADD_FAILURE() << "no evidence " << metric << " in " << p.rule;
   return -1;
-}
-
-// The prediction is analyze's own figure: the plan's phase ranges through
-// FillRl give exactly the rl section of the generated trace.
-TEST(RlRules, PredictRlIsTheAnalysisOfTheGeneratedTrace) {
-  for (const auto& sets : std::vector<std::vector<std::string>>{
-           {}, kSeparate, {"rl.staleness=1"}, {"rl.rollout.max_batch=16", "rl.rollout.ep=2"}}) {
-    const tracegen::RunConfig c = Config(sets);
-    const analysis::Rl predicted = PredictRl(c, 2);
-    const analysis::Rl measured = AnalyzeTrace(Generate(c)).rl();
-    EXPECT_EQ(predicted.SerializeAsString(), measured.SerializeAsString())
-        << "predicted:\n" << predicted.DebugString() << "measured:\n" << measured.DebugString();
-  }
 }
 
 TEST(RlRules, PoolsOfSeparateTinyRl) {
