@@ -15,6 +15,7 @@
 #include "analyzer/advise/expert_replication.h"
 #include "analyzer/advise/layout_rule.h"
 #include "analyzer/advise/recorded_model.h"
+#include "analyzer/advise/rl_rules.h"
 #include "analyzer/label_check.h"
 #include "analyzer/replay/replay.h"
 #include "analyzer/replay/transforms/graph_knobs.h"
@@ -22,6 +23,7 @@
 #include "formats/errors.h"
 #include "formats/json_text.h"
 #include "tracegen/config.h"
+#include "tracegen/rl/rl_config.h"
 
 namespace moetrace::advise {
 namespace {
@@ -133,8 +135,42 @@ class Advisor {
             "advise: this trace carries its own run configuration (tracegen); --config / --preset "
             "give the model of a recorded trace");
       }
-      model_notes = CheckModelAgrees(trace_, *options.model, a_.ranks_size());
+      if (!a_.rl().present()) model_notes = CheckModelAgrees(trace_, *options.model, a_.ranks_size());
     }
+    // An RL trace gets the RL rules only. The pre-training rules read step
+    // windows that in an RL trace hold the actor update alone, and their
+    // predictions (regenerating the whole RL job, the layout search of a
+    // pre-training run on the training layout) would judge an update-only
+    // figure or search a run that is not this one.
+    if (a_.rl().present()) {
+      RlRules(options);
+    } else {
+      PretrainingRules(options, model_notes);
+    }
+    return Finish(options);
+  }
+
+ private:
+  void RlRules(const AdviseOptions& options) {
+    const tracegen::RunConfig* model = nullptr;
+    if (cfg_ && tracegen::rl::HasRl(*cfg_)) model = &*cfg_;
+    if (options.model) {
+      if (!tracegen::rl::HasRl(*options.model)) {
+        throw InputError("advise: the trace has RL phases; --config / --preset must be an RL config (rl.algorithm)");
+      }
+      const int cards = tracegen::rl::TotalCards(*options.model);
+      if (cards != a_.rl().cards()) {
+        throw InputError(fmt::format("advise: the RL model has {} cards, the trace's RL phases ran on {}", cards,
+                                     a_.rl().cards()));
+      }
+      model = options.model;
+    }
+    for (Proposal& p : RlProposals(a_.rl(), model, options.replay, options.threads)) {
+      candidates_.push_back(std::move(p));
+    }
+  }
+
+  void PretrainingRules(const AdviseOptions& options, const std::vector<std::string>& model_notes) {
     const auto& c = a_.cluster();
     const int64_t span = c.breakdown().span_ns();
     DispatchRules(Ratio(c.breakdown().host_bound_dispatch_ns(), span));
@@ -153,6 +189,9 @@ class Advisor {
       std::optional<Proposal> p = LayoutProposal(*options.model, options.replay, options.threads, recorded);
       if (p) candidates_.push_back(std::move(*p));
     }
+  }
+
+  std::vector<Proposal> Finish(const AdviseOptions& options) {
     std::vector<Outcome> outcomes(candidates_.size());
     if (options.replay) ReplayAll(options, &outcomes);
     std::vector<Proposal> out;
@@ -250,7 +289,6 @@ class Advisor {
     return out;
   }
 
- private:
   // What a proposal keeps of its replay (not the predicted trace).
   struct Outcome {
     std::exception_ptr error;
@@ -670,9 +708,19 @@ std::string FormatProposals(const std::vector<Proposal>& proposals) {
     for (const Evidence& e : p.evidence) out += fmt::format("   evidence: {} = {:.4g}\n", e.metric, e.value);
     if (p.predicted) {
       // The metric as people read it (effect_text.h), then its JSON path.
-      out += fmt::format("   predicted: step {:.3f} -> {:.3f} ms ({:+.1f}%), {} {} -> {} ({})",
-                         p.step_before_ns / 1e6, p.step_after_ns / 1e6, -100 * p.gain, MetricLabel(p.fixes),
-                         MetricValue(p.fixes, p.fixes_before), MetricValue(p.fixes, p.fixes_after), p.fixes);
+      // The RL rules' "step" is the mean iteration, their metric itself
+      // (rl_rules.h): said once.
+      const bool rl = p.fixes.rfind("rl.", 0) == 0;
+      if (rl) {
+        out += fmt::format("   predicted: mean RL iteration {} -> {} ({:+.1f}%)",
+                           MetricValue(p.fixes, double(p.step_before_ns)),
+                           MetricValue(p.fixes, double(p.step_after_ns)), -100 * p.gain);
+      } else {
+        out += fmt::format("   predicted: step {:.3f} -> {:.3f} ms ({:+.1f}%)", p.step_before_ns / 1e6,
+                           p.step_after_ns / 1e6, -100 * p.gain);
+        out += fmt::format(", {} {} -> {} ({})", MetricLabel(p.fixes), MetricValue(p.fixes, p.fixes_before),
+                           MetricValue(p.fixes, p.fixes_after), p.fixes);
+      }
       if (p.peak_before_bytes >= 0 && p.peak_after_bytes >= 0) {
         out += fmt::format(", peak memory {:.2f} -> {:.2f} GiB", p.peak_before_bytes / 1073741824.0,
                            p.peak_after_bytes / 1073741824.0);

@@ -35,6 +35,7 @@ std::string MetricLabel(std::string_view path) {
       {"cluster.memory.peak_bytes", "peak memory"},
       {"cluster.breakdown.compute_ns", "compute time (all ranks)"},
       {"cluster.step_time_ns.max", "slowest rank's step"},
+      {"rl.iterations[].time_ns.mean", "mean RL iteration"},
   };
   for (const Name& n : kNames) {
     if (n.path == path) return std::string(n.label);
@@ -74,6 +75,8 @@ std::string EffectText(const Proposal& p) {
   // The slowest rank's step changing as the step does (the layout rule, the
   // bubble rule) would only repeat the step line; a slow rank's fix, which
   // shortens the slowest step more than the others, says something.
+  // The RL rules' metric is the figure the step line shows (rl_rules.h).
+  if (path == "rl.iterations[].time_ns.mean") return "";
   if (path == "cluster.step_time_ns.max" && std::abs((after - before) / before + p.gain) < 0.005) {
     return "";
   }
