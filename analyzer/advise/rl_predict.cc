@@ -9,6 +9,7 @@
 #include "analyzer/rl/rl_task.h"
 #include "tracegen/config.h"
 #include "tracegen/rl/rl_emit.h"
+#include "tracegen/rl/rl_generate.h"
 #include "tracegen/rl/rl_plan.h"
 
 namespace moetrace::advise {
@@ -58,9 +59,7 @@ analysis::Rl PredictRl(const tracegen::RunConfig& config, int threads) {
     cards.push_back(std::move(card));
   }
   Metadata meta;
-  if (!plan.instances.empty()) {
-    meta.attributes.emplace_back("rl.instance_cards", std::to_string(plan.instances[0].cards.size()));
-  }
+  meta.attributes = trl::AnalyzerAttributes(plan);  // as generate writes them
   analysis::Analysis a;
   rl::FillRl(std::move(cards), meta, &a);
   return a.rl();

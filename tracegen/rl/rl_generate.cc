@@ -61,17 +61,7 @@ GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards
   meta.attributes.emplace_back("tracegen.rl.algorithm", plan.config.rl().algorithm());
   meta.attributes.emplace_back("tracegen.rl.placement", plan.config.rl().placement());
   meta.attributes.emplace_back("tracegen.rl.cards", std::to_string(n));
-  // The analyzer divides the summed rise of the cards' generated_tokens
-  // counters by this (each card of an instance records the instance's
-  // count; instances are of one size).
-  if (!plan.instances.empty())
-    meta.attributes.emplace_back("rl.instance_cards", std::to_string(plan.instances[0].cards.size()));
-  // What the ranges cannot show: the tokens each iteration trained, and its
-  // weight lag (partial rollout's carried-over responses).
-  for (size_t i = 0; i < plan.trained_tokens.size(); ++i)
-    meta.attributes.emplace_back(fmt::format("rl.trained_tokens.{}", i), std::to_string(plan.trained_tokens[i]));
-  for (size_t i = 0; i < plan.staleness.size(); ++i)
-    meta.attributes.emplace_back(fmt::format("rl.staleness.{}", i), std::to_string(plan.staleness[i]));
+  for (auto& kv : AnalyzerAttributes(plan)) meta.attributes.push_back(std::move(kv));
   // Labels are the plan's; its instants (start_ns) move with the events to
   // the trace's time base, its durations and counts are unchanged.
   meta.ground_truth = plan.labels;
@@ -98,6 +88,22 @@ GenerateSummary GeneratePlan(const Plan& plan, const std::vector<int32_t>& cards
   summary.times.total = Seconds(start, Clock::now());
   summary.times.total_cpu = ProcessCpuSeconds() - cpu0;
   return summary;
+}
+
+std::vector<std::pair<std::string, std::string>> AnalyzerAttributes(const Plan& plan) {
+  std::vector<std::pair<std::string, std::string>> out;
+  // The analyzer divides the summed rise of the cards' generated_tokens
+  // counters by this (each card of an instance records the instance's
+  // count; instances are of one size).
+  if (!plan.instances.empty())
+    out.emplace_back("rl.instance_cards", std::to_string(plan.instances[0].cards.size()));
+  // What the ranges cannot show: the tokens each iteration trained, and its
+  // weight lag (partial rollout's carried-over responses).
+  for (size_t i = 0; i < plan.trained_tokens.size(); ++i)
+    out.emplace_back(fmt::format("rl.trained_tokens.{}", i), std::to_string(plan.trained_tokens[i]));
+  for (size_t i = 0; i < plan.staleness.size(); ++i)
+    out.emplace_back(fmt::format("rl.staleness.{}", i), std::to_string(plan.staleness[i]));
+  return out;
 }
 
 GenerateSummary GenerateRl(const RunConfig& config, const std::vector<int32_t>& cards, TraceSink& sink,

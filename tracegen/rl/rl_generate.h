@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/trace_io.h"
@@ -12,6 +14,11 @@
 #include "tracegen/rl/rl_plan.h"
 
 namespace moetrace::tracegen::rl {
+
+// The metadata attributes analyze reads what the ranges cannot show from
+// (rl.instance_cards, rl.trained_tokens.<i>, rl.staleness.<i>): written by
+// GeneratePlan, and by advise's predictions, which analyse a plan unemitted.
+std::vector<std::pair<std::string, std::string>> AnalyzerAttributes(const Plan& plan);
 
 // BuildPlan(config, threads), then GeneratePlan. Called by Generate.
 GenerateSummary GenerateRl(const RunConfig& config, const std::vector<int32_t>& cards,
