@@ -120,19 +120,21 @@ Plan BuildPlan(const RunConfig& config, int threads) {
   std::vector<std::vector<DoneSequence>> done(iterations);
   std::vector<int> version(iterations, 0);  // weight version rollout i used
   TimeNs pool_free = 0, train_free = 0;
+  // A switch phase of card c: its transfer's bus and host-link parts.
+  auto add_switch = [&](int c, int j, Task task, TimeNs t, const Transfer& x) {
+    Add(&plan, c, j, task, t, x.dur());
+    PhaseSpan& s = plan.card[c].phases.back();
+    s.comm_dur = x.comm_dur;
+    s.comm_bytes = x.comm_bytes;
+    s.copy_dur = x.copy_dur;
+    s.copy_bytes = x.copy_bytes;
+  };
   // Places iteration j's training side: (reshard_to_train,) scoring, the
   // update(s), then reshard_to_infer or sync_weights.
   auto place_training = [&](int j) {
     TimeNs t = std::max(rollout_end[j], train_free);
     if (!separate) {
-      for (int c = 0; c < world; ++c) {
-        Add(&plan, c, j, Task::kReshardToTrain, t, sw.to_train.dur());
-        PhaseSpan& s = plan.card[c].phases.back();
-        s.comm_dur = sw.to_train.comm_dur;
-        s.comm_bytes = sw.to_train.comm_bytes;
-        s.copy_dur = sw.to_train.copy_dur;
-        s.copy_bytes = sw.to_train.copy_bytes;
-      }
+      for (int c = 0; c < world; ++c) add_switch(c, j, Task::kReshardToTrain, t, sw.to_train);
       t += sw.to_train.dur();
     }
     // The sequences this rollout completed (with partial rollout, some
@@ -171,25 +173,13 @@ Plan BuildPlan(const RunConfig& config, int threads) {
       t += update_max;
     }
     if (!separate) {
-      for (int c = 0; c < world; ++c) {
-        Add(&plan, c, j, Task::kReshardToInfer, t, sw.to_infer.dur());
-        PhaseSpan& s = plan.card[c].phases.back();
-        s.comm_dur = sw.to_infer.comm_dur;
-        s.comm_bytes = sw.to_infer.comm_bytes;
-        s.copy_dur = sw.to_infer.copy_dur;
-        s.copy_bytes = sw.to_infer.copy_bytes;
-      }
+      for (int c = 0; c < world; ++c) add_switch(c, j, Task::kReshardToInfer, t, sw.to_infer);
       t += sw.to_infer.dur();
       pool_free = t;
     } else {
       // The rollout pool receives the weights between two of its rollouts.
       t = std::max(t, pool_free);
-      for (int c = 0; c < plan.cards; ++c) {
-        Add(&plan, c, j, Task::kSyncWeights, t, sw.sync.dur());
-        PhaseSpan& s = plan.card[c].phases.back();
-        s.comm_dur = sw.sync.comm_dur;
-        s.comm_bytes = sw.sync.comm_bytes;
-      }
+      for (int c = 0; c < plan.cards; ++c) add_switch(c, j, Task::kSyncWeights, t, sw.sync);
       t += sw.sync.dur();
       pool_free = t;
     }
