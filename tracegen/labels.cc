@@ -376,6 +376,10 @@ std::vector<LabeledValue> GroundTruthLabels(const Rank& rank) {
     total.max_vio = vio / vio_n;
     total.ep_max_vio = ep_vio / vio_n;
   }
+  // The rank's figure is the whole trace's peak, as the analyzer reads it:
+  // an RL card's rollout (inference weights + KV cache) lies outside every
+  // step window and can be its peak (718B RL preset, tracegen/rl/README.md).
+  total.peak_allocated = std::max(total.peak_allocated, FindMemoryPeak(rank).peak);
   steps.push_back(total);
   for (const auto& s : steps) {
     auto put = [&](std::string key, double v) { out.push_back({rank.rank, s.step, std::move(key), v}); };

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace moetrace::tracegen {
 namespace {
 
@@ -57,6 +59,21 @@ TEST(Labels, RankWithNoStepHasNoStepLabel) {
   int spans = 0;
   for (const LabeledValue& l : one) spans += l.key == "breakdown.span_ns";
   EXPECT_EQ(spans, 3);
+}
+
+// A rank's memory peak (step -1) is the whole trace's, as the analyzer
+// reads it; each step's is its window's. Here the rollout between the steps
+// (outside every window) holds more than either step.
+TEST(Labels, RankPeakCoversMemoryOutsideTheSteps) {
+  Rank r = Card(true);
+  Track& alloc = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "memory.allocated");
+  alloc.counter = CounterKind::kMemAllocated;
+  alloc.sample_ts = {100, 800, 1400, 2000};
+  alloc.sample_value = {40, 55, 0, 30};
+  std::map<int32_t, double> peak;
+  for (const LabeledValue& l : GroundTruthLabels(r))
+    if (l.key == "memory.peak_allocated_bytes") peak[l.step] = l.value;
+  EXPECT_EQ(peak, (std::map<int32_t, double>{{-1, 55}, {0, 40}, {1, 30}}));
 }
 
 }  // namespace

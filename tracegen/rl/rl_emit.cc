@@ -1,6 +1,7 @@
 #include "tracegen/rl/rl_emit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -211,11 +212,27 @@ void EmitCompute(const Plan& plan, const PhaseSpan& span, const PhaseGroups& gro
                  GroupOf(groups, span.iteration, span.task), kNone);
 }
 
+// The memory a card that trains holds in the training layout when its
+// actor update starts: the engine's first sample of each category (0 where
+// it has none), what reshard_to_train restores so that the engine's own
+// samples continue from it.
+struct TrainLevels {
+  double weights = 0, optimizer = 0;
+};
+
 // The switch between layouts: weights resharded (all-gather into the new
 // layout) or sent to the rollout pool (broadcast) on the hccl stream, and
 // the optimizer states offloaded / reloaded on the copy stream; both start
-// with the range (independent streams).
-void EmitSwitch(const PhaseSpan& span, const PhaseGroups& groups, CardState& s) {
+// with the range (independent streams). On a card that trains (`train`
+// non-null), memory follows the layouts: reshard_to_infer frees the
+// gradients and training activations at its start, the weights become the
+// inference layout's when the all-gather ends and the optimizer level the
+// card holds leaves when its offload ends; reshard_to_train puts back the
+// training weights and the optimizer level the engine starts from (the
+// engine allocates its own gradients and activations). The plan's times
+// are kept; the copy's bytes are the level moved.
+void EmitSwitch(const Plan& plan, const PhaseSpan& span, const PhaseGroups& groups, const TrainLevels* train,
+                CardState& s) {
   const TimeNs base = kRlBaseTime;
   const TimeNs start = base + span.start, end = base + span.end;
   if (span.comm_dur > 0) {
@@ -225,29 +242,37 @@ void EmitSwitch(const PhaseSpan& span, const PhaseGroups& groups, CardState& s) 
                  fmt::format("rl/{}", TaskName(span.task)), span.iteration * kIterationSequenceStride,
                  span.comm_bytes, GroupOf(groups, span.iteration, span.task), kNone);
   }
+  const bool layout = span.task == Task::kReshardToInfer || span.task == Task::kReshardToTrain;
+  uint64_t copy_bytes = span.copy_bytes;
+  if (layout && train) {
+    const bool to_infer = span.task == Task::kReshardToInfer;
+    if (to_infer)
+      for (size_t t : {size_t(kGradients), size_t(kActivations), size_t(kRecompute)})
+        if (s.level[t] != 0) s.SetMem(start, t, 0);
+    const double weights = to_infer ? double(plan.infer_weight_bytes) : train->weights;
+    s.SetMem(start + span.comm_dur, kWeights, weights);
+    const double opt = to_infer ? 0.0 : train->optimizer;
+    copy_bytes = uint64_t(std::llround(to_infer ? s.level[kOptimizer] : opt));
+    s.SetMem(start + span.copy_dur, kOptimizer, opt);
+  }
   if (span.copy_dur > 0) {
     Event e;
     e.ts = start;
     e.dur = span.copy_dur;
     e.category = Category::kCopy;
     e.step = kNone;  // the iteration is the marker's (CardEmitter::Emit)
-    e.bytes = span.copy_bytes;
-    double opt = s.level[kOptimizer];
+    e.bytes = copy_bytes;
     if (span.task == Task::kReshardToInfer) {
       e.name = s.k.strings.Intern("optimizer_offload");
       e.flags = kFlagDeviceToHost | kFlagSwapOut;
-      opt = std::max(0.0, opt - double(span.copy_bytes));
     } else if (span.task == Task::kReshardToTrain) {
       e.name = s.k.strings.Intern("optimizer_reload");
       e.flags = kFlagHostToDevice | kFlagSwapIn;
-      opt += double(span.copy_bytes);
     } else {
       e.name = s.k.strings.Intern("weights_copy");
       e.flags = kFlagDeviceToDevice;
     }
     s.Device(kCopy, e, end);
-    // The optimizer states leave (or return to) HBM when their copy ends.
-    if (opt != s.level[kOptimizer]) s.SetMem(start + span.copy_dur, kOptimizer, opt);
   }
 }
 
@@ -408,11 +433,22 @@ void CardEmitter::Emit(int card, Rank* out) {
           train_bytes += t.events.bytes[i];
         }
   const TimeNs base = kRlBaseTime;
-  // A card that only rolls out (separate pools) holds the inference layout's
-  // weights from its first phase on, so its memory peak is weights + KV
-  // cache. A card that trains gets its weights from the engine's counters.
-  if (!trains && cp.instance >= 0 && !cp.phases.empty())
+  // A card that rolls out holds the inference layout's weights from its
+  // first phase on (a colocated card's first rollout comes before any
+  // training), so a rollout's memory is weights + KV cache. A card that
+  // trains switches layouts at each reshard (EmitSwitch) to the levels its
+  // engine rank starts from.
+  if (cp.instance >= 0 && !cp.phases.empty())
     s.SetMem(base + cp.phases.front().start, kWeights, double(plan_.infer_weight_bytes));
+  TrainLevels train_levels;
+  if (trains) {
+    const auto first = [&](size_t t) {
+      const auto& v = template_.tracks[t].sample_value;
+      return v.empty() ? 0.0 : v.front();
+    };
+    train_levels.weights = first(kWeights);
+    train_levels.optimizer = first(kOptimizer);
+  }
   for (const PhaseSpan& span : cp.phases) {
     Event m;
     m.ts = base + span.start;
@@ -426,7 +462,7 @@ void CardEmitter::Emit(int card, Rank* out) {
     } else if (span.task == Task::kUpdateActor) {
       if (trains) EmitTraining(plan_, template_, span, s);
     } else if (IsSwitch(span.task)) {
-      EmitSwitch(span, groups_, s);
+      EmitSwitch(plan_, span, groups_, trains ? &train_levels : nullptr, s);
     } else if (span.task == Task::kUpdateCritic && span.flops == 0 && span.bytes == 0) {
       PhaseSpan critic = span;
       critic.flops = train_flops;

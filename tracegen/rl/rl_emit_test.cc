@@ -253,8 +253,9 @@ TEST(RlEmit, ReshardMovesOptimizerStates) {
       EXPECT_EQ(std::vector<int32_t>(g.begin(), g.end()), (std::vector<int32_t>{0, 1, 2}));
     }
   EXPECT_EQ(gathers, 2);
-  // After the first offload the optimizer level is the engine's minus the
-  // offloaded bytes; allocated drops by the same amount.
+  // The first offload moves the level the card holds (the engine's last
+  // sample, not the plan's copy_bytes) and leaves none; allocated drops by
+  // the same amount (the weights changed earlier, when the all-gather ended).
   TimeNs offload_end = 0;
   for (const PhaseSpan& p : plan.card[0].phases)
     if (p.task == Task::kReshardToInfer && p.iteration == 0) offload_end = kRlBaseTime + p.start + p.copy_dur;
@@ -267,8 +268,11 @@ TEST(RlEmit, ReshardMovesOptimizerStates) {
   };
   const double before = at(opt, offload_end - 1);
   ASSERT_GT(before, 0);
-  EXPECT_EQ(at(opt, offload_end), std::max(0.0, before - double(testing::kOptimizerBytes)));
-  EXPECT_EQ(at(alloc, offload_end - 1) - at(alloc, offload_end), before - at(opt, offload_end));
+  EXPECT_EQ(at(opt, offload_end), 0.0);
+  EXPECT_EQ(at(alloc, offload_end - 1) - at(alloc, offload_end), before);
+  for (size_t i = 0; i < copy.events.size(); ++i)
+    if (r.strings.Get(copy.events.name[i]) == "optimizer_offload" && copy.events.End(i) == offload_end)
+      EXPECT_EQ(double(copy.events.bytes[i]), before);
   // allocated is the sum of the categories at every sample.
   for (size_t i = 0; i < alloc.sample_ts.size(); ++i) {
     double sum = 0;
@@ -481,6 +485,88 @@ TEST(RlEmit, RolloutOnlyCardHoldsTheInferenceWeights) {
   const Track& tw = TrackNamed(t, "memory.weights");
   ASSERT_FALSE(tw.sample_value.empty());
   EXPECT_NE(tw.sample_value[0], 205881344.0);
+}
+
+// Colocated tiny-rl, card 0 (rollout instance 0, train rank 0): memory
+// follows the layout. In every rollout the card holds the inference
+// weights (205,881,344 B, as a rollout-only card) and its KV cache, nothing
+// of training; reshard_to_infer frees the gradients and activations and
+// offloads the whole optimizer level the engine left; reshard_to_train
+// restores the training weights and the optimizer level the engine's rank
+// starts from, so the engine's own samples continue without a step.
+TEST(RlEmit, ColocatedCardSwitchesMemoryWithTheLayout) {
+  const Plan plan = BuildPlan(BuildConfig({"tiny-rl", "", {}, 0}));
+  Rank r;
+  EmitCard(plan, 0, &r);
+  auto at = [](const Track& t, TimeNs ts) {
+    double v = 0;
+    for (size_t i = 0; i < t.sample_ts.size() && t.sample_ts[i] <= ts; ++i) v = t.sample_value[i];
+    return v;
+  };
+  const char* names[] = {"memory.weights", "memory.gradients", "memory.optimizer", "memory.activations",
+                         "memory.recompute", "kv_cache", "memory.allocated"};
+  auto levels = [&](TimeNs ts) {
+    std::vector<double> v;
+    for (const char* n : names) v.push_back(at(TrackNamed(r, n), ts));
+    return v;
+  };
+  using L = std::vector<double>;  // weights, gradients, optimizer, activations, recompute, kv, allocated
+  const double infer = 205881344, train_w = 97419264, grads = 194838528, opt = 106094592;
+  const L rollout = {infer, 0, 0, 0, 0, 0, infer};
+  const L trained = {train_w, grads, opt, 0, 0, 0, train_w + grads + opt};  // the engine's first and last samples
+  const L reloaded = {train_w, 0, opt, 0, 0, 0, train_w + opt};
+  const Track& alloc = TrackNamed(r, "memory.allocated");
+  const Track& kv = TrackNamed(r, "kv_cache");
+  int rollouts = 0, to_train = 0, to_infer = 0, updates = 0;
+  for (const PhaseSpan& p : plan.card[0].phases) {
+    const TimeNs a = kRlBaseTime + p.start, b = kRlBaseTime + p.end;
+    if (p.task == Task::kGenerateSequences) {
+      ++rollouts;
+      // Nothing before the first rollout; the offload ends with the previous range.
+      EXPECT_EQ(levels(a - 1), p.iteration == 0 ? L(7, 0.0) : (L{infer, 0, opt, 0, 0, 0, infer + opt}));
+      EXPECT_EQ(levels(a), rollout);
+      EXPECT_EQ(levels(b), rollout);  // the KV cache freed at the range's end
+      for (size_t i = 0; i < alloc.sample_ts.size(); ++i)
+        if (alloc.sample_ts[i] >= a && alloc.sample_ts[i] <= b)
+          EXPECT_EQ(alloc.sample_value[i], infer + at(kv, alloc.sample_ts[i])) << "at " << alloc.sample_ts[i];
+    } else if (p.task == Task::kReshardToTrain) {
+      ++to_train;
+      EXPECT_EQ(levels(a - 1), rollout);
+      EXPECT_EQ(levels(b), reloaded);
+    } else if (p.task == Task::kUpdateActor) {
+      ++updates;
+      // The engine's samples continue from the reloaded levels (its
+      // gradients appear with its first sample).
+      EXPECT_EQ(levels(a - 1), reloaded);
+      EXPECT_EQ(levels(a), trained);
+    } else if (p.task == Task::kReshardToInfer) {
+      ++to_infer;
+      EXPECT_EQ(levels(a - 1), trained);
+      EXPECT_EQ(levels(b), rollout);
+    }
+  }
+  EXPECT_EQ(rollouts, 2);
+  EXPECT_EQ(to_train, 2);
+  EXPECT_EQ(updates, 2);
+  EXPECT_EQ(to_infer, 2);
+  // The copies move the optimizer level the card holds, not the plan's
+  // 12 B/param (switch_cost.cc).
+  const Track& copy = TrackNamed(r, "stream 4 (copy/swap)");
+  std::vector<uint64_t> moved;
+  for (size_t i = 0; i < copy.events.size(); ++i)
+    if (r.strings.Get(copy.events.name[i]).rfind("optimizer_", 0) == 0) moved.push_back(copy.events.bytes[i]);
+  EXPECT_EQ(moved, (std::vector<uint64_t>(4, 106094592)));
+  // The peak: max(training peak, inference weights + the largest KV cache).
+  const double kv_max = *std::max_element(kv.sample_value.begin(), kv.sample_value.end());
+  EXPECT_EQ(kv_max, 870400.0);
+  double train_peak = 0;
+  for (const PhaseSpan& p : plan.card[0].phases)
+    if (p.task == Task::kUpdateActor)
+      for (size_t i = 0; i < alloc.sample_ts.size(); ++i)
+        if (alloc.sample_ts[i] >= kRlBaseTime + p.start && alloc.sample_ts[i] <= kRlBaseTime + p.end)
+          train_peak = std::max(train_peak, alloc.sample_value[i]);
+  EXPECT_EQ(train_peak, 486889760.0);
+  EXPECT_EQ(FindMemoryPeak(r).peak, std::max(train_peak, infer + kv_max));
 }
 
 // PPO: the critic's update is compute over its range (its span's FLOPs,
