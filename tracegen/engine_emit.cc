@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "tracegen/engine_internal.h"
+#include "tracegen/rank_tracks.h"
 
 namespace moetrace::tracegen {
 
@@ -20,20 +21,7 @@ void EngineImpl::InitRankOutput(RankSim& r, const EmitScratch& s) const {
   k.pid = 100000 + r.rank;
   k.host = fmt::format("node{}", shape.Node(r.rank));
   k.tracks.reserve(2 + kStreams + 6);
-  k.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "python", 100000 + r.rank);
-  k.AddTrack(TrackKind::kHostThread, TrackRole::kHostDispatch, "dequeue (task queue)", 200000 + r.rank);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 0 (compute)", 0);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 1 (hccl)", 1);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 2 (pp send)", 2);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 3 (pp recv)", 3);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCopy, "stream 4 (copy/swap)", 4);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 5 (hccl, overlapped task)", 5);
-  static const std::pair<CounterKind, const char*> counters[] = {
-      {CounterKind::kMemAllocated, "memory.allocated"}, {CounterKind::kMemWeights, "memory.weights"},
-      {CounterKind::kMemGradients, "memory.gradients"}, {CounterKind::kMemOptimizer, "memory.optimizer"},
-      {CounterKind::kMemActivations, "memory.activations"},
-      {CounterKind::kMemRecompute, "memory.recompute"}};
-  for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
+  AddRankTracks(k);
   // Ranks emit similar event counts: size each track like the last emitted
   // rank's so the columns grow without reallocation.
   // A recycled Rank lends its columns (emptied, capacity kept).

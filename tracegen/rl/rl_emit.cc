@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "tracegen/engine.h"
+#include "tracegen/rank_tracks.h"
 
 namespace moetrace::tracegen::rl {
 
@@ -29,23 +30,11 @@ constexpr size_t kEngineTracks = kKvCache;  // tracks the engine emits
 constexpr TimeNs kLaunchNs = 5'000;
 
 void AddLayout(Rank& k) {
-  k.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "python", 100000 + k.rank);
-  k.AddTrack(TrackKind::kHostThread, TrackRole::kHostDispatch, "dequeue (task queue)", 200000 + k.rank);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 0 (compute)", 0);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 1 (hccl)", 1);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 2 (pp send)", 2);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 3 (pp recv)", 3);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCopy, "stream 4 (copy/swap)", 4);
-  k.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 5 (hccl, overlapped task)", 5);
-  static const std::pair<CounterKind, const char*> counters[] = {
-      {CounterKind::kMemAllocated, "memory.allocated"}, {CounterKind::kMemWeights, "memory.weights"},
-      {CounterKind::kMemGradients, "memory.gradients"}, {CounterKind::kMemOptimizer, "memory.optimizer"},
-      {CounterKind::kMemActivations, "memory.activations"},
-      {CounterKind::kMemRecompute, "memory.recompute"},
-      // CounterKind has no KV-cache kind: the name is the contract
-      // (tracegen/rl/README.md), kOther keeps the native format unchanged.
-      {CounterKind::kOther, "kv_cache"}, {CounterKind::kOther, "generated_tokens"}};
-  for (auto [kind, name] : counters) k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = kind;
+  AddRankTracks(k);
+  // CounterKind has no KV-cache kind: the name is the contract
+  // (tracegen/rl/README.md), kOther keeps the native format unchanged.
+  for (const char* name : {"kv_cache", "generated_tokens"})
+    k.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, name).counter = CounterKind::kOther;
 }
 
 bool IsSwitch(Task t) {
