@@ -144,7 +144,7 @@ void AddGenerateCommand(CLI::App& app) {
   sub->add_option("--preset", args->preset, "run preset (see `moetrace presets`)");
   sub->add_option("--config", args->config, "RunConfig JSON file")->check(CLI::ExistingFile);
   sub->add_option("--set", args->sets, "override a config key: dotted.key=value (repeatable)");
-  sub->add_option("--steps", args->steps, "training steps to simulate")->check(CLI::Range(1, 10000));
+  sub->add_option("--steps", args->steps, "training steps to simulate (an RL config: iterations)")->check(CLI::Range(1, 10000));
   sub->add_option("--ranks", args->ranks, "ranks to write: list or ranges, e.g. 0-7,64 (default all)");
   sub->add_option("--threads", args->threads,
                   "threads emitting ranks (default: one per core); the output is the same for any count")

@@ -397,7 +397,12 @@ RunConfig BuildConfig(const ConfigRequest& request) {
   RunConfig c = request.preset.empty() ? LoadConfigFile(request.config_path)
                                        : PresetConfig(request.preset);
   for (const auto& o : request.overrides) ApplyOverride(&c, o);
-  if (request.steps > 0) c.set_steps(request.steps);
+  // An RL run's unit is the iteration (its update steps are rl.update_steps):
+  // --steps counts iterations there rather than being silently ignored.
+  if (request.steps > 0) {
+    if (c.rl().algorithm().empty()) c.set_steps(request.steps);
+    else c.mutable_rl()->set_iterations(request.steps);
+  }
   ResolveHardware(&c);
   if (!c.parallel().has_world_size())
     c.mutable_parallel()->set_world_size(c.parallel().dp() * c.parallel().tp() *

@@ -39,7 +39,7 @@ struct ConfigRequest {
   std::string preset;
   std::string config_path;
   std::vector<std::string> overrides;
-  int steps = 0;  // 0 = as configured
+  int steps = 0;  // 0 = as configured; an RL config: rl.iterations
 };
 RunConfig BuildConfig(const ConfigRequest& request);
 

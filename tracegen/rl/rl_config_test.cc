@@ -129,5 +129,16 @@ TEST(RlConfig, KvCapacityIsPerAttentionDpGroup) {
       << err;
 }
 
+// `generate --steps N` on an RL config sets the iterations (an RL run has no
+// training steps of its own to count); a pre-training config keeps `steps`.
+TEST(RlConfig, StepsRequestCountsIterations) {
+  const RunConfig c = BuildConfig({"tiny-rl", "", {}, 3});
+  EXPECT_EQ(c.rl().iterations(), 3);
+  EXPECT_EQ(c.steps(), BuildConfig({"tiny-rl", "", {}, 0}).steps());
+  EXPECT_EQ(BuildConfig({"tiny-moe", "", {}, 3}).steps(), 3);
+  // Staleness is checked against the iterations --steps asked for.
+  EXPECT_THROW(BuildConfig({"tiny-rl", "", {"rl.staleness=2"}, 1}), InputError);
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen::rl
