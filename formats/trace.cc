@@ -134,6 +134,8 @@ void EventTable::Append(const Event& e) {
   comm.push_back(e.comm);
   flops.push_back(e.flops);
   bytes.push_back(e.bytes);
+  if (e.shape != 0 && shape.empty()) shape.resize(ts.size() - 1, 0);
+  if (!shape.empty()) shape.push_back(e.shape);
 }
 
 Event EventTable::Get(size_t i) const {
@@ -151,6 +153,7 @@ Event EventTable::Get(size_t i) const {
   e.comm = comm[i];
   e.flops = flops[i];
   e.bytes = bytes[i];
+  e.shape = ShapeAt(i);
   return e;
 }
 
@@ -185,6 +188,7 @@ void EventTable::Resize(size_t n) {
   comm.resize(n, d.comm);
   flops.resize(n, d.flops);
   bytes.resize(n, d.bytes);
+  if (!shape.empty()) shape.resize(n, 0);
 }
 
 void EventTable::Clear() { Resize(0); }
@@ -212,6 +216,7 @@ void EventTable::SortByTime() {
   Permute(comm, order);
   Permute(flops, order);
   Permute(bytes, order);
+  if (!shape.empty()) Permute(shape, order);
 }
 
 namespace {

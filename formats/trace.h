@@ -148,6 +148,7 @@ struct Event {
   int32_t comm = kNone;         // index into Track::comms
   uint64_t flops = 0;
   uint64_t bytes = 0;           // bytes moved / touched
+  StringId shape = 0;           // input shapes as the trace records them (interned); 0 = none
   bool operator==(const Event&) const = default;
 };
 
@@ -166,8 +167,13 @@ struct EventTable {
   std::vector<int32_t> comm;
   std::vector<uint64_t> flops;
   std::vector<uint64_t> bytes;
+  // Lazy column: empty until an event with a shape is appended, then one
+  // per event (most tracks record no shapes; they pay nothing). Code that
+  // fills the columns directly must keep it empty or sized like `ts`.
+  std::vector<StringId> shape;
 
   size_t size() const { return ts.size(); }
+  StringId ShapeAt(size_t i) const { return shape.empty() ? 0 : shape[i]; }
   bool empty() const { return ts.empty(); }
   void Append(const Event& e);
   Event Get(size_t i) const;
