@@ -134,8 +134,14 @@ void EventTable::Append(const Event& e) {
   comm.push_back(e.comm);
   flops.push_back(e.flops);
   bytes.push_back(e.bytes);
-  if (e.shape != 0 && shape.empty()) shape.resize(ts.size() - 1, 0);
-  if (!shape.empty()) shape.push_back(e.shape);
+  // The first shape sizes the column: zeros for the rows before it (a
+  // resize to ts.size() - 1 left it empty when that was the first row).
+  if (!shape.empty()) {
+    shape.push_back(e.shape);
+  } else if (e.shape != 0) {
+    shape.assign(ts.size() - 1, 0);
+    shape.push_back(e.shape);
+  }
 }
 
 Event EventTable::Get(size_t i) const {

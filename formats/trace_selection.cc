@@ -98,6 +98,7 @@ void FilterTrack(const TraceSelection& sel, const Windows& w, Track* t) {
     e.correlation[out] = ev.correlation, e.step[out] = ev.step;
     e.micro_batch[out] = ev.micro_batch, e.layer[out] = ev.layer, e.comm[out] = ev.comm;
     e.flops[out] = ev.flops, e.bytes[out] = ev.bytes;
+    if (!e.shape.empty()) e.shape[out] = ev.shape;
     ++out;
   }
   e.Resize(out);

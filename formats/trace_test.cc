@@ -77,6 +77,20 @@ TEST(StringTable, AssignReportsTheFirstRepeat) {
   EXPECT_EQ(v.Intern("a"), 3u);
 }
 
+TEST(EventTable, TheShapeColumnAppearsWithTheFirstShapeEvenOnTheFirstRow) {
+  EventTable first;
+  first.Append({.ts = 1, .shape = 5});
+  first.Append({.ts = 2});
+  EXPECT_EQ(first.shape, (std::vector<StringId>{5, 0}));
+  EventTable later;
+  later.Append({.ts = 1});
+  EXPECT_TRUE(later.shape.empty());
+  later.Append({.ts = 2, .shape = 7});
+  EXPECT_EQ(later.shape, (std::vector<StringId>{0, 7}));
+  EXPECT_EQ(later.ShapeAt(0), 0u);
+  EXPECT_EQ(later.Get(1).shape, 7u);
+}
+
 TEST(EventTable, SortByTimeIsStableAndMovesEveryColumn) {
   EventTable t;
   Event a{.ts = 30, .dur = 1, .name = 1, .layer = 3};

@@ -8,6 +8,7 @@
 #include "formats/ascend/cluster_output.h"
 #include "formats/decimal.h"
 #include "formats/ascend/ns_carry.h"
+#include "formats/ascend/shape_text.h"
 #include "formats/ascend/trace_view.h"
 #include "formats/errors.h"
 
@@ -64,6 +65,43 @@ double MBToBytes(const CsvTable& csv, size_t r, int c) {
   return static_cast<double>(csv.Scaled(r, c, 6)) / 1e6 * kBytesPerMB;
 }
 
+struct ShapedRow {
+  int64_t ts;
+  std::string_view name;
+  std::string_view shape;
+};
+
+// Gives each device task of the trace_view timeline the shapes of the
+// kernel_details row of the same start and name (both files print the same
+// µs decimals). Counted: tasks given shapes, rows matching no task.
+void ShapesOntoTimeline(std::vector<ShapedRow>& rows, Rank* rank) {
+  if (rows.empty()) return;
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const ShapedRow& a, const ShapedRow& b) { return a.ts < b.ts; });
+  std::vector<uint8_t> used(rows.size(), 0);
+  int64_t matched = 0;
+  for (Track& t : rank->tracks) {
+    if (t.kind != TrackKind::kDeviceStream) continue;
+    EventTable& e = t.events;
+    for (size_t i = 0; i < e.size(); ++i) {
+      auto it = std::lower_bound(rows.begin(), rows.end(), e.ts[i],
+                                 [](const ShapedRow& r, int64_t ts) { return r.ts < ts; });
+      for (; it != rows.end() && it->ts == e.ts[i]; ++it) {
+        const size_t k = static_cast<size_t>(it - rows.begin());
+        if (used[k] || rank->strings.Get(e.name[i]) != it->name) continue;
+        if (e.shape.empty()) e.shape.assign(e.size(), 0);
+        e.shape[i] = rank->strings.Intern(it->shape);
+        used[k] = 1;
+        ++matched;
+        break;
+      }
+    }
+  }
+  rank->AddStat("read.kernel_details.input_shapes_to_timeline", matched);
+  const int64_t unmatched = static_cast<int64_t>(rows.size()) - matched;
+  if (unmatched) rank->AddStat("skipped.kernel_details.input_shapes_no_timeline_task", unmatched);
+}
+
 int FindAny(const CsvTable& csv, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
     int c = csv.Find(n);
@@ -101,6 +139,7 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
   std::map<int32_t, int32_t> gmm_per_step;
   int64_t rows = 0, gmm_per_group = 0, gmm_total = 0, gmm_unparsed = 0;
   int64_t counts[kCategoryCount] = {};
+  int64_t with_shape = 0;
   std::vector<std::vector<int64_t>> shapes;
   // Rows per stream key, with the parsed times, emitted sorted below.
   struct Row {
@@ -112,6 +151,9 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
     int32_t step;
   };
   std::map<int64_t, std::vector<Row>> streams;
+  // With trace_view.json as the timeline: the rows that have shapes, to
+  // give them to the same tasks there (ShapesOntoTimeline).
+  std::vector<ShapedRow> shaped;
   std::vector<Row>* cur = nullptr;
   int64_t cur_key = 0;
   for (size_t r = 0; r < csv.row_count(); ++r) {
@@ -153,7 +195,13 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
         ++gmm_unparsed;
       }
     }
-    if (!events) continue;
+    if (!events) {
+      if (c_shapes >= 0) {
+        std::string_view shape = AscendShapeText(csv.Field(r, c_shapes));
+        if (!shape.empty()) shaped.push_back(ShapedRow{ts, name, shape});
+      }
+      continue;
+    }
     Category cat = ClassifyAscendTask(name, type, core);
     int64_t stream = -1;
     if (c_stream >= 0 && !csv.IsAbsent(r, c_stream)) {
@@ -186,6 +234,13 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
       e.name = rank->strings.Intern(row.name);
       e.category = row.cat;
       e.step = row.step;
+      if (c_shapes >= 0) {
+        std::string_view shape = AscendShapeText(csv.Field(row.row, c_shapes));
+        if (!shape.empty()) {
+          e.shape = rank->strings.Intern(shape);
+          ++with_shape;
+        }
+      }
       if (row.cat == Category::kCollective || row.cat == Category::kP2P) {
         CommRecord rec = HcclRecord(row.name, csv.Field(row.row, c_type), &rank->strings);
         e.comm = static_cast<int32_t>(t.comms.size());
@@ -209,8 +264,10 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
         rank->AddStat("imported." + std::string(CategoryName(static_cast<Category>(c))), counts[c]);
       }
     }
+    if (with_shape) rank->AddStat("read.kernel_details.input_shapes", with_shape);
   } else {
     rank->AddStat("skipped.kernel_details.row_timeline_from_trace_view", rows);
+    ShapesOntoTimeline(shaped, rank);
   }
   if (gmm_per_group) rank->AddStat("routing.grouped_matmul.per_group", gmm_per_group);
   if (gmm_total) rank->AddStat("routing.grouped_matmul.rank_total", gmm_total);

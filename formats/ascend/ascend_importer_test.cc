@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "formats/errors.h"
 #include "formats/rank_reference.h"
@@ -293,6 +296,62 @@ TEST_F(AscendLayout, TraceViewIsTheTimelineAndKernelDetailsAddsLoads) {
   EXPECT_EQ(Stat(r, "skipped.kernel_details.row_timeline_from_trace_view"), 1);
   ASSERT_EQ(r.routing.size(), 1u);
   EXPECT_EQ(r.routing[0].tokens_per_expert, (std::vector<int64_t>{64}));
+  // The CSV row of the same start and name gives the task its shapes.
+  const EventTable& e = r.tracks[0].events;
+  EXPECT_EQ(r.strings.Get(e.ShapeAt(0)), "64,128;2,128,256;2");
+  EXPECT_EQ(Stat(r, "read.kernel_details.input_shapes_to_timeline"), 1);
+}
+
+TEST_F(AscendLayout, KernelDetailsShapesGoOnlyToTheTaskOfTheSameStartAndName) {
+  fs::path out = "ASCEND_PROFILER_OUTPUT";
+  Write(out / "trace_view.json",
+        R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"Ascend Hardware"}},
+            {"ph":"X","name":"MatMulV2","pid":1,"tid":2,"ts":"10.500","dur":5},
+            {"ph":"X","name":"Cast","pid":1,"tid":2,"ts":"10.500","dur":1},
+            {"ph":"X","name":"MatMulV2","pid":1,"tid":2,"ts":"20","dur":5}])");
+  Write(out / "kernel_details.csv",
+        "Name,Type,Start Time(us),Duration(us),Input Shapes\n"
+        "MatMulV2,MatMulV2,10.5,5,\"\"\"8192,512;512,1024\"\"\"\n"
+        "MatMulV2,MatMulV2,20.000,5,N/A\n"
+        "Add,Add,30,5,\"\"\"4,4;4,4\"\"\"\n");
+  Rank r = OpenAscend(P())->ReadRank(0);
+  const EventTable& e = r.tracks[0].events;
+  ASSERT_EQ(e.size(), 3u);
+  std::vector<std::string> got;
+  for (size_t i = 0; i < e.size(); ++i) {
+    got.push_back(std::string(r.strings.Get(e.name[i])) + "=" + std::string(r.strings.Get(e.ShapeAt(i))));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"MatMulV2=8192,512;512,1024", "Cast=", "MatMulV2="}));
+  EXPECT_EQ(Stat(r, "read.kernel_details.input_shapes_to_timeline"), 1);
+  EXPECT_EQ(Stat(r, "skipped.kernel_details.input_shapes_no_timeline_task"), 1);
+}
+
+TEST_F(AscendLayout, TraceViewArgsInputShapesAndInputDims) {
+  fs::path out = "ASCEND_PROFILER_OUTPUT";
+  Write(out / "trace_view.json",
+        R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"Ascend Hardware"}},
+            {"ph":"M","name":"process_name","pid":2,"args":{"name":"Python"}},
+            {"ph":"X","name":"aten::mm","pid":2,"tid":3,"ts":"1","dur":50,"cat":"cpu_op",
+             "args":{"Input Dims":[[8192, 512],
+                                   [512,1024]],"Sequence number":4}},
+            {"ph":"X","name":"MatMulV2","pid":1,"tid":2,"ts":"10","dur":5,
+             "args":{"Task Type":"AI_CORE","Input Shapes":"\"8192,512;512,1024\""}},
+            {"ph":"X","name":"Cast","pid":1,"tid":2,"ts":"20","dur":5,
+             "args":{"Input Shapes":"N/A"}},
+            {"ph":"X","name":"Odd","pid":1,"tid":2,"ts":"30","dur":5,
+             "args":{"Input Shapes":7}}])");
+  Rank r = OpenAscend(P())->ReadRank(0);
+  std::map<std::string, std::string> got;
+  for (const Track& t : r.tracks) {
+    for (size_t i = 0; i < t.events.size(); ++i) {
+      got[std::string(r.strings.Get(t.events.name[i]))] = r.strings.Get(t.events.ShapeAt(i));
+    }
+  }
+  EXPECT_EQ(got["aten::mm"], "[[8192, 512], [512, 1024]]");
+  EXPECT_EQ(got["MatMulV2"], "8192,512;512,1024");
+  EXPECT_EQ(got["Cast"], "");
+  EXPECT_EQ(got["Odd"], "");
+  EXPECT_EQ(Stat(r, "skipped.arg.shape"), 1);
 }
 
 TEST_F(AscendLayout, BadCsvNamesFileLineAndColumn) {

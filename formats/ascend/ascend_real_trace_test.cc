@@ -450,6 +450,17 @@ TEST(AscendRealTraces, KernelDetailsWithHcclHasTheBroadcastAsACollective) {
   }
   EXPECT_TRUE(found);
   EXPECT_EQ(Stat(r, "read.kernel_details.row"), rows);
+  // Input Shapes (python3's csv module: 425 of the 591 rows have shapes;
+  // 122 are "" and 44 "N/A", the HCCL rows among them). The first row's
+  // field is """544404480""": the shapes inside msprof's quotes.
+  EXPECT_EQ(Stat(r, "read.kernel_details.input_shapes"), 425);
+  for (const Track& tr : r.tracks) {
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      const std::string_view name = r.strings.Get(tr.events.name[i]);
+      if (name == "ZerosLike46") EXPECT_EQ(r.strings.Get(tr.events.ShapeAt(i)), "544404480");
+      if (name.starts_with("hcom_")) EXPECT_EQ(tr.events.ShapeAt(i), 0u) << name;
+    }
+  }
 }
 
 TEST(AscendRealTraces, KernelDetailsWithAicMetricsKeepsExactTimes) {
@@ -474,6 +485,9 @@ TEST(AscendRealTraces, KernelDetailsWithAicMetricsKeepsExactTimes) {
   EXPECT_EQ(tr.events.dur[k], 185504);
   EXPECT_EQ(tr.events.step[k], 19);
   EXPECT_EQ(t.ranks[0].strings.Get(tr.events.name[k]), "aclnnMatmul_MatMulCommon_MatMulV2");
+  // Its Input Shapes field, """81920,4096;8192,512""", without msprof's quotes.
+  EXPECT_EQ(t.ranks[0].strings.Get(tr.events.ShapeAt(k)), "81920,4096;8192,512");
+  EXPECT_EQ(Stat(t.ranks[0], "read.kernel_details.input_shapes"), 29);
   for (Category c : tr.events.category) EXPECT_EQ(c, Category::kCompute);
 }
 

@@ -8,11 +8,14 @@
 #include <numeric>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "formats/decimal.h"
 #include "formats/ascend/kept_buffer.h"
 #include "formats/ascend/ns_carry.h"
+#include "formats/ascend/shape_text.h"
 #include "formats/errors.h"
+#include "formats/kineto/kineto_shapes.h"  // Input Dims in the Kineto spelling
 #include "formats/kineto/raw_value.h"  // a string value's text without a copy
 
 namespace moetrace {
@@ -592,6 +595,12 @@ void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::
   Stats::Counter read_events("read.events");
   TextTable texts;
   IdMapper ids;
+  // Per X row, 1 + the TextTable id of its shapes (0: none); empty while no
+  // row has any. Normalized Input Dims lists are owned here (the table
+  // holds views).
+  std::vector<uint32_t> row_shape;
+  std::unordered_set<std::string> owned_shapes;
+  std::string shape_scratch;
 
   ParseGuarded(json, file, [&](simdjson::ondemand::document& doc,
                                const simdjson::padded_string_view& text, int64_t& event_index) {
@@ -599,7 +608,7 @@ void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::
     ForEachEvent(doc, [&](simdjson::ondemand::object ev) {
       event_index = count++;
       int64_t event_start = EventStart(doc, text);
-      std::string_view ph, name, cat, arg_name, task_type, ts_text, dur_text, id_text;
+      std::string_view ph, name, cat, arg_name, task_type, ts_text, dur_text, id_text, shape;
       std::string_view pid_text, tid_text;
       bool bp_e = false, has_ts = false, has_dur = false, has_id = false;
       for (auto field_result : ev) {
@@ -638,6 +647,21 @@ void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::
               if (Is(akey, "name") || Is(akey, "Task Type")) {
                 simdjson::ondemand::value av = a.value();
                 StringText(av, Is(akey, "name") ? &arg_name : &task_type);
+              } else if (Is(akey, "Input Shapes") || Is(akey, "Input Dims")) {
+                // A string as msprof writes shapes ("8192,512;512"), or a
+                // list as the PyTorch profiler writes Input Dims.
+                simdjson::ondemand::value av = a.value();
+                simdjson::ondemand::array list;
+                std::string_view raw;
+                if (StringText(av, &shape)) {
+                  shape = AscendShapeText(shape);
+                } else if (av.type() == json_type::array && !av.get_array().get(list) &&
+                           !list.raw_json().get(raw)) {
+                  NormalizeInputDims(raw, &shape_scratch);
+                  shape = *owned_shapes.insert(shape_scratch).first;
+                } else {
+                  stats.Add("skipped.arg.shape");
+                }
               }
             }
             break;
@@ -693,6 +717,11 @@ void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::
         r.type_id = texts.Id(task_type);
         if (x.size() >= UINT32_MAX) fail("too many events");
         x.push_back(r);
+        // Lazily, as EventTable::shape: nothing for a file without shapes.
+        if (!row_shape.empty() || !shape.empty()) {
+          row_shape.resize(x.size() - 1, 0);  // zeros for the rows before the first shape
+          row_shape.push_back(shape.empty() ? 0 : texts.Id(shape) + 1);
+        }
         return;
       }
       if (p == 's' || p == 'f' || p == 't') {
@@ -1053,6 +1082,11 @@ void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::
         StringId& name_id = rank_names[row.name_id];
         if (name_id == kNoName) name_id = rank->strings.Intern(row_name);
         e.name = name_id;
+        if (!row_shape.empty() && row_shape[r] != 0) {
+          StringId& shape_id = rank_names[row_shape[r] - 1];
+          if (shape_id == kNoName) shape_id = rank->strings.Intern(texts.View(row_shape[r] - 1));
+          e.shape = shape_id;
+        }
         uint32_t root = uf.Find(r);
         if (tb.device) {
           e.category = classify(row);

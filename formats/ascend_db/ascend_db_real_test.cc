@@ -13,6 +13,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "formats/ascend_db/ascend_db_importer.h"
 #include "formats/open_trace.h"
@@ -172,6 +175,43 @@ TEST_F(MsprofDb, MemoryOfDeviceZero) {
   EXPECT_EQ(a->sample_value[0], 131072);
   EXPECT_EQ(v->sample_value[0], 1229258752);
   EXPECT_EQ(Stat(r, "read.db.NPU_OP_MEM.row"), 494);
+}
+
+TEST_F(MsprofDb, ComputeTasksCarryTheirInputShapes) {
+  // python3 sqlite3: COMPUTE_TASK_INFO joined to TASK (stream 16) by
+  // globalTaskId, ordered by startNs, inputShapes looked up in STRING_IDS:
+  // '"1676480000"', '"1,2049"', ..., 'NULL' for the Tril MemSet (msprof's
+  // "no shapes"), '";;"' for Range (three inputs without dims).
+  auto src = OpenTrace(dir_);
+  const Rank r = src->ReadRank(1);  // device 2: the rank with the tasks
+  const Track* s16 = FindTrack(r, "Stream 16");
+  ASSERT_NE(s16, nullptr);
+  std::vector<std::pair<std::string, std::string>> got;
+  for (size_t i = 0; i < s16->events.size(); ++i) {
+    if (s16->events.category[i] != Category::kCompute) continue;
+    got.emplace_back(r.strings.Get(s16->events.name[i]), r.strings.Get(s16->events.ShapeAt(i)));
+  }
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"aclnnInplaceZero_ZerosLikeAiCore_ZerosLike", "1676480000"},
+      {"aclnnCast_CastAiCore_Cast", "1,2049"},
+      {"aclnnInplaceOne_OnesLikeAiCore_OnesLike", "1,2048,2048"},
+      {"aclnnTril_Tril_MemSet", ""},
+      {"aclnnTril_Tril_Tril", "1,2048,2048"},
+      {"aclnnInplaceOne_OnesLikeAiCore_OnesLike", "1,2048"},
+      {"aclnnArange_ArangeAiCore_Range", ";;"},
+      {"aclnnEqScalar_EqualAiCore_Equal", "2048;"},
+      {"aclnnLtScalar_LessAiCore_Less", "1,1,2048,2048;"},
+      {"aclnnLtScalar_CastAiCore_Cast", "1,2048"},
+      {"aclnnLtScalar_LessAiCore_Less", "1,2048;"},
+  };
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(Stat(r, "read.db.COMPUTE_TASK_INFO.input_shapes"), 10);
+  EXPECT_EQ(Stat(r, "skipped.db.COMPUTE_TASK_INFO.input_shapes_not_in_string_ids"), 0);
+  // Communication tasks have no shapes.
+  for (const Track& t : r.tracks) {
+    if (&t == s16) continue;
+    for (size_t i = 0; i < t.events.size(); ++i) EXPECT_EQ(t.events.ShapeAt(i), 0u);
+  }
 }
 
 }  // namespace

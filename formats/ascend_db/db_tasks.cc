@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <unordered_map>
 
+#include "formats/ascend/shape_text.h"
 #include "formats/ascend/trace_view.h"
 
 namespace moetrace {
@@ -64,13 +66,21 @@ void ReadDeviceTasks(DbContext* ctx) {
                                ctx->Col("TASK", "connectionId") + ", " +
                                ctx->Col("TASK", "globalTaskId") + " FROM TASK" +
                                ctx->DeviceFilter("TASK") + " ORDER BY 6");
-  InfoCursor compute(ctx, "COMPUTE_TASK_INFO", ctx->Col("COMPUTE_TASK_INFO", "name"));
+  // inputShapes: an id into STRING_IDS (`"1,2049"`); older exports lack the
+  // column, which is no odd value: read as NULL, not counted.
+  InfoCursor compute(ctx, "COMPUTE_TASK_INFO",
+                     ctx->Col("COMPUTE_TASK_INFO", "name") + ", " +
+                         (ctx->db.HasColumn("COMPUTE_TASK_INFO", "inputShapes")
+                              ? std::string("\"inputShapes\"")
+                              : std::string("NULL")));
+  std::unordered_map<int64_t, StringId> shape_ids;  // STRING_IDS id -> the rank's
+  constexpr StringId kMissing = UINT32_MAX;          // an id STRING_IDS lacks
   InfoCursor comm(ctx, "COMMUNICATION_TASK_INFO",
                   ctx->Col("COMMUNICATION_TASK_INFO", "taskType") + ", " +
                       ctx->Col("COMMUNICATION_TASK_INFO", "size"));
   TrackMap streams(rank, TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "Stream ");
   int64_t rows = 0, bad_time = 0, neg_dur = 0, no_stream = 0, no_type = 0, no_key = 0;
-  int64_t n_compute = 0, n_comm_sub = 0, n_hcom_without_op = 0;
+  int64_t n_compute = 0, n_comm_sub = 0, n_hcom_without_op = 0, n_shapes = 0, shape_missing = 0;
   // Where the export has COMMUNICATION_OP, the profiler's communication is
   // its ops: an hcom task with no op row is left in Free by its Overlap
   // Analysis, and so here (msprof_0.db's last task).
@@ -105,6 +115,21 @@ void ReadDeviceTasks(DbContext* ctx) {
       e.name = compute.row().Int(1, &name) ? ctx->names.Intern(name) : ctx->names.Intern(type);
       e.category = Category::kCompute;
       ++n_compute;
+      int64_t shape = -1;
+      if (compute.row().Int(2, &shape)) {
+        auto [it, fresh] = shape_ids.try_emplace(shape, kMissing);
+        if (fresh) {
+          bool found = false;
+          std::string_view text = AscendShapeText(ctx->strings.Get(shape, &found));
+          if (found) it->second = text.empty() ? 0 : rank->strings.Intern(text);
+        }
+        if (it->second == kMissing) {
+          ++shape_missing;
+        } else {
+          e.shape = it->second;
+          n_shapes += e.shape != 0;
+        }
+      }
     } else if (has_key && comm.Seek(key)) {
       int64_t sub = -1, size = 0;
       e.name = comm.row().Int(1, &sub) ? ctx->names.Intern(sub) : ctx->names.Intern(type);
@@ -154,6 +179,8 @@ void ReadDeviceTasks(DbContext* ctx) {
   ctx->Stat("read.db.TASK.compute", n_compute);
   ctx->Stat("read.db.TASK.comm_subtask", n_comm_sub);
   ctx->Stat("read.db.TASK.hcom_without_op", n_hcom_without_op);
+  ctx->Stat("read.db.COMPUTE_TASK_INFO.input_shapes", n_shapes);
+  ctx->Stat("skipped.db.COMPUTE_TASK_INFO.input_shapes_not_in_string_ids", shape_missing);
   ctx->Stat("skipped.db.TASK.bad_time", bad_time);
   ctx->Stat("coerced.db.TASK.negative_duration", neg_dur);
   ctx->Stat("coerced.db.TASK.no_stream", no_stream);

@@ -281,6 +281,12 @@ void ChromeJsonSink::WriteEvent(const Rank& rank, size_t t, size_t i, int64_t ti
   if (ev.correlation[i] >= 0) IntArg("correlation", ev.correlation[i]);
   if (ev.flops[i] != 0) UintArg("flops", ev.flops[i]);
   if (ev.bytes[i] != 0) UintArg("bytes", ev.bytes[i]);
+  // As recorded ("[[4096, 1024], [1024]]", "8192,512;512"): a string, as
+  // the text need not be JSON.
+  if (const StringId shape = ev.ShapeAt(i); shape != 0 && rank.strings.Contains(shape)) {
+    Key("input_shapes");
+    Name(rank, shape);
+  }
   if (ev.flags[i] != 0) UintArg("flags", ev.flags[i]);
   if (track.kind == TrackKind::kDeviceStream) {
     if (rank.device_id != kNone) IntArg("device", rank.device_id);

@@ -243,6 +243,27 @@ TEST(ChromeJsonWriter, TimestampsAreExactMicroseconds) {
   EXPECT_EQ(text.rfind("{\"distributedInfo\":{\"rank\": 7, \"world_size\": 1},", 0), 0u) << text;
 }
 
+TEST(ChromeJsonWriter, InputShapesAreAStringArg) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& d = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceCompute, "stream 7", 7);
+  d.events.Append({.ts = 1000, .dur = 1000, .name = r.strings.Intern("MatMulV2"),
+                   .category = Category::kCompute, .shape = r.strings.Intern("8192,512;512")});
+  d.events.Append({.ts = 3000, .dur = 1000, .name = r.strings.Intern("Cast"),
+                   .category = Category::kCompute});
+  std::string text = WriteTrace(t, "shapes.json");
+  simdjson::dom::parser parser;
+  element doc = parser.parse(text);
+  std::map<std::string, std::string> shapes;
+  for (element e : doc["traceEvents"].get_array()) {
+    std::string_view name, shape;
+    if (e["name"].get(name) || e["ph"].get_string().value() != "X") continue;
+    shapes[std::string(name)] = e["args"]["input_shapes"].get(shape) ? "(none)" : std::string(shape);
+  }
+  EXPECT_EQ(shapes["MatMulV2"], "8192,512;512");
+  EXPECT_EQ(shapes["Cast"], "(none)");
+}
+
 TEST(ChromeJsonWriter, EscapesHostileNames) {
   const std::string hostile = std::string("<script>alert(\"x\")</script> C:\\dir\nline2 ") +
                               '\x01' + " bad\xff" + " ok\xC3\xA9";

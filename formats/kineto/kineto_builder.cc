@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "formats/kineto/kineto_names.h"
+#include "formats/kineto/kineto_shapes.h"
 
 namespace moetrace {
 namespace {
@@ -305,6 +306,14 @@ void KinetoBuilder::AddComplete(const KinetoEvent& e) {
       } else {
         ev.category = cat == Cat::kInstant ? Category::kMarker : Category::kHostOp;
         if (cat == Cat::kInstant) ev.flags = kFlagInstant;
+        // Only operators' own Input Dims: a user_annotation may carry some
+        // too (vLLM's "nccl:_all_gather_base" inside record_param_comms),
+        // but the kernel belongs to the operator, as its External id says.
+        if (!e.input_dims.empty() && (e.cat == "cpu_op" || e.cat == "Operator")) {
+          NormalizeInputDims(e.input_dims, &dims_scratch_);
+          ev.shape = rank_->strings.Intern(dims_scratch_);
+          any_shape_ = true;
+        }
         bool rpc = e.name == "record_param_comms";
         if (rpc || StartsWith(e.name, "nccl:") || StartsWith(e.name, "c10d::")) {
           CollectiveKind kind = CollectiveKind::kNone;
@@ -770,6 +779,11 @@ void KinetoBuilder::FlushStats() {
   put("comm.from_kernel_name_only", comm_from_name_only_);
   put("skipped.group_ranks_expansion", group_ranks_not_expanded_);
   put("schema.legacy", legacy_schema_ ? 1 : 0);
+  // Device ops and the cpu_op shapes of their launch (kineto_shapes.h).
+  put("link.shape", shape_links_.linked);
+  put("skipped.shape.no_launch", shape_links_.no_launch);
+  put("skipped.shape.launch_outside_shaped_op", shape_links_.no_op);
+  put("skipped.shape.no_correlation", shape_links_.no_correlation);
 }
 
 void KinetoBuilder::Finish(int64_t base_time_ns) {
@@ -788,6 +802,7 @@ void KinetoBuilder::Finish(int64_t base_time_ns) {
   LinkFlows();
   LinkLaunches();
   StampSteps();
+  if (any_shape_) shape_links_ = LinkLaunchShapes(rank_);
   BuildCommRecords();
   NameTracks();
   FinishCounters();

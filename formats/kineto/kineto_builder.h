@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "formats/kineto/kineto_field_stats.h"
+#include "formats/kineto/kineto_shapes.h"
 #include "formats/trace.h"
 
 namespace moetrace {
@@ -40,6 +41,8 @@ struct KinetoEvent {
   int64_t mem_bytes = 0, total_allocated = -1, total_reserved = -1;
   std::string_view meta_name;  // args.name of metadata events
   int32_t comm_args = -1;      // index from KinetoBuilder::NewCommArgs
+  // args["Input Dims"] as its JSON text (an array), empty when absent.
+  std::string_view input_dims;
   // A value the event cannot do without (ts, pid, tid) was unusable: the
   // event is counted (skipped.event.<key>) and dropped.
   bool rejected = false;
@@ -180,6 +183,9 @@ class KinetoBuilder final : public KinetoEventSink {
   // Group members spelled out from a rank start and stride, per track.
   static constexpr size_t kMaxExpandedRanks = size_t{1} << 26;
   bool legacy_schema_ = false;
+  std::string dims_scratch_;  // Input Dims being normalized
+  bool any_shape_ = false;    // some host op carried Input Dims
+  ShapeLinks shape_links_;
 };
 
 }  // namespace moetrace

@@ -38,11 +38,11 @@ enum class Arg {
   kNone, kCorrelation, kExternalId, kStream, kDevice, kBytes, kName, kDeviceType, kDeviceId,
   kMemBytes, kTotalAllocated, kTotalReserved, kCollective, kPgName, kPgId, kPgDesc, kDtype,
   kInNelems, kOutNelems, kGroupSize, kRankStart, kRankStride, kSrcRank, kDstRank, kInSplits,
-  kOutSplits, kGroupRanks,
+  kOutSplits, kGroupRanks, kInputDims,
 };
 
 // The args keys the importer reads; dispatching on the length first keeps
-// the common miss ("Ev Idx", "Input Dims", "grid", ...) to one or two compares.
+// the common miss ("Ev Idx", "Input type", "grid", ...) to one or two compares.
 Arg ClassifyArg(std::string_view k) {
   switch (k.size()) {
     case 4: return k == "name" ? Arg::kName : Arg::kNone;
@@ -64,7 +64,10 @@ Arg ClassifyArg(std::string_view k) {
       if (k == "Device Id") return Arg::kDeviceId;
       if (k == "stream id") return Arg::kStream;
       return Arg::kNone;
-    case 10: return k == "Group size" ? Arg::kGroupSize : Arg::kNone;
+    case 10:
+      if (k == "Group size") return Arg::kGroupSize;
+      if (k == "Input Dims") return Arg::kInputDims;
+      return Arg::kNone;
     case 11:
       if (k == "correlation") return Arg::kCorrelation;
       if (k == "External id" || k == "external id") return Arg::kExternalId;
@@ -447,6 +450,18 @@ void EventReader::ArgsField(std::string_view key, od::value& x, const char* at,
     case Arg::kInSplits: List(x, key, at, &Args(ev).in_splits); break;
     case Arg::kOutSplits: List(x, key, at, &Args(ev).out_splits); break;
     case Arg::kGroupRanks: List(x, key, at, &Args(ev).group_ranks); break;
+    case Arg::kInputDims: {
+      // Kept as written (a view of the text); the builder normalizes the
+      // spacing when it interns it.
+      od::array a;
+      const od::json_type t = Type(x, key, at);
+      if (t == od::json_type::array && !x.get_array().get(a) && !a.raw_json().get(s)) {
+        ev->input_dims = s;
+      } else if (t != od::json_type::null) {
+        builder_->CountField(kArg, key, 1);
+      }
+      break;
+    }
   }
 }
 

@@ -107,13 +107,13 @@ using DCtxPtr = std::unique_ptr<ZSTD_DCtx, DCtxDeleter>;
 
 constexpr const char* kEventFieldNames[] = {
     "?", "ts", "dur", "name", "category", "phase", "flags", "correlation",
-    "step", "micro_batch", "layer", "comm", "flops", "bytes"};
+    "step", "micro_batch", "layer", "comm", "flops", "bytes", "shape"};
 constexpr const char* kCommFieldNames[] = {
     "?", "kind", "comm_class", "group", "sequence", "group_size", "peer", "bytes",
     "group_ranks length", "group_ranks", "send_splits length", "send_splits",
     "recv_splits length", "recv_splits"};
 constexpr const char* kSampleFieldNames[] = {"?", "ts", "value"};
-constexpr int kEventFields = 14, kCommFields = 14, kSampleFields = 3;
+constexpr int kEventFields = 15, kCommFields = 14, kSampleFields = 3;
 
 // Memory of one event in an EventTable (one element of each column).
 constexpr uint64_t kEventBytes =
@@ -202,8 +202,9 @@ class NativeSource : public TraceSource {
   // `in_place`: the track's columns already hold their final sizes and
   // rows [start, start + count) are overwritten; otherwise the rows are
   // appended (into reserved capacity: a fresh Rank's memory is written once).
+  // `total`: the track's events (the shape column is sized for all of them).
   void DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
-                    bool in_place) const;
+                    size_t total, uint64_t* memory_left, bool in_place) const;
   // `used`: elements of the track's comm_ranks and comm_splits so far.
   void DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t, size_t start,
                    uint64_t* budget, uint64_t used[2], Scratch& s) const;
@@ -405,7 +406,8 @@ void NativeSource::AppendColumn(const Column* c, size_t n, int64_t lo, int64_t h
 }
 
 void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Track& t,
-                                size_t start, bool in_place) const {
+                                size_t start, size_t total, uint64_t* memory_left,
+                                bool in_place) const {
   const Column* cols[kEventFields];
   IndexColumns(b, off, kEventFields, "events", cols);
   const size_t n = b.count();
@@ -446,6 +448,21 @@ void NativeSource::DecodeEvents(const Block& b, uint64_t off, size_t strings, Tr
   column(native::EV_COMM, e.comm, d.comm, -1, static_cast<int64_t>(t.comms.size()) - 1);
   column(native::EV_FLOPS, e.flops, d.flops, kI64Min, kI64Max);
   column(native::EV_BYTES, e.bytes, d.bytes, kI64Min, kI64Max);
+  // The lazy shape column: sized (zeros) for the whole track by its first
+  // block that has one; a track none of whose blocks has it keeps it empty.
+  if (const Column* c = cols[native::EV_SHAPE]) {
+    if (e.shape.empty()) {
+      const uint64_t bytes = uint64_t(total) * sizeof(StringId);
+      if (bytes > *memory_left) {
+        Fail(off, "events block: the shape column exceeds the rank's memory limit of " +
+                      std::to_string(max_rank_bytes_) + " bytes");
+      }
+      *memory_left -= bytes;
+      e.shape.assign(total, 0);
+    }
+    CheckColumn(Decode(*c, n, 0, static_cast<int64_t>(strings) - 1, e.shape.data() + start),
+                off, "events", kEventFieldNames[native::EV_SHAPE]);
+  }
 }
 
 void NativeSource::DecodeComms(const Block& b, uint64_t off, size_t strings, Track& t,
@@ -716,6 +733,7 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
       e.Clear();
       e.Reserve(count);
     }
+    e.shape.clear();  // refilled by the blocks that hold shapes (capacity kept)
     t.comms.resize(d.comm_count());
     t.sample_ts.resize(d.sample_count());
     t.sample_value.resize(d.sample_count());
@@ -762,7 +780,8 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     at += bi.count();
     switch (bi.kind()) {
       case native::EVENTS:
-        DecodeEvents(b, off, strings, t, start, s.in_place[bi.track()] != 0);
+        DecodeEvents(b, off, strings, t, start, static_cast<size_t>(rows[bi.track() * 3 + native::EVENTS]),
+                     &s.memory_left, s.in_place[bi.track()] != 0);
         break;
       case native::COMMS:
         DecodeComms(b, off, strings, t, start, &budget, &s.elements[bi.track() * 2], s);

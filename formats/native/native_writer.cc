@@ -405,6 +405,8 @@ void NativeEncoder::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t 
               e.micro_batch.size() == total && e.layer.size() == total &&
               e.comm.size() == total && e.flops.size() == total && e.bytes.size() == total,
           "EventTable columns of unequal length");
+  const bool has_shapes = !e.shape.empty();
+  Require(!has_shapes || e.shape.size() == total, "EventTable shape column of another length");
   const int64_t strings = static_cast<int64_t>(rank.strings.size());
   const int64_t comms = static_cast<int64_t>(t.comms.size());
   for (size_t start = 0; start < total; start += opts_.max_block_rows) {
@@ -437,6 +439,12 @@ void NativeEncoder::WriteEventBlocks(const Rank& rank, const Track& t, uint32_t 
     // uint64 values are stored as the int64 of the same bits.
     AddTyped(native::EV_FLOPS, e.flops, start, n, 0);
     AddTyped(native::EV_BYTES, e.bytes, start, n, 0);
+    // Only tracks that record shapes have the column; a block of such a
+    // track whose rows have none omits it (constant at the default 0).
+    if (has_shapes) {
+      AddTyped(native::EV_SHAPE, e.shape, start, n, 0, 0, strings - 1,
+               "event shape id not in the string table");
+    }
     AddBlockRecord(track, native::EVENTS, static_cast<uint32_t>(n), min_ts, max_end, index);
   }
 }

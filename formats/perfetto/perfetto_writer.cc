@@ -74,12 +74,12 @@ enum Arg : uint32_t {
   kArgPhase = 1, kArgStep, kArgMicroBatch, kArgLayer, kArgCorrelation, kArgFlops,
   kArgBytes, kArgFlags, kArgCommKind, kArgCommClass, kArgGroup, kArgSequence,
   kArgGroupSize, kArgPeer, kArgCommBytes, kArgEpSize, kArgTokensPerExpert,
-  kArgExpertToEpRank, kArgEnd,
+  kArgExpertToEpRank, kArgInputShapes, kArgEnd,
 };
 constexpr std::string_view kArgNames[kArgEnd] = {
     "", "phase", "step", "micro_batch", "layer", "correlation", "flops", "bytes", "flags",
     "comm_kind", "comm_class", "group", "sequence", "group_size", "peer", "comm_bytes",
-    "ep_size", "tokens_per_expert", "expert_to_ep_rank",
+    "ep_size", "tokens_per_expert", "expert_to_ep_rank", "input_shapes",
 };
 
 constexpr size_t kFlushBytes = 1 << 20;
@@ -374,6 +374,9 @@ void PerfettoSink::WriteSliceStart(const Rank& rank, const Track& track, size_t 
   if (ev.correlation[i] >= 0) IntArg(kArgCorrelation, ev.correlation[i]);
   if (ev.flops[i] != 0) UintArg(kArgFlops, ev.flops[i]);
   if (ev.bytes[i] != 0) UintArg(kArgBytes, ev.bytes[i]);
+  if (const StringId shape = ev.ShapeAt(i); shape != 0 && rank.strings.Contains(shape)) {
+    StringArg(kArgInputShapes, rank.strings.Get(shape));
+  }
   if (ev.flags[i] != 0) UintArg(kArgFlags, ev.flags[i]);
   const int32_t comm = ev.comm[i];
   if (comm >= 0 && static_cast<size_t>(comm) < track.comms.size()) {

@@ -55,6 +55,7 @@ struct Decoded {
   std::map<uint64_t, int64_t> flow_start_corr, flow_end_corr;
   std::map<uint32_t, int> sequences;               // seq id -> packets
   std::map<uint64_t, std::vector<std::string>> string_args;  // instants: "key=value"
+  std::map<uint64_t, std::vector<std::string>> slice_string_args;  // slices: "name:key=value"
   int unbalanced = 0;
   int time_went_back = 0;
   int unresolved_names = 0;
@@ -118,6 +119,13 @@ Decoded Decode(const std::string& bytes) {
     switch (e.type()) {
       case pf::TrackEvent::TYPE_SLICE_BEGIN:
         open[uuid].emplace_back(resolve(e.name_iid()), ts);
+        for (const auto& a : e.debug_annotations()) {
+          if (a.has_string_value()) {
+            d.slice_string_args[uuid].push_back(resolve(e.name_iid()) + ":" +
+                                                arg_names[seq][a.name_iid()] + "=" +
+                                                a.string_value());
+          }
+        }
         break;
       case pf::TrackEvent::TYPE_SLICE_END: {
         auto& stack = open[uuid];
@@ -369,6 +377,27 @@ TEST(PerfettoWriter, OverlappingEventsGoToAChildTrack) {
   EXPECT_EQ(d.tracks.at(child).name(), "NPU stream 9 (comm) (overlap 1)");
   EXPECT_EQ(d.slices.at(thread), (std::vector<Slice>{{"C", 1010, 10}, {"A", 1000, 100}}));
   EXPECT_EQ(d.slices.at(child), (std::vector<Slice>{{"B", 1050, 100}}));
+}
+
+TEST(PerfettoWriter, InputShapesAreAStringArgOfTheSlice) {
+  Trace t;
+  Rank& r = t.ranks.emplace_back();
+  Track& h = r.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "main", 1);
+  h.events.Append({.ts = 100, .dur = 10, .name = r.strings.Intern("aten::mm"),
+                   .category = Category::kHostOp, .shape = r.strings.Intern("[[8, 4], [4, 2]]")});
+  h.events.Append({.ts = 200, .dur = 10, .name = r.strings.Intern("aten::relu"),
+                   .category = Category::kHostOp});
+  const std::string path = TempPath("shapes.pftrace");
+  WriteTrace(t, path);
+  const Decoded d = Decode(ReadFile(path));
+  fs::remove(path);
+  std::vector<std::string> args;
+  for (const auto& [uuid, v] : d.slice_string_args) {
+    for (const std::string& a : v) {
+      if (a.find("input_shapes") != std::string::npos) args.push_back(a);
+    }
+  }
+  EXPECT_EQ(args, (std::vector<std::string>{"aten::mm:input_shapes=[[8, 4], [4, 2]]"}));
 }
 
 TEST(PerfettoWriter, InvalidUtf8NamesAreReplaced) {

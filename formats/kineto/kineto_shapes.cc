@@ -1,0 +1,121 @@
+#include "formats/kineto/kineto_shapes.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+namespace moetrace {
+
+void NormalizeInputDims(std::string_view json, std::string* out) {
+  out->clear();
+  bool in_string = false, escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      out->push_back(c);
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    switch (c) {
+      case ' ': case '\t': case '\n': case '\r': break;
+      case ',': out->append(", "); break;
+      case '"': in_string = true; out->push_back(c); break;
+      default: out->push_back(c);
+    }
+  }
+}
+
+namespace {
+
+bool TakesShape(Category c) {
+  return c == Category::kCompute || c == Category::kCollective || c == Category::kP2P ||
+         c == Category::kCopy;
+}
+
+// (correlation, shape) of every launch on one host thread: one pass with a
+// stack of the open ops that have shapes, outermost first.
+void CollectLaunches(const EventTable& e, std::vector<size_t>* open,
+                     std::vector<std::pair<int64_t, StringId>>* out) {
+  open->clear();
+  for (size_t i = 0; i < e.size(); ++i) {
+    const int64_t ts = e.ts[i];
+    while (!open->empty() && e.End(open->back()) < ts) open->pop_back();
+    if (e.category[i] == Category::kLaunch) {
+      if (e.correlation[i] < 0) continue;
+      StringId shape = 0;
+      // The innermost open op that ends after the launch does; a bounded
+      // look down the stack (ops that overlap without nesting can leave a
+      // stale entry on top).
+      for (size_t k = open->size(), n = 0; k > 0 && n < 64; --k, ++n) {
+        if (e.End((*open)[k - 1]) >= e.End(i)) {
+          shape = e.shape[(*open)[k - 1]];
+          break;
+        }
+      }
+      out->emplace_back(e.correlation[i], shape);
+    } else if (e.category[i] == Category::kHostOp && e.ShapeAt(i) != 0) {
+      // Rows are sorted by start only: an op starting with the one on top
+      // but ending later encloses it, and goes below it.
+      size_t pos = open->size();
+      while (pos > 0 && e.ts[(*open)[pos - 1]] == ts && e.End((*open)[pos - 1]) < e.End(i)) --pos;
+      open->insert(open->begin() + static_cast<std::ptrdiff_t>(pos), i);
+    }
+  }
+}
+
+}  // namespace
+
+ShapeLinks LinkLaunchShapes(Rank* rank) {
+  ShapeLinks n;
+  bool any = false;
+  for (const Track& t : rank->tracks) any |= t.kind == TrackKind::kHostThread && !t.events.shape.empty();
+  if (!any) return n;
+  std::vector<std::pair<int64_t, StringId>> launches;
+  std::vector<size_t> open;
+  for (const Track& t : rank->tracks) {
+    if (t.kind == TrackKind::kHostThread && !t.events.shape.empty()) {
+      CollectLaunches(t.events, &open, &launches);
+    } else if (t.kind == TrackKind::kHostThread) {
+      // A thread whose ops have no shapes: its launches are known, unshaped.
+      const EventTable& e = t.events;
+      for (size_t i = 0; i < e.size(); ++i) {
+        if (e.category[i] == Category::kLaunch && e.correlation[i] >= 0) {
+          launches.emplace_back(e.correlation[i], 0);
+        }
+      }
+    }
+  }
+  std::stable_sort(launches.begin(), launches.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (Track& t : rank->tracks) {
+    if (t.kind != TrackKind::kDeviceStream) continue;
+    EventTable& e = t.events;
+    for (size_t i = 0; i < e.size(); ++i) {
+      if (!TakesShape(e.category[i])) continue;
+      if (e.correlation[i] < 0) {
+        ++n.no_correlation;
+        continue;
+      }
+      auto it = std::lower_bound(
+          launches.begin(), launches.end(), e.correlation[i],
+          [](const std::pair<int64_t, StringId>& p, int64_t c) { return p.first < c; });
+      if (it == launches.end() || it->first != e.correlation[i]) {
+        ++n.no_launch;
+      } else if (it->second == 0) {
+        ++n.no_op;
+      } else {
+        if (e.shape.empty()) e.shape.assign(e.size(), 0);
+        e.shape[i] = it->second;
+        ++n.linked;
+      }
+    }
+  }
+  return n;
+}
+
+}  // namespace moetrace
