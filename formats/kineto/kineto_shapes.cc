@@ -32,6 +32,13 @@ void NormalizeInputDims(std::string_view json, std::string* out) {
 
 namespace {
 
+// A host call that issued device work: launches, and blocking copies
+// (cudaMemcpy is a kSync that carries the copy's correlation).
+bool Issues(const EventTable& e, size_t i) {
+  return e.correlation[i] >= 0 &&
+         (e.category[i] == Category::kLaunch || e.category[i] == Category::kSync);
+}
+
 bool TakesShape(Category c) {
   return c == Category::kCompute || c == Category::kCollective || c == Category::kP2P ||
          c == Category::kCopy;
@@ -45,8 +52,7 @@ void CollectLaunches(const EventTable& e, std::vector<size_t>* open,
   for (size_t i = 0; i < e.size(); ++i) {
     const int64_t ts = e.ts[i];
     while (!open->empty() && e.End(open->back()) < ts) open->pop_back();
-    if (e.category[i] == Category::kLaunch) {
-      if (e.correlation[i] < 0) continue;
+    if (Issues(e, i)) {
       StringId shape = 0;
       // The innermost open op that ends after the launch does; a bounded
       // look down the stack (ops that overlap without nesting can leave a
@@ -84,7 +90,7 @@ ShapeLinks LinkLaunchShapes(Rank* rank) {
       // A thread whose ops have no shapes: its launches are known, unshaped.
       const EventTable& e = t.events;
       for (size_t i = 0; i < e.size(); ++i) {
-        if (e.category[i] == Category::kLaunch && e.correlation[i] >= 0) {
+        if (Issues(e, i)) {
           launches.emplace_back(e.correlation[i], 0);
         }
       }

@@ -24,7 +24,8 @@ struct ShapeLinks {
 };
 
 // Gives each device op (kernel, collective, copy) with a correlation the
-// shape of the innermost host op with a shape enclosing its launch on the
+// shape of the innermost host op with a shape enclosing its launch (a
+// kLaunch, or a blocking kSync copy, of the same correlation) on the
 // launching thread. Host tracks must be sorted by time and launches
 // categorized (kLaunch). Does nothing, and counts nothing, when no host
 // op of the rank has a shape.
