@@ -96,21 +96,38 @@ ShapeLinks LinkLaunchShapes(Rank* rank) {
       }
     }
   }
-  std::stable_sort(launches.begin(), launches.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Correlations grow with time: one thread's launches come sorted, and a
+  // stream's ops mostly look up the entry after the last one found.
+  auto by_corr = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(launches.begin(), launches.end(), by_corr)) {
+    std::stable_sort(launches.begin(), launches.end(), by_corr);
+  }
   for (Track& t : rank->tracks) {
     if (t.kind != TrackKind::kDeviceStream) continue;
     EventTable& e = t.events;
+    auto hint = launches.begin();
     for (size_t i = 0; i < e.size(); ++i) {
       if (!TakesShape(e.category[i])) continue;
-      if (e.correlation[i] < 0) {
+      const int64_t c = e.correlation[i];
+      if (c < 0) {
         ++n.no_correlation;
         continue;
       }
-      auto it = std::lower_bound(
-          launches.begin(), launches.end(), e.correlation[i],
-          [](const std::pair<int64_t, StringId>& p, int64_t c) { return p.first < c; });
-      if (it == launches.end() || it->first != e.correlation[i]) {
+      // The first entry of correlation c: the hint, the one after it, or
+      // a binary search.
+      auto it = launches.end();
+      if (hint != launches.end() && hint->first == c) {
+        it = hint;
+      } else if (hint != launches.end() && hint + 1 != launches.end() && hint->first < c &&
+                 (hint + 1)->first == c) {
+        it = hint + 1;
+      } else {
+        it = std::lower_bound(
+            launches.begin(), launches.end(), c,
+            [](const std::pair<int64_t, StringId>& p, int64_t v) { return p.first < v; });
+      }
+      if (it != launches.end()) hint = it;
+      if (it == launches.end() || it->first != c) {
         ++n.no_launch;
       } else if (it->second == 0) {
         ++n.no_op;
