@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "formats/open_trace.h"
 #include "formats/trace_summary.h"
@@ -52,6 +55,45 @@ TEST(RealTraces, ConvertToNativeAndPerfettoKeepsEveryEvent) {
     EXPECT_EQ(native.metadata, original.metadata);
     EXPECT_EQ(native.start_ns, original.start_ns);
     EXPECT_EQ(native.end_ns, original.end_ns);
+  }
+}
+
+// Every event's shape as text, in track and row order, over all ranks.
+std::vector<std::string> ShapeTexts(const std::string& path) {
+  std::vector<std::string> out;
+  auto src = OpenTrace(path);
+  for (size_t k = 0; k < src->rank_count(); ++k) {
+    const Rank r = src->ReadRank(k);
+    for (const Track& t : r.tracks) {
+      for (size_t i = 0; i < t.events.size(); ++i) {
+        if (t.events.ShapeAt(i) != 0) out.emplace_back(r.strings.Get(t.events.ShapeAt(i)));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(RealTraces, ConvertKeepsInputShapesThroughTwoNativeFiles) {
+  const std::string root = RealTracesDir();
+  if (root.empty()) GTEST_SKIP() << "real traces not found (set MOETRACE_REAL_TRACES)";
+  // Events with shapes (formats/*/README.md): b200-eager 4,805 cpu_ops and
+  // 927 device ops; the DB's 10 of 11 compute tasks; all 29 CSV rows.
+  const std::pair<std::string, size_t> inputs[] = {
+      {root + "/kineto/b200-eager", 4805 + 927},
+      {root + "/ascend/msprof-db", 10},
+      {root + "/ascend/kernel_details-aic-metrics.csv", 29}};
+  const std::string dir = TempDir("shapes");
+  for (const auto& [in, shaped] : inputs) {
+    SCOPED_TRACE(in);
+    const std::string b = dir + "/b.mtrace", c = dir + "/c.mtrace";
+    CommandResult r = RunMoetrace("convert '" + in + "' -o '" + b + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = RunMoetrace("convert '" + b + "' -o '" + c + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(ReadFile(b), ReadFile(c));
+    const std::vector<std::string> want = ShapeTexts(in);
+    EXPECT_EQ(want.size(), shaped);
+    EXPECT_EQ(ShapeTexts(b), want);
   }
 }
 
