@@ -91,7 +91,7 @@ std::string RenderDiffHtml(const analysis::Diff& d) {
     for (size_t r = 1; r < s.rows.size(); ++r) {
       list cells;
       for (size_t i = 0; i < s.rows[r].size(); ++i) {
-        cells.push_back(object{{"text", s.rows[r][i]}, {"num", data(int(i) >= s.first_numeric)}});
+        cells.push_back(object{{"text", s.rows[r][i]}, {"num", data(s.Numeric(i))}});
       }
       rows.push_back(object{{"cells", cells}});
     }

@@ -48,7 +48,8 @@ std::string Cell(std::string_view s) {
   return out;
 }
 
-std::string Markdown(const Rows& rows, int first_numeric) {
+std::string Markdown(const DiffSection& s) {
+  const Rows& rows = s.rows;
   std::string out;
   for (size_t r = 0; r < rows.size(); ++r) {
     out += '|';
@@ -56,7 +57,7 @@ std::string Markdown(const Rows& rows, int first_numeric) {
     out += '\n';
     if (r == 0) {
       out += '|';
-      for (size_t i = 0; i < rows[0].size(); ++i) out += int(i) >= first_numeric ? "---:|" : "---|";
+      for (size_t i = 0; i < rows[0].size(); ++i) out += s.Numeric(i) ? "---:|" : "---|";
       out += '\n';
     }
   }
@@ -110,7 +111,7 @@ std::vector<DiffSection> DiffSections(const Diff& d) {
     out.push_back(std::move(s));
   }
   if (d.classes_size() > 0) {
-    DiffSection s{"Operator classes (device time per rank and step)", {}, 1, ""};
+    DiffSection s{"Operator classes (device time per rank and step)", {}, 1, "", true};
     s.rows.push_back({"class", "A", "B", "delta", "share", "side"});
     for (const auto& c : d.classes()) {
       s.rows.push_back({c.name(), DiffMs(c.ns_a()), DiffMs(c.ns_b()), DiffSignedMs(c.delta_ns()),
@@ -120,7 +121,7 @@ std::vector<DiffSection> DiffSections(const Diff& d) {
     out.push_back(std::move(s));
   }
   if (d.top_size() > 0) {
-    DiffSection s{"Top operators (device time per rank and step, largest change first)", {}, 2, ""};
+    DiffSection s{"Top operators (device time per rank and step, largest change first)", {}, 2, "", true};
     s.rows.push_back({"operator", "class", "count A", "count B", "A", "B", "delta", "share", "side"});
     const int n = std::min(d.top_size(), kDiffRows);
     for (int i = 0; i < n; ++i) {
@@ -135,7 +136,7 @@ std::vector<DiffSection> DiffSections(const Diff& d) {
   }
   if (d.dispatch_size() > 0) {
     DiffSection s{"Dispatch by operator type (host time per rank and step, largest host-bound change first)",
-              {}, 1, ""};
+              {}, 1, "", true};
     s.rows.push_back({"operator", "launches A", "launches B", "host A", "host B", "host-bound A",
                       "host-bound B", "delta host-bound", "share", "side"});
     const int n = std::min(d.dispatch_size(), kDiffRows);
@@ -263,7 +264,7 @@ std::string DiffMarkdown(const Diff& d) {
   std::string out = "### moetrace diff: " + Cell(DiffVerdict(d)) + "\n\n" + Cell(DiffHeader(d)) + "\n\n" +
                     DiffStepLine(d) + "\n";
   for (const DiffSection& s : DiffSections(d)) {
-    out += "\n#### " + s.title + "\n\n" + Markdown(s.rows, s.first_numeric);
+    out += "\n#### " + s.title + "\n\n" + Markdown(s);
     if (!s.note.empty()) out += "\n" + Cell(s.note) + "\n";
   }
   if (d.notes_size() > 0) out += "\n";

@@ -17,12 +17,17 @@ std::string FormatDiffTable(const analysis::Diff& diff);
 std::string DiffMarkdown(const analysis::Diff& diff);
 
 // One table of the diff, as every renderer shows it: rows[0] is the header;
-// columns from first_numeric on are numbers (right-aligned).
+// columns from first_numeric on are numbers (right-aligned), except the last
+// when text_last (the "side" column).
 struct DiffSection {
   std::string title;
   std::vector<std::vector<std::string>> rows;
   int first_numeric = 1;
   std::string note;
+  bool text_last = false;
+  bool Numeric(size_t column) const {
+    return int(column) >= first_numeric && !(text_last && column + 1 == rows[0].size());
+  }
 };
 std::vector<DiffSection> DiffSections(const analysis::Diff& diff);
 std::string DiffHeader(const analysis::Diff& diff);    // "A = ... (source, N ranks), B = ..."
