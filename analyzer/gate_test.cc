@@ -203,7 +203,7 @@ TEST(Gate, RegressedStepTimeListsTheTopOperatorDeltas) {
             "| operator | class | baseline | current | delta | share of step change |\n"
             "|---|---|---:|---:|---:|---:|\n"
             "| `Permute` | vector | 2.000 ms | 4.000 ms | +2.000 ms | 100.0% |\n"
-            "| `NewOp` | other | 0.000 ms | 0.500 ms | +0.500 ms | 25.0% |\n"
+            "| `NewOp` | other | - | 0.500 ms | +0.500 ms | 25.0% |\n"
             "\n"
             "| dispatched operator | launches | host-bound baseline | host-bound current | delta | share of step change |\n"
             "|---|---:|---:|---:|---:|---:|\n"

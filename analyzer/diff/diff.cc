@@ -251,10 +251,13 @@ void AddOperators(const Analysis& a, double a_div, const Analysis& b, double b_d
                     " (cluster.operators is empty: an analysis saved before the operator view, "
                     "or a trace without device ops)");
   }
+  // The lists keep the largest entries only (the dispatch list has no count
+  // of what it left out): "only in A" means only in A's list.
   if ((oa.top_size() > 0 && oa.top_size() < oa.distinct_names()) ||
       (ob.top_size() > 0 && ob.top_size() < ob.distinct_names())) {
-    diff->add_notes("the top-operator lists are truncated: an operator \"only in A\" (or B) is "
-                    "only in that side's list and may run below the other side's cut");
+    diff->add_notes("the top-operator and dispatch lists hold the largest entries only: an operator "
+                    "\"only in A\" (or B) is only in that side's list, shown as - on the other side "
+                    "and counted from 0 in the delta; it may run below the other side's cut");
   }
 }
 

@@ -114,7 +114,8 @@ std::vector<DiffSection> DiffSections(const Diff& d) {
     DiffSection s{"Operator classes (device time per rank and step)", {}, 1, "", true};
     s.rows.push_back({"class", "A", "B", "delta", "share", "side"});
     for (const auto& c : d.classes()) {
-      s.rows.push_back({c.name(), DiffMs(c.ns_a()), DiffMs(c.ns_b()), DiffSignedMs(c.delta_ns()),
+      s.rows.push_back({c.name(), DiffSideCell(c.side(), 'a', DiffMs(c.ns_a())),
+                        DiffSideCell(c.side(), 'b', DiffMs(c.ns_b())), DiffSignedMs(c.delta_ns()),
                         DiffShare(c.has_share_of_step_change(), c.share_of_step_change()), c.side()});
     }
     s.note = "Device time is summed over ops, not a union: shares need not sum to 100%.";
@@ -126,8 +127,10 @@ std::vector<DiffSection> DiffSections(const Diff& d) {
     const int n = std::min(d.top_size(), kDiffRows);
     for (int i = 0; i < n; ++i) {
       const auto& o = d.top(i);
-      s.rows.push_back({DiffOpLabel(o), o.op_class(), std::to_string(o.count_a()),
-                        std::to_string(o.count_b()), DiffMs(o.ns_a()), DiffMs(o.ns_b()),
+      s.rows.push_back({DiffOpLabel(o), o.op_class(), DiffSideCell(o.side(), 'a', std::to_string(o.count_a())),
+                        DiffSideCell(o.side(), 'b', std::to_string(o.count_b())),
+                        DiffSideCell(o.side(), 'a', DiffMs(o.ns_a())),
+                        DiffSideCell(o.side(), 'b', DiffMs(o.ns_b())),
                         DiffSignedMs(o.delta_ns()),
                         DiffShare(o.has_share_of_step_change(), o.share_of_step_change()), o.side()});
     }
@@ -142,9 +145,11 @@ std::vector<DiffSection> DiffSections(const Diff& d) {
     const int n = std::min(d.dispatch_size(), kDiffRows);
     for (int i = 0; i < n; ++i) {
       const auto& o = d.dispatch(i);
-      s.rows.push_back({o.name(), std::to_string(o.count_a()), std::to_string(o.count_b()),
-                        DiffMs(o.host_ns_a()), DiffMs(o.host_ns_b()), DiffMs(o.host_bound_ns_a()),
-                        DiffMs(o.host_bound_ns_b()), DiffSignedMs(o.delta_host_bound_ns()),
+      auto a = [&](const std::string& t) { return DiffSideCell(o.side(), 'a', t); };
+      auto b = [&](const std::string& t) { return DiffSideCell(o.side(), 'b', t); };
+      s.rows.push_back({o.name(), a(std::to_string(o.count_a())), b(std::to_string(o.count_b())),
+                        a(DiffMs(o.host_ns_a())), b(DiffMs(o.host_ns_b())), a(DiffMs(o.host_bound_ns_a())),
+                        b(DiffMs(o.host_bound_ns_b())), DiffSignedMs(o.delta_host_bound_ns()),
                         DiffShare(o.has_share_of_step_change(), o.share_of_step_change()), o.side()});
     }
     s.note = More(n, d.dispatch_size());
@@ -226,6 +231,11 @@ std::string DiffDeltaText(const DiffValue& v, bool time) {
     s = fmt::format("{:+.4g}", v.delta());
   }
   return s + Relative(v);
+}
+
+std::string DiffSideCell(const std::string& side, char which, const std::string& text) {
+  const bool absent = (which == 'a' && side == "only_b") || (which == 'b' && side == "only_a");
+  return absent ? "-" : text;
 }
 
 std::string DiffOpLabel(const analysis::DiffOp& op) {

@@ -42,6 +42,9 @@ std::string DiffShare(const analysis::DiffValue& v);
 std::string DiffShare(bool has, double share);
 std::string DiffValueText(std::string_view path, bool has, double v);
 std::string DiffDeltaText(const analysis::DiffValue& v, bool time);
+// A side's cell of an operator row: "-" when the operator is not in that
+// side's list (its figures count as 0 in the delta), else `text`.
+std::string DiffSideCell(const std::string& side, char which, const std::string& text);
 // "name", or "name [shape]" (the shape as recorded, bracketed once).
 std::string DiffOpLabel(const analysis::DiffOp& op);
 // The one-line verdict: "no change" or what explains the change.

@@ -67,7 +67,8 @@ std::string GateOperatorsMarkdown(const Diff& d) {
            "|---|---|---:|---:|---:|---:|\n";
     for (const auto* o : ops) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", Code(DiffOpLabel(*o)), o->op_class(),
-                         DiffMs(o->ns_a()), DiffMs(o->ns_b()), DiffSignedMs(o->delta_ns()),
+                         DiffSideCell(o->side(), 'a', DiffMs(o->ns_a())),
+                         DiffSideCell(o->side(), 'b', DiffMs(o->ns_b())), DiffSignedMs(o->delta_ns()),
                          DiffShare(o->has_share_of_step_change(), o->share_of_step_change()));
     }
   }
@@ -76,8 +77,11 @@ std::string GateOperatorsMarkdown(const Diff& d) {
     out += "\n| dispatched operator | launches | host-bound baseline | host-bound current | delta | share of step change |\n"
            "|---|---:|---:|---:|---:|---:|\n";
     for (const auto* o : dispatch) {
-      out += fmt::format("| {} | {} → {} | {} | {} | {} | {} |\n", Code(o->name()), o->count_a(),
-                         o->count_b(), DiffMs(o->host_bound_ns_a()), DiffMs(o->host_bound_ns_b()),
+      out += fmt::format("| {} | {} → {} | {} | {} | {} | {} |\n", Code(o->name()),
+                         DiffSideCell(o->side(), 'a', std::to_string(o->count_a())),
+                         DiffSideCell(o->side(), 'b', std::to_string(o->count_b())),
+                         DiffSideCell(o->side(), 'a', DiffMs(o->host_bound_ns_a())),
+                         DiffSideCell(o->side(), 'b', DiffMs(o->host_bound_ns_b())),
                          DiffSignedMs(o->delta_host_bound_ns()),
                          DiffShare(o->has_share_of_step_change(), o->share_of_step_change()));
     }
