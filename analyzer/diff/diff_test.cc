@@ -158,6 +158,16 @@ TEST(Diff, TableAndMarkdownRows) {
       << md;
 }
 
+TEST(Diff, ShareTexts) {
+  EXPECT_EQ(DiffShare(true, -0.0), "0.0%");
+  EXPECT_EQ(DiffShare(true, -0.0004), "0.0%");
+  EXPECT_EQ(DiffShare(true, -0.0006), "-0.1%");
+  EXPECT_EQ(DiffShare(true, 0.419), "41.9%");
+  EXPECT_EQ(DiffShare(false, 1), "-");
+  EXPECT_EQ(DiffSignedMs(-400), "+0.000 ms");
+  EXPECT_EQ(DiffSignedMs(-600), "-0.001 ms");
+}
+
 TEST(Diff, NamesFromTheTraceAreEscaped) {
   analysis::Analysis a = DiffSample(false), b = DiffSample(true);
   b.mutable_cluster()->mutable_operators()->mutable_top(1)->set_name("Perm|ute<script>&");

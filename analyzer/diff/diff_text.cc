@@ -202,7 +202,10 @@ std::string DiffSignedMs(double ns) {
 }
 
 std::string DiffShare(bool has, double share) {
-  return has ? fmt::format("{:.1f}%", 100 * share) : "-";
+  if (!has) return "-";
+  // A share that rounds to zero prints as 0.0%, never -0.0%.
+  const double pct = std::round(1000 * share) / 10;
+  return fmt::format("{:.1f}%", pct == 0 ? 0.0 : pct);
 }
 std::string DiffShare(const DiffValue& v) {
   return DiffShare(v.has_share_of_step_change(), v.share_of_step_change());
