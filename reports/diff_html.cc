@@ -41,7 +41,7 @@ h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); 
 .card .detail { color: var(--muted); font-size: 12px; }
 table { border-collapse: collapse; margin: 6px 0; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 th { background: #f6f8fa; }
 .note { color: var(--muted); font-size: 12px; }
 @media print { body { background: #fff; } main { max-width: none; padding: 0; } section { break-inside: avoid; } }
