@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyzer/diff/diff.h"
+#include "analyzer/diff/gate_operators.h"
 #include "analyzer/label_check.h"
 #include "formats/errors.h"
 
@@ -110,9 +112,17 @@ bool GateResult::regressed() const {
   return false;
 }
 
+bool GateResult::time_regressed() const {
+  for (const GateRow& r : rows) {
+    if (r.verdict == GateVerdict::kRegressed && IsTimeMetric(r.threshold.path)) return true;
+  }
+  return false;
+}
+
 GateResult RunGate(const analysis::Analysis& baseline, const analysis::Analysis& current,
                    const std::vector<GateThreshold>& thresholds) {
   GateResult result;
+  result.diff = BuildDiff(baseline, current, "baseline", "current");
   for (const GateThreshold& t : thresholds) {
     GateRow row;
     row.threshold = t;
@@ -238,11 +248,16 @@ std::string GateJUnitXml(const GateResult& result) {
         "{}: baseline {}, current {}, delta {}, threshold {}", r.threshold.path,
         ValueOrDash(r, r.baseline), ValueOrDash(r, r.current), DeltaText(r), ThresholdText(r));
     if (r.verdict == GateVerdict::kRegressed || r.verdict == GateVerdict::kMissing) {
+      std::string text = detail;
+      if (r.verdict == GateVerdict::kRegressed && IsTimeMetric(r.threshold.path)) {
+        const std::string ops = GateOperatorsText(result.diff);
+        if (!ops.empty()) text += "\n" + ops;
+      }
       const std::string message = r.verdict == GateVerdict::kMissing
                                       ? r.threshold.path + " is missing from the current analysis"
                                       : r.threshold.path + " regressed";
       out += fmt::format(">\n      <failure message=\"{}\" type=\"regression\">{}</failure>\n    </testcase>\n",
-                         XmlEscape(message), XmlEscape(detail));
+                         XmlEscape(message), XmlEscape(text));
     } else if (r.verdict == GateVerdict::kSkipped) {
       out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
                          XmlEscape(r.threshold.path + " is absent from the baseline"));
@@ -287,6 +302,7 @@ std::string GateMarkdown(const GateResult& result) {
                        ValueOrDash(r, r.baseline), ValueOrDash(r, r.current), cell(DeltaText(r)),
                        cell(ThresholdText(r)), verdict);
   }
+  if (result.time_regressed()) out += GateOperatorsMarkdown(result.diff);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyzer/proto/analysis.pb.h"
+#include "analyzer/proto/diff.pb.h"
 
 namespace moetrace {
 
@@ -47,7 +48,11 @@ struct GateRow {
 
 struct GateResult {
   std::vector<GateRow> rows;
+  // Baseline (A) against current (B), for the operator deltas that the
+  // Markdown and JUnit outputs add when a time metric regressed.
+  analysis::Diff diff;
   bool regressed() const;  // any kRegressed or kMissing
+  bool time_regressed() const;  // a regressed (not missing) metric of IsTimeMetric
 };
 
 GateResult RunGate(const analysis::Analysis& baseline, const analysis::Analysis& current,
@@ -59,9 +64,11 @@ analysis::Analysis ParseAnalysisJson(std::string_view json, std::string_view fil
 
 // The terminal table: metric, baseline, current, delta, threshold, verdict.
 std::string FormatGateTable(const GateResult& result);
-// JUnit XML: one testcase per metric, <failure> on a regression.
+// JUnit XML: one testcase per metric, <failure> on a regression (with the
+// top operator deltas when the metric is a time metric).
 std::string GateJUnitXml(const GateResult& result);
-// GitHub-flavoured Markdown for a pull-request comment.
+// GitHub-flavoured Markdown for a pull-request comment; when a time metric
+// regressed, followed by the top operator deltas (analyzer/GATE.md).
 std::string GateMarkdown(const GateResult& result);
 
 // How a value of `path` is printed (ratios as %, times as ms, bytes as GiB).

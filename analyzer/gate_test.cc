@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "analyzer/diff/diff_test_analyses.h"
+#include "analyzer/diff/gate_operators.h"
 #include "analyzer/stable_json.h"
 #include "formats/errors.h"
 
@@ -181,6 +183,62 @@ TEST(Gate, JsonRoundTripGivesTheSameVerdicts) {
 
 TEST(Gate, XmlEscapeCoversMarkupAndControlCharacters) {
   EXPECT_EQ(XmlEscape("<a href=\"x\">&'\x01"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;?");
+}
+
+TEST(Gate, RegressedStepTimeListsTheTopOperatorDeltas) {
+  // Hand-built (analyzer/diff/diff_test_analyses.h): the step goes 10 -> 12 ms
+  // per rank and step, Permute's device time 2 -> 4 ms, NewOp appears with
+  // 0.5 ms, OldOp (1 ms) goes, Permute's host-bound dispatch 0.25 -> 1.75 ms.
+  const GateResult r = RunGate(testing::DiffSample(false), testing::DiffSample(true),
+                               DefaultGateThresholds());
+  EXPECT_EQ(Row(r, "cluster.step_time_ns.median").verdict, GateVerdict::kRegressed);
+  EXPECT_TRUE(r.time_regressed());
+  const std::string md = GateMarkdown(r);
+  const size_t at = md.find("\n#### What got slower");
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_EQ(md.substr(at),
+            "\n#### What got slower: top operator deltas (baseline → current)\n\n"
+            "Device time per rank and step from `cluster.operators`; share = delta / the step-time "
+            "change (+2.000 ms per rank and step).\n\n"
+            "| operator | class | baseline | current | delta | share of step change |\n"
+            "|---|---|---:|---:|---:|---:|\n"
+            "| `Permute` | vector | 2.000 ms | 4.000 ms | +2.000 ms | 100.0% |\n"
+            "| `NewOp` | other | - | 0.500 ms | +0.500 ms | 25.0% |\n"
+            "\n"
+            "| dispatched operator | launches | host-bound baseline | host-bound current | delta | share of step change |\n"
+            "|---|---:|---:|---:|---:|---:|\n"
+            "| `Permute` | 40 → 80 | 0.250 ms | 1.750 ms | +1.500 ms | 75.0% |\n");
+  // The JUnit failure of a time metric says the same in one line.
+  const std::string xml = GateJUnitXml(r);
+  EXPECT_NE(xml.find("cluster.step_time_ns.median: baseline 10.000 ms, current 12.000 ms, delta +2.000 ms "
+                     "(+20.0%), threshold lower better, rise &lt;= 5%\n"
+                     "slower operators (device time per rank and step): Permute +2.000 ms (100.0% of the "
+                     "step change); NewOp +0.500 ms (25.0% of the step change). Host-bound dispatch grew "
+                     "for: Permute +1.500 ms</failure>"),
+            std::string::npos)
+      << xml;
+}
+
+TEST(Gate, MemoryOnlyRegressionHasNoOperatorDeltas) {
+  analysis::Analysis cur = testing::DiffSample(false);
+  cur.mutable_cluster()->mutable_memory()->set_peak_bytes(int64_t{50} << 30);
+  analysis::Analysis base = testing::DiffSample(false);
+  base.mutable_cluster()->mutable_memory()->set_peak_bytes(int64_t{40} << 30);
+  const GateResult r = RunGate(base, cur, DefaultGateThresholds());
+  EXPECT_TRUE(r.regressed());
+  EXPECT_FALSE(r.time_regressed());
+  EXPECT_EQ(GateMarkdown(r).find("What got slower"), std::string::npos);
+  EXPECT_EQ(GateJUnitXml(r).find("slower operators"), std::string::npos);
+}
+
+TEST(Gate, TimeMetrics) {
+  EXPECT_TRUE(IsTimeMetric("cluster.step_time_ns.median"));
+  EXPECT_TRUE(IsTimeMetric("cluster.ratios.host_bound"));
+  EXPECT_TRUE(IsTimeMetric("cluster.comm_by_class.EP.unmasked_fraction"));
+  EXPECT_TRUE(IsTimeMetric("cluster.mfu"));
+  EXPECT_TRUE(IsTimeMetric("cluster.tokens_per_s"));
+  EXPECT_FALSE(IsTimeMetric("cluster.memory.peak_bytes"));
+  EXPECT_FALSE(IsTimeMetric("cluster.expert_imbalance.max_vio_mean"));
 }
 
 }  // namespace

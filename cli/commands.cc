@@ -29,6 +29,7 @@ void AddCommands(CLI::App& app) {
   AddAdviseCommand(app);
   AddReplayCommand(app);
   AddSearchCommand(app);
+  AddDiffCommand(app);
 }
 
 int RunSelected(CLI::App& app) {

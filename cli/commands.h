@@ -30,5 +30,6 @@ void AddReportCommand(CLI::App& app);
 void AddReplayCommand(CLI::App& app);
 void AddAdviseCommand(CLI::App& app);
 void AddSearchCommand(CLI::App& app);
+void AddDiffCommand(CLI::App& app);
 
 }  // namespace moetrace::cli

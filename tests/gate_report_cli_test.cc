@@ -84,6 +84,13 @@ TEST(GateCli, HostBoundInducedByTracegenFailsOnHostBound) {
             std::string::npos)
       << r.output << xml;
   EXPECT_NE(ReadFile(dir + "/g.md").find("| `cluster.ratios.host_bound` |"), std::string::npos);
+  // With the operator view in `analyze` (branch opview, issue #18 part 1) the
+  // Markdown and the JUnit failure also say which operators got slower.
+  if (LoadAnalysisJson(dir + "/base.json").cluster().operators().top_size() > 0) {
+    EXPECT_NE(ReadFile(dir + "/g.md").find("\n#### What got slower: top operator deltas (baseline → current)\n"),
+              std::string::npos);
+    EXPECT_NE(xml.find("slower operators (device time per rank and step): "), std::string::npos) << xml;
+  }
 }
 
 TEST(GateCli, BadInputsExitTwo) {
