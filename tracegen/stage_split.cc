@@ -62,11 +62,15 @@ std::vector<int> BalancedSplit(const std::vector<double>& layer_cost, double fir
   // alone gets stuck where the first key has a plateau, e.g. heavy dense
   // layers that need two slices to shift). Every move strictly improves a
   // bounded order, so the rounds end; layers*slices bounds them anyway.
+  // A slice keeps >= 1 layer, but the last may keep none when it has work
+  // of its own (LM head, MTP modules): Megatron's pipeline layouts allow a
+  // last stage of MTP and loss only ("...|mL").
+  auto floor_of = [&](int i) { return i == slices - 1 && last_extra > 0 ? 0 : 1; };
   for (int round = 0; round < layers * slices; ++round) {
     int move_from = -1, move_to = -1;
     Score move_score = best;
     for (int i = 0; i < slices; ++i) {
-      if (counts[size_t(i)] <= 1) continue;
+      if (counts[size_t(i)] <= floor_of(i)) continue;
       for (int j = 0; j < slices; ++j) {
         if (j == i) continue;
         --counts[size_t(i)];

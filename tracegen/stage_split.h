@@ -8,7 +8,8 @@
 
 namespace moetrace::tracegen {
 
-// Layers per model stage (each >= 1, in order, summing to layer_cost.size())
+// Layers per model stage (each >= 1 but the last, which may have none when
+// last_extra > 0; in order, summing to layer_cost.size())
 // for `slices` model stages, where slice s runs on pipeline rank s % pp (the
 // interleaved placement; pp == slices without VPP). first_extra is the work
 // only slice 0 has (embedding), last_extra the work only the last slice has

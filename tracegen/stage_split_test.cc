@@ -25,6 +25,13 @@ TEST(StageSplit, VppBalancesRanksNotOnlySlices) {
   EXPECT_EQ(BalancedSplit({1, 1, 1, 1, 1, 1, 1, 1}, 0, 2, 4, 2), (std::vector<int>{3, 2, 2, 1}));
 }
 
+TEST(StageSplit, LastStageMayHoldOnlyTheHead) {
+  // 3 layers, the head + MTP costing 3: 2+1 costs 2,4; 3+0 costs 3,3.
+  EXPECT_EQ(BalancedSplit({1, 1, 1}, 0, 3, 2, 2), (std::vector<int>{3, 0}));
+  // Without work of its own the last stage keeps a layer.
+  EXPECT_EQ(BalancedSplit({3, 1, 1}, 0, 0, 2, 2), (std::vector<int>{1, 2}));
+}
+
 TEST(StageSplit, BalancedInputKeepsTheEvenSplit) {
   EXPECT_EQ(BalancedSplit({1, 1, 1, 1, 1, 1}, 0, 0, 3, 3), (std::vector<int>{2, 2, 2}));
   // Fewer layers than slices: no split (the caller keeps its own).
