@@ -118,15 +118,19 @@ std::string Split(const Trace& t) {
 }
 
 TEST(EngineEdpb, BalancedSplitMovesLayersOffTheHeadAndMtpStage) {
-  // tiny-moe's LM head (vocab 32000) costs about three of its layers, so
-  // the balanced split gives stage 0 three layers and stage 1 one.
+  // tiny-moe's LM head (vocab 32000, hidden 1024) costs about three of its
+  // layers; with the MTP module (one more layer and the head again) the
+  // last stage carries more than the four layers of the model even with
+  // none of its own: the balanced split gives stage 0 all four layers and
+  // stage 1 the head and the MTP module only (Megatron's "...|mL").
   Trace even = Simulate({"steps=1"}, {0});
   EXPECT_EQ(Split(even), "");
   Trace bal = Simulate({"steps=1", "parallel.balance_stages=true", "model.mtp_layers=1", "model.mtp_modelled=true"},
                        {0, 8});
-  EXPECT_EQ(Split(bal), "3,1");
-  EXPECT_EQ(AttentionFlops(bal.ranks[0], 2).size(), 4u);  // layer 2 moved to stage 0
-  EXPECT_EQ(Count(bal.ranks[1], "FlashAttentionScore", Phase::kForward), 2 * 4);  // layer 3 + MTP
+  EXPECT_EQ(Split(bal), "4,0");
+  EXPECT_EQ(AttentionFlops(bal.ranks[0], 3).size(), 4u);  // layer 3 moved to stage 0
+  EXPECT_EQ(Count(bal.ranks[1], "FlashAttentionScore", Phase::kForward), 1 * 4);  // the MTP layer
+  EXPECT_EQ(Count(bal.ranks[1], "MatMul_lm_head", Phase::kForward), 2 * 4);
 }
 
 }  // namespace
