@@ -11,12 +11,16 @@
 
 namespace moetrace::tracegen {
 
-double EngineImpl::AttentionFactor(int step, int dpi, int mb) const {
+double EngineImpl::AttentionFactor(RankSim& r, int mb) const {
   if (!docs_.Active()) return 1.0;
-  std::lock_guard<std::mutex> lock(docs_mu_);
-  auto it = attention_.find(step);
-  if (it == attention_.end()) it = attention_.emplace(step, docs_.AttentionFactors(step)).first;
-  return it->second[size_t(dpi) * shape.micro_batches + size_t(mb)];
+  if (r.attention_step != r.step || r.attention == nullptr) {
+    std::lock_guard<std::mutex> lock(docs_mu_);
+    auto it = attention_.find(r.step);
+    if (it == attention_.end()) it = attention_.emplace(r.step, docs_.AttentionFactors(r.step)).first;
+    r.attention = &it->second;
+    r.attention_step = r.step;
+  }
+  return (*r.attention)[size_t(shape.DpIndex(r.rank)) * shape.micro_batches + size_t(mb)];
 }
 
 void EngineImpl::BalanceStages() {

@@ -216,6 +216,11 @@ struct RankSim {
   // Built once per rank instead of per layer and micro-batch.
   std::vector<int32_t> tp_members, ep_members;
   std::vector<Op> bwd_scratch;  // LayerBackward's copy of the forward ops
+  // The engine's attention factors of step `attention_step` (every DP rank's;
+  // entries of a node-based map, never erased): one lookup under the lock
+  // per step instead of one per layer and micro-batch.
+  int attention_step = -1;
+  const std::vector<double>* attention = nullptr;
   std::vector<int32_t> dp_members, edp_members;
   // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
   const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
@@ -439,7 +444,7 @@ class EngineImpl {
   DocumentModel docs_;
   mutable std::mutex docs_mu_;
   mutable std::unordered_map<int, std::vector<double>> attention_;
-  double AttentionFactor(int step, int dpi, int mb) const;
+  double AttentionFactor(RankSim& r, int mb) const;
   // MTP modules simulated on the last model stage (model.mtp_modelled).
   int mtp_ = 0;
   // One past the last layer index a model stage runs: its transformer
