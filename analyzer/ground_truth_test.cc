@@ -59,6 +59,15 @@ std::vector<Case> Cases() {
                {"steps=2", "routing.skew=2", "routing.redundant_experts=7"}});
   c.push_back({"tiny_moe_redundant_experts_edpb", "tiny-moe",
                {"steps=2", "routing.skew=2", "routing.redundant_experts=4", "routing.edpb=true"}});
+  // EDPB's data and pipeline parts (issue #17): packed documents (attention
+  // per DP rank), their re-arrangement, the balanced split and the MTP module.
+  c.push_back({"tiny_moe_edpb_documents_mtp", "tiny-moe",
+               {"steps=2", "data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1",
+                "model.mtp_layers=1", "model.mtp_modelled=true"}});
+  c.push_back({"tiny_moe_edpb_all_parts", "tiny-moe",
+               {"steps=2", "data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1",
+                "model.mtp_layers=1", "model.mtp_modelled=true", "routing.edpb=true",
+                "parallel.balance_stages=true", "memory.swap=true"}});
   // The mid-size preset whole (32 ranks, EP 1: no all-to-all, selective
   // recompute), and with experts spread over nodes (PP 2, EP 8 x TP 2 = 16
   // ranks on two nodes, hierarchical all-to-all).
@@ -84,6 +93,10 @@ std::vector<Case> Cases() {
   c.push_back({"pangu_redundant_experts", p, Pangu({"routing.redundant_experts=32"})});
   // EDPB migrates experts between steps: the second step uses it.
   c.push_back({"pangu_edpb", p, Pangu({"routing.edpb=true"}, 2)});
+  c.push_back({"pangu_edpb_all_parts", p,
+               Pangu({"routing.edpb=true", "parallel.balance_stages=true", "model.mtp_modelled=true",
+                      "data.doc_distribution=lognormal", "data.doc_mean=2048", "data.doc_sigma=1"},
+                     2)});
   c.push_back({"pangu_recompute_none", p, Pangu({"memory.recompute=none"})});
   c.push_back({"pangu_recompute_full", p, Pangu({"memory.recompute=full"})});
   c.push_back({"pangu_no_swap", p, Pangu({"memory.swap=false"})});

@@ -333,6 +333,20 @@ void Validate(const RunConfig& c) {
              fmt::format("must be between 0 and model.num_experts ({})", m.num_experts()));
   if (c.routing().redundant_experts() > 0 && p.ep() * (p.tp_extend_ep() ? p.tp() : 1) < 2)
     KeyError("routing.redundant_experts", "copies need experts spread over EP ranks (ep > 1)");
+  if (p.balance_stages() && !p.layers_per_stage().empty())
+    KeyError("parallel.balance_stages", "chooses parallel.layers_per_stage itself: give one or the other");
+  if (p.balance_stages() && kind == "dualpipe")
+    KeyError("parallel.balance_stages", "not modelled for schedule.kind dualpipe");
+  const std::string& docs = c.data().doc_distribution();
+  if (!docs.empty() && docs != "fixed" && docs != "lognormal")
+    KeyError("data.doc_distribution", "'" + docs + "' is not one of fixed, lognormal");
+  if (!docs.empty() && (c.data().doc_mean() < 1 || c.data().doc_mean() > m.seq_length()))
+    KeyError("data.doc_mean", fmt::format("must be between 1 and model.seq_length ({})", m.seq_length()));
+  if (c.data().doc_sigma() < 0 || c.data().doc_sigma() > 5 || !std::isfinite(c.data().doc_sigma()))
+    KeyError("data.doc_sigma", "must be between 0 and 5");
+  if (m.mtp_modelled() && m.mtp_layers() < 1)
+    KeyError("model.mtp_modelled", "needs model.mtp_layers >= 1");
+  if (m.mtp_layers() < 0 || m.mtp_layers() > 8) KeyError("model.mtp_layers", "must be between 0 and 8");
   if (c.steps() < 1 || c.steps() > 10000) KeyError("steps", "must be between 1 and 10000");
   for (auto [key, v] : {std::pair<const char*, double>{"hardware.peak_flops", h.peak_flops()},
                         {"hardware.hbm_bytes", h.hbm_bytes()},

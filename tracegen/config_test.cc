@@ -77,6 +77,20 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(ErrorOf({"hardware.preset=tpu"}).find("hardware.preset"), std::string::npos);
   EXPECT_NE(ErrorOf({}, "no-such-preset").find("unknown preset"), std::string::npos);
   EXPECT_EQ(ErrorOf({"parallel.layers_per_stage=1,3"}), "");
+  // EDPB's data and pipeline parts (documents.h, stage_split.h).
+  EXPECT_NE(ErrorOf({"data.doc_distribution=zipf"})
+                .find("data.doc_distribution: 'zipf' is not one of fixed, lognormal"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"data.doc_distribution=fixed"}).find("data.doc_mean: must be between 1 and model.seq_length (1024)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"data.doc_sigma=-1"}).find("data.doc_sigma"), std::string::npos);
+  EXPECT_EQ(ErrorOf({"data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1"}), "");
+  EXPECT_NE(ErrorOf({"model.mtp_modelled=true"}).find("model.mtp_modelled: needs model.mtp_layers >= 1"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"parallel.balance_stages=true", "parallel.layers_per_stage=1,3"})
+                .find("parallel.balance_stages"),
+            std::string::npos);
+  EXPECT_EQ(ErrorOf({"parallel.balance_stages=true", "model.mtp_layers=1", "model.mtp_modelled=true"}), "");
   // A figure off by its unit would overflow the int64 times (llround to
   // INT64_MIN): refused at validation, naming the key.
   EXPECT_NE(ErrorOf({"hardware.hbm_bandwidth=0.001"})

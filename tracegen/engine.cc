@@ -31,7 +31,7 @@ const char* DeviceName(int n) {
       "CrossEntropyLoss", "HcomSend", "HcomReceive", "MemcpyD2H_swap_out", "MemcpyH2D_swap_in",
       "HcomReduceScatter_grads_dp", "HcomReduceScatter_grads_edp", "HcomAllReduce_grad_norm",
       "AdamW", "HcomAllGather_params_dp", "HcomAllGather_params_edp", "ExpertMigration",
-      "HcomAllGather_token_counts", "HcomAllToAllV_expert_copies"};
+      "HcomAllGather_token_counts", "HcomAllToAllV_expert_copies", "MatMul_mtp_proj"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];
 }
@@ -53,7 +53,18 @@ EngineImpl::EngineImpl(const RunConfig& c, bool probe_only) : cfg(c), shape(c), 
   const double f = HostFactor();
   py_cost_ = TimeNs(std::llround((hw.framework_op_ns() + (task_queue_ ? hw.enqueue_ns() : hw.launch_ns())) * f));
   dq_cost_ = TimeNs(std::llround(hw.launch_ns() * f));
+  docs_.distribution = c.data().doc_distribution();
+  docs_.mean = c.data().doc_mean();
+  docs_.sigma = c.data().doc_sigma();
+  docs_.seq = shape.seq;
+  docs_.mbs = shape.mbs;
+  docs_.dp = shape.dp;
+  docs_.micro_batches = shape.micro_batches;
+  docs_.seed = c.seed();
+  docs_.rearrange = c.routing().edpb();
+  mtp_ = c.model().mtp_modelled() ? c.model().mtp_layers() : 0;
   if (probe_only) return;
+  BalanceStages();
   for (int n = 0; n < kOpNameCount; ++n)
     for (int grad = 0; grad < 2; ++grad) {
       std::string dev = std::string(DeviceName(n)) + (grad ? "Grad" : "");
@@ -295,6 +306,11 @@ Metadata EngineImpl::BaseMetadata() const {
   m.attributes.emplace_back("tracegen.expert_group", std::to_string(shape.expert_group));
   m.attributes.emplace_back("tracegen.micro_batches", std::to_string(shape.micro_batches));
   m.attributes.emplace_back("tracegen.schedule", shape.schedule);
+  if (balanced_split_) {
+    std::string split;
+    for (int n : shape.stage_layers) split += (split.empty() ? "" : ",") + std::to_string(n);
+    m.attributes.emplace_back("tracegen.layers_per_stage", split);
+  }
   return m;
 }
 

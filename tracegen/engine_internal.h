@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "formats/trace.h"
+#include "tracegen/documents.h"
 #include "tracegen/model.h"
 #include "tracegen/proto/run_config.pb.h"
 #include "tracegen/routing.h"
@@ -45,7 +46,7 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(MoeFinalizeRouting) X(Embedding) X(MatMulLmHead) X(CrossEntropy) X(Send) X(Recv)       \
   X(SwapOut) X(SwapIn) X(ReduceScatterGradsDp) X(ReduceScatterGradsEdp)                    \
   X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts) \
-  X(ExpertCopySync)
+  X(ExpertCopySync) X(MatMulMtpProj)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -215,6 +216,11 @@ struct RankSim {
   // Built once per rank instead of per layer and micro-batch.
   std::vector<int32_t> tp_members, ep_members;
   std::vector<Op> bwd_scratch;  // LayerBackward's copy of the forward ops
+  // The engine's attention factors of step `attention_step` (every DP rank's;
+  // entries of a node-based map, never erased): one lookup under the lock
+  // per step instead of one per layer and micro-batch.
+  int attention_step = -1;
+  const std::vector<double>* attention = nullptr;
   std::vector<int32_t> dp_members, edp_members;
   // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
   const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
@@ -432,6 +438,27 @@ class EngineImpl {
   mutable std::unordered_map<uint64_t, ExpertCopies> copies_;
   mutable std::unordered_map<int, std::vector<int>> held_;
   std::vector<std::vector<int32_t>> ep_groups_;  // cached per rank (small worlds) or empty
+  // Document lengths (RunConfig.data): attention work per (DP rank,
+  // micro-batch) relative to one document per sequence, per step, computed
+  // once per step for every rank (docs_mu_).
+  DocumentModel docs_;
+  mutable std::mutex docs_mu_;
+  mutable std::unordered_map<int, std::vector<double>> attention_;
+  double AttentionFactor(RankSim& r, int mb) const;
+  // MTP modules simulated on the last model stage (model.mtp_modelled).
+  int mtp_ = 0;
+  // One past the last layer index a model stage runs: its transformer
+  // layers, then, on the last stage, the MTP modules' layers (numbered
+  // from shape.layers on).
+  int SliceEnd(int ms) const {
+    return shape.stage_first_layer[ms] + shape.stage_layers[ms] + (ms == shape.model_stages - 1 ? mtp_ : 0);
+  }
+  // The MTP module's input: the shifted tokens' embedding, the two norms and
+  // the 2h -> h projection (reversed in the backward).
+  void AddMtpInput(Block& b, int32_t& chain, int mb, int layer, bool backward) const;
+  // EDPB's stage-balancing split from probed layer costs (stage_split.h).
+  void BalanceStages();
+  bool balanced_split_ = false;
   // per-rank constant memory
   double dense_params_ = 0, expert_params_ = 0;
   void ComputeParams(int stage, double* dense, double* expert) const;

@@ -36,6 +36,9 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
   }
   double fa_flops = 2.0 * shape.mbs * double(shape.seq) * shape.seq * H *
                     (shape.nope + shape.rope + shape.v_dim) * 0.5 / t;
+  // Packed documents (RunConfig.data): causal attention within each
+  // document, this DP rank's micro-batch's share of seq^2 (documents.h).
+  if (docs_.Active()) fa_flops *= AttentionFactor(r, mb);
   double fa_bytes = N * H * (2.0 * (shape.nope + shape.rope) + 2.0 * shape.v_dim) * 2 / t;
   Add(b, chain, Compute(kFlashAttentionScore, kFlashFwd, fa_flops, fa_bytes, ph, mb, layer, bw));
   Add(b, chain, Compute(kMatMulOProj, kMatMul, 2 * N * H * shape.v_dim * h / t,

@@ -67,8 +67,9 @@ EngineImpl::ActBytes EngineImpl::LayerActivation(int layer, double recv_tokens) 
 void EngineImpl::ComputeParams(int stage, double* dense, double* expert) const {
   *dense = *expert = 0;
   auto add_slice = [&](int ms) {
-    for (int l = shape.stage_first_layer[ms]; l < shape.stage_first_layer[ms] + shape.stage_layers[ms]; ++l) {
+    for (int l = shape.stage_first_layer[ms]; l < SliceEnd(ms); ++l) {
       *dense += shape.AttentionParams();
+      if (l >= shape.layers) *dense += 2.0 * shape.hidden * shape.hidden / shape.tp;  // MTP projection
       if (shape.IsMoe(l)) {
         *dense += shape.RouterParams() + shape.SharedParams();
         *expert += shape.ExpertParamsEach() * shape.ExpertsPerRank();

@@ -61,7 +61,7 @@ int EngineImpl::CopiesHeld(int stage, int ep_pos) const {
   }
   std::vector<int> held(size_t(shape.expert_group), 0);
   auto add_slice = [&](int ms) {
-    for (int l = shape.stage_first_layer[ms]; l < shape.stage_first_layer[ms] + shape.stage_layers[ms]; ++l) {
+    for (int l = shape.stage_first_layer[ms]; l < SliceEnd(ms); ++l) {
       if (!shape.IsMoe(l)) continue;
       for (int32_t p : Copies(l, 0).position) ++held[size_t(p)];
     }

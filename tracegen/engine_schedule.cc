@@ -43,13 +43,21 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     if (ms == 0) AddEmbedding(b, chain, t.mb, false);
     for (int l = first; l < first + count; ++l) LayerForward(r, b, chain, l, t.mb, Phase::kForward);
     if (last_slice) AddHead(b, chain, t.mb, false);
+    // MTP modules (model.mtp_modelled): each predicts one more token ahead
+    // from the previous depth's hidden states and the shifted tokens'
+    // embedding, through its own layer and the shared LM head.
+    for (int l = first + count; l < SliceEnd(ms); ++l) {
+      AddMtpInput(b, chain, t.mb, l, false);
+      LayerForward(r, b, chain, l, t.mb, Phase::kForward);
+      AddHead(b, chain, t.mb, false);
+    }
     if (t.down >= 0) Add(b, chain, p2p(true, t.down, ms + 1, false));
   } else {
     // Prefetch every swapped-out activation of this slice on the copy
     // stream, last layer first, so the copies overlap the backward compute.
     r.swap_ins.clear();
     if (cfg.memory().swap()) {
-      for (int l = first + count - 1; l >= first; --l) {
+      for (int l = SliceEnd(ms) - 1; l >= first; --l) {
         auto it = r.acts.find(RankSim::ActKey(t.mb, l));
         if (it == r.acts.end() || it->second.swapped <= 0) continue;
         if (r.prefetch_end.count(RankSim::ActKey(t.mb, l))) continue;  // prefetched earlier
@@ -60,6 +68,11 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
       }
     }
     if (t.down >= 0) Add(b, chain, p2p(false, t.down, ms, true));
+    for (int l = SliceEnd(ms) - 1; l >= first + count; --l) {
+      AddHead(b, chain, t.mb, true);
+      LayerBackward(r, b, chain, l, t.mb);
+      AddMtpInput(b, chain, t.mb, l, true);
+    }
     if (last_slice) AddHead(b, chain, t.mb, true);
     for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
     if (ms == 0) AddEmbedding(b, chain, t.mb, true);
@@ -173,8 +186,8 @@ void EngineImpl::PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) con
   for (const PipeTask* t : {&next.a, next.fused ? &next.b : nullptr}) {
     if (!t || !t->backward) continue;
     const int ms = t->model_stage;
-    const int first = shape.stage_first_layer[ms], count = shape.stage_layers[ms];
-    for (int l = first + count - 1; l >= first; --l) {
+    const int first = shape.stage_first_layer[ms];
+    for (int l = SliceEnd(ms) - 1; l >= first; --l) {
       uint64_t key = RankSim::ActKey(t->mb, l);
       auto it = r.acts.find(key);
       if (it == r.acts.end() || it->second.swapped <= 0 || r.prefetch_end.count(key)) continue;
@@ -199,7 +212,7 @@ void EngineImpl::BuildPrologue(RankSim& r, Block& b) const {
   auto held = [&](int ms, int l) { (void)ms; return shape.IsMoe(l); };
   std::vector<int> layers;
   auto add_slice = [&](int ms) {
-    for (int l = shape.stage_first_layer[ms]; l < shape.stage_first_layer[ms] + shape.stage_layers[ms]; ++l)
+    for (int l = shape.stage_first_layer[ms]; l < SliceEnd(ms); ++l)
       if (held(ms, l)) layers.push_back(l);
   };
   if (shape.schedule == "dualpipe") {

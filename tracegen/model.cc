@@ -69,6 +69,13 @@ ModelShape::ModelShape(const RunConfig& c) {
     stage_first_layer[i] = stage_first_layer[i - 1] + stage_layers[i - 1];
 }
 
+void ModelShape::SetStageLayers(const std::vector<int>& counts) {
+  stage_layers = counts;
+  stage_first_layer.assign(model_stages, 0);
+  for (int i = 1; i < model_stages; ++i)
+    stage_first_layer[i] = stage_first_layer[i - 1] + stage_layers[i - 1];
+}
+
 std::vector<int32_t> ModelShape::EpGroup(int r) const {
   int st = Stage(r), g = DpIndex(r) / ep;
   std::vector<int32_t> out;

@@ -28,6 +28,8 @@ struct ModelShape {
   std::vector<int> stage_first_layer, stage_layers;  // per model stage
 
   explicit ModelShape(const RunConfig& c);
+  // Replaces the layers per model stage (EDPB's balanced split).
+  void SetStageLayers(const std::vector<int>& counts);
 
   bool IsMoe(int layer) const { return experts > 0 && layer >= dense_layers; }
   int64_t TokensPerMicroBatch() const { return int64_t{mbs} * seq; }

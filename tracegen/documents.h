@@ -1,0 +1,54 @@
+// Document lengths in packed sequences and EDPB's data re-arrangement
+// across DP (RunConfig.data). Each sequence of `seq` tokens is packed with
+// documents drawn from the configured distribution (the last one cut at the
+// sequence end); causal attention runs within each document, so a
+// sequence's attention work is sum(l_i^2) instead of seq^2. DP ranks then
+// hold micro-batches of different attention work, and every collective
+// that spans DP ranks (the EP all-to-alls, the gradient synchronisation)
+// waits for the slowest. EDPB re-arranges the step's sequences across DP
+// ranks and micro-batches so that each micro-batch index carries about the
+// same attention work on every DP rank.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace moetrace::tracegen {
+
+struct DocumentModel {
+  std::string distribution;  // "" (one document per sequence) | fixed | lognormal
+  int mean = 0;              // tokens
+  double sigma = 0;          // lognormal shape
+  int seq = 1;               // tokens per sequence
+  int mbs = 1;               // sequences per micro-batch
+  int dp = 1;
+  int micro_batches = 1;     // per DP rank and step
+  uint64_t seed = 1;
+  bool rearrange = false;    // EDPB's re-arrangement across DP
+
+  bool Active() const { return !distribution.empty(); }
+  // Attention work of one sequence (sum of its documents' l^2, tokens^2):
+  // sequence `index` of `step` in the data loader's order.
+  double SequenceLoad(int step, int64_t index) const;
+  // Per (DP rank, micro-batch), dp-major: the micro-batch's attention work
+  // relative to one document per sequence (mbs * seq^2), after the
+  // re-arrangement when `rearrange`. The data loader gives DP rank d the
+  // sequences d*M*mbs .. (d+1)*M*mbs - 1 of the step, in order.
+  std::vector<double> AttentionFactors(int step) const;
+};
+
+// The re-arrangement: sequences sorted by attention work (heaviest first)
+// are dealt in rounds of `dp`, one to each DP rank; round k goes to
+// micro-batch k % micro_batches (its sequence k / micro_batches), so each
+// micro-batch index gets sequences of about the same work on every DP rank,
+// and the order alternates (snake) from round to round and between the
+// rounds of one micro-batch, so the ranks' totals, and each micro-batch's,
+// differ by at most about one round's spread.
+// Returns, per slot (dp-major, then micro-batch, then sequence within it),
+// the index of the sequence placed there. Token counts are unchanged (every
+// sequence has `seq` tokens); only which rank trains which sequence moves.
+std::vector<int64_t> RearrangeSequences(const std::vector<double>& loads, int dp, int micro_batches,
+                                        int mbs);
+
+}  // namespace moetrace::tracegen

@@ -1,0 +1,70 @@
+// EDPB's data and pipeline parts in the engine: the attention work of each
+// (DP rank, micro-batch) from the packed documents (tracegen/documents.h,
+// re-arranged across DP with EDPB), the cost-balanced layer split per
+// (virtual) stage (tracegen/stage_split.h) from the engine's own probed op
+// costs, and the MTP module's input ops on the last stage.
+#include <algorithm>
+
+#include "tracegen/engine_internal.h"
+#include "tracegen/probe.h"
+#include "tracegen/stage_split.h"
+
+namespace moetrace::tracegen {
+
+double EngineImpl::AttentionFactor(RankSim& r, int mb) const {
+  if (!docs_.Active()) return 1.0;
+  if (r.attention_step != r.step || r.attention == nullptr) {
+    std::lock_guard<std::mutex> lock(docs_mu_);
+    auto it = attention_.find(r.step);
+    if (it == attention_.end()) it = attention_.emplace(r.step, docs_.AttentionFactors(r.step)).first;
+    r.attention = &it->second;
+    r.attention_step = r.step;
+  }
+  return (*r.attention)[size_t(shape.DpIndex(r.rank)) * shape.micro_batches + size_t(mb)];
+}
+
+void EngineImpl::BalanceStages() {
+  if (!cfg.parallel().balance_stages() || !cfg.parallel().layers_per_stage().empty() || shape.schedule == "dualpipe" ||
+      shape.model_stages < 2 || !cfg.rl().algorithm().empty())
+    return;
+  // The costs EDPB's planner sees: each layer kind's forward + backward on
+  // one rank with its peers in step (probe.cc: the engine's own op costs),
+  // routing as EDPB's expert placement makes it, balanced.
+  std::vector<double> pop(size_t(std::max(0, shape.experts)), shape.experts > 0 ? 1.0 / shape.experts : 0.0);
+  const CostProbe probe = ProbeCosts(cfg, pop);
+  const double dense = double(probe.dense.fwd.ns + probe.dense.bwd.ns);
+  const double moe = double(probe.moe.fwd.ns + probe.moe.bwd.ns);
+  const double head = double(probe.head_fwd.ns + probe.head_bwd.ns);
+  std::vector<double> cost(size_t(shape.layers));
+  for (int l = 0; l < shape.layers; ++l) cost[size_t(l)] = shape.IsMoe(l) ? moe : dense;
+  const double first = double(probe.embed_fwd.ns + probe.embed_bwd.ns);
+  // The last stage: the LM head, and per MTP module one more layer (MoE
+  // when the model has experts) and the shared head again; the module's
+  // projection is a few per cent of a layer and not probed.
+  const double last = head + mtp_ * ((shape.experts > 0 ? moe : dense) + head);
+  std::vector<int> counts = BalancedSplit(cost, first, last, shape.model_stages, shape.pp);
+  if (counts.empty() || counts == shape.stage_layers) return;
+  shape.SetStageLayers(counts);
+  balanced_split_ = true;
+}
+
+void EngineImpl::AddMtpInput(Block& b, int32_t& chain, int mb, int layer, bool backward) const {
+  const double N = shape.TokensPerMicroBatch(), Ns = shape.TokensSeqSplit(), h = shape.hidden, t = shape.tp;
+  const Phase ph = backward ? Phase::kBackward : Phase::kForward;
+  const double g = backward ? 2 : 1;  // the backward computes both input and weight gradients
+  Op embed = Compute(kEmbedding, kVector, 0, Ns * h * 4, ph, mb, layer, backward);
+  Op norms = Compute(kRMSNorm, kVector, 0, 2 * Ns * h * 4 * (backward ? 1.5 : 1), ph, mb, layer, backward);
+  Op proj = Compute(kMatMulMtpProj, kMatMul, g * 2 * N * 2 * h * h / t, g * (2 * h * h / t + 3 * N * h) * 2, ph,
+                    mb, layer, backward);
+  if (!backward) {
+    Add(b, chain, embed);
+    Add(b, chain, norms);
+    Add(b, chain, proj);
+  } else {
+    Add(b, chain, proj);
+    Add(b, chain, norms);
+    Add(b, chain, embed);
+  }
+}
+
+}  // namespace moetrace::tracegen
