@@ -97,6 +97,25 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     }
     // What is used of `g` below is copied first: the last user erases it.
     const TimeNs a2a_dur = g.a2a_dur;
+    // Adaptive Pipe's MLP split per bandwidth level: the hierarchical
+    // all-to-all runs as its two steps, each its own collective over the
+    // members that step connects (inter-node: one rank per node at this
+    // rank's position; intra-node: this rank's node), so each step is a
+    // segment boundary of the fused pair and waits only for its own members.
+    const bool split = SplitsA2A() && !g.inter_by_pos.empty();
+    const TimeNs inter_dur = split ? g.inter_by_pos[size_t(r.rank % shape.devices_per_node)] : 0;
+    if (split && r.ep_inter_members.empty()) {
+      std::vector<int> nodes;  // in order of first appearance, as ComputeA2ADuration numbers them
+      for (int32_t m : members) {
+        if (m % shape.devices_per_node == r.rank % shape.devices_per_node) r.ep_inter_members.push_back(m);
+        if (shape.Node(m) == shape.Node(r.rank)) r.ep_intra_members.push_back(m);
+        if (std::find(nodes.begin(), nodes.end(), shape.Node(m)) == nodes.end()) nodes.push_back(shape.Node(m));
+      }
+      r.ep_node_index = int(std::find(nodes.begin(), nodes.end(), shape.Node(r.rank)) - nodes.begin());
+    }
+    // Each step as its own collective lasts as long as its own members need
+    // (their worst), not the whole EP group's worst.
+    const TimeNs intra_dur = split ? g.intra_by_node[size_t(r.ep_node_index)] : 0;
     const int group_members = g.members;
     // The copies this rank holds are more weights for its grouped GEMMs to read.
     const double local_experts = g.copy_of.empty() ? shape.ExpertsPerRank() : local_physical;
@@ -140,14 +159,46 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     };
     bool overlap = cfg.comm().shared_expert_overlap();
     if (!overlap) shared_ops(chain);
-    Op disp = Collective(r, kAllToAllVDispatch, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
-                         members, 0, ph, mb, layer, bw);
-    disp.dur = a2a_dur;
-    disp.bytes = 0;
-    for (auto v : b.a2a[a2a_idx].send) disp.bytes += v;
-    disp.a2a = a2a_idx;
-    disp.dep = permute;
-    int32_t dispatch = Add(b, chain, disp);
+    // Bytes of a step: what this rank sends to (dispatch) or receives from
+    // (combine) members on other nodes, or on its own node.
+    auto node_bytes = [&](const std::vector<uint64_t>& v, bool off_node) {
+      uint64_t sum = 0;
+      for (int i = 0; i < group_members; ++i)
+        if ((shape.Node(members[i]) != shape.Node(r.rank)) == off_node) sum += v[i];
+      return sum;
+    };
+    auto step = [&](OpName n, bool inter_step, TimeNs dur, uint64_t bytes, bool record) {
+      const std::vector<int32_t>& m = inter_step ? r.ep_inter_members : r.ep_intra_members;
+      // Group uid: the EP group's, of kind 6 (inter) or 7 (intra), with the
+      // node position or the node in bits 8..15 (the EP group's own low
+      // bits hold a TP index < 256; its 4-node span has distinct nodes mod 256).
+      const uint64_t sub = inter_step ? uint64_t(r.rank % shape.devices_per_node) : uint64_t(shape.Node(r.rank) % 256);
+      const uint64_t gid = (ep_gid & ((uint64_t(1) << 56) - 1)) | (uint64_t(inter_step ? 6 : 7) << 56) | (sub << 8);
+      Op o = Collective(r, n, CollectiveKind::kAllToAllV, CommClass::kEP, gid, m, 0, ph, mb, layer, bw);
+      o.dur = dur;
+      o.bytes = bytes;
+      // The routing record's split sizes (over the whole EP group) go with
+      // the step that completes the exchange.
+      if (record) o.a2a = a2a_idx;
+      return o;
+    };
+    int32_t dispatch;
+    if (split) {
+      const auto& send = b.a2a[a2a_idx].send;
+      Op d1 = step(kAllToAllVDispatchInter, true, inter_dur, node_bytes(send, true), false);
+      d1.dep = permute;
+      Add(b, chain, d1);
+      dispatch = Add(b, chain, step(kAllToAllVDispatchIntra, false, intra_dur, node_bytes(send, false), true));
+    } else {
+      Op disp = Collective(r, kAllToAllVDispatch, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
+                           members, 0, ph, mb, layer, bw);
+      disp.dur = a2a_dur;
+      disp.bytes = 0;
+      for (auto v : b.a2a[a2a_idx].send) disp.bytes += v;
+      disp.a2a = a2a_idx;
+      disp.dep = permute;
+      dispatch = Add(b, chain, disp);
+    }
     if (overlap) shared_ops(permute);
     double tpe = recv_tokens / std::max(1.0, local_experts);
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
@@ -159,12 +210,18 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     Op gg2 = Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
                      (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
     Add(b, chain, gg2);
-    Op comb = Collective(r, kAllToAllVCombine, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
-                         members, 0, ph, mb, layer, bw);
-    comb.dur = a2a_dur;
-    comb.a2a = a2a_idx;
-    for (auto v : b.a2a[a2a_idx].recv) comb.bytes += v;
-    Add(b, chain, comb);
+    if (split) {
+      const auto& recv = b.a2a[a2a_idx].recv;
+      Add(b, chain, step(kAllToAllVCombineIntra, false, intra_dur, node_bytes(recv, false), false));
+      Add(b, chain, step(kAllToAllVCombineInter, true, inter_dur, node_bytes(recv, true), true));
+    } else {
+      Op comb = Collective(r, kAllToAllVCombine, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
+                           members, 0, ph, mb, layer, bw);
+      comb.dur = a2a_dur;
+      comb.a2a = a2a_idx;
+      for (auto v : b.a2a[a2a_idx].recv) comb.bytes += v;
+      Add(b, chain, comb);
+    }
     Add(b, chain, Compute(kMoeFinalizeRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw));
     if (t > 1 && !shape.extend)
       Add(b, chain, Collective(r, shape.sp ? kReduceScatterTp : kAllReduceTp,
@@ -314,7 +371,8 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
     first = false;
     int32_t pre = chain;
     int32_t idx = Chain(b, chain);
-    if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV && fwd[i].name == kAllToAllVCombine) {
+    if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV &&
+        (fwd[i].name == kAllToAllVCombine || fwd[i].name == kAllToAllVCombineInter)) {
       // Shared expert backward overlaps the combine-gradient all-to-all.
       bool first_shared = true;
       for (int j = static_cast<int>(fwd.size()) - 1; j >= 0; --j) {

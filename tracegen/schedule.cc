@@ -27,12 +27,15 @@ std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_stea
   int warmup = v == 1 ? p - s - 1 : (p - s - 1) * 2 + (v - 1) * p;
   warmup = std::min(warmup, total);
   std::vector<PipeItem> out;
-  // Warmup forwards and cooldown backwards run alone even in the adaptive
-  // schedule: pairing two same-direction chunks (F&F, B&B) would hide their
+  // Warmup forwards and cooldown backwards have no opposite-direction
+  // partner. Pairing two same-direction chunks (F&F, B&B) would hide their
   // all-to-alls but delays the first chunk of each pair, i.e. the pipeline
   // fill and drain (measured on the 718B preset: ~3 s longer step for
-  // 0.5 s less exposed EP time), so Adaptive Pipe overlaps F&B only.
-  for (int k = 0; k < warmup; ++k) out.push_back({task(k, true), {}, false});
+  // 0.5 s less exposed EP time). The adaptive schedule instead cuts such a
+  // chunk into two halves of its micro-batch that overlap each other
+  // (`halves`): the chunk still ends, and feeds the next stage, as soon as
+  // its own work is done.
+  for (int k = 0; k < warmup; ++k) out.push_back({task(k, true), {}, false, fuse_steady});
   for (int i = 0; i < total - warmup; ++i) {
     if (fuse_steady) {
       out.push_back({task(warmup + i, true), task(i, false), true});
@@ -41,7 +44,7 @@ std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_stea
       out.push_back({task(i, false), {}, false});
     }
   }
-  for (int i = total - warmup; i < total; ++i) out.push_back({task(i, false), {}, false});
+  for (int i = total - warmup; i < total; ++i) out.push_back({task(i, false), {}, false, fuse_steady});
   return out;
 }
 

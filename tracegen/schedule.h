@@ -22,6 +22,10 @@ struct PipeItem {
   PipeTask a;
   PipeTask b;
   bool fused = false;
+  // Adaptive pipe: a task with no opposite-direction partner (warmup
+  // forward, cooldown backward) runs as two halves of its micro-batch
+  // overlapping each other (EngineImpl::BuildHalves).
+  bool halves = false;
 };
 
 struct ScheduleShape {
