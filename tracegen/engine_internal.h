@@ -228,6 +228,9 @@ struct RankSim {
   // EP members of this rank's node (intra-node step).
   std::vector<int32_t> ep_inter_members, ep_intra_members;
   int ep_node_index = 0;  // this rank's node among its EP group's nodes
+  // Adaptive pipe: weight-gradient halves of backward matmuls waiting to be
+  // issued after the chain's next expert all-to-all (EngineImpl::FlushWgrads).
+  std::vector<Op> pending_wgrads;
   // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
   const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
     std::vector<int32_t>& m = kind == 1 ? ep_members : kind == 2 ? tp_members : kind == 3 ? dp_members : edp_members;
@@ -354,6 +357,7 @@ class EngineImpl {
   void BuildHalves(RankSim& r, const PipeTask& t, Block& b) const;
   // Adaptive Pipe runs the hierarchical all-to-all as its two steps.
   bool SplitsA2A() const { return shape.schedule == "adaptive"; }
+  void FlushWgrads(RankSim& r, Block& b) const;
   void AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const;
   void AddHead(Block& b, int32_t& chain, int mb, bool backward) const;
   TimeNs P2PSendNs(bool inter) const;

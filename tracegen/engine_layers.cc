@@ -331,6 +331,32 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
       o.name = kAllGatherTp;
     }
   };
+  // Adaptive pipe (as DualPipe's overlapped chunks do): a backward matmul
+  // runs as its input gradient, on the chain, and its weight gradient, which
+  // nothing in the chunk waits for and which is issued after the chain's
+  // next expert all-to-all, so that it computes while that all-to-all flies.
+  const bool wsplit = SplitsA2A();
+  auto split_w = [&](int32_t dep) {
+    Op& o = b.ops.back();
+    const bool matmul = o.name == kMatMulQProj || o.name == kMatMulKvProj || o.name == kMatMulQkvProj ||
+                        o.name == kMatMulOProj || o.name == kMatMulGateUp || o.name == kMatMulDown ||
+                        o.name == kMatMulSharedGateUp || o.name == kMatMulSharedDown ||
+                        o.name == kGroupedMatmulGateUp || o.name == kGroupedMatmulDown;
+    if (!wsplit || !matmul || o.phase != Phase::kBackward) return;
+    Op w = o;
+    const TimeNs ovh = std::min<TimeNs>(o.dur, TimeNs(hw.kernel_overhead_ns()));
+    const TimeNs body = o.dur - ovh;
+    o.dur = ovh + body / 2;  // input gradient: half of the backward's FLOPs
+    w.dur = ovh + (body - body / 2);
+    w.flops = o.flops - o.flops / 2;
+    o.flops /= 2;
+    w.bytes = o.bytes - o.bytes / 2;
+    o.bytes /= 2;
+    w.dep = dep;
+    w.dep2 = -1;
+    w.wait_prefetch = -1;
+    r.pending_wgrads.push_back(w);
+  };
   bool selective_done = false;
   bool first = true;
   // Selective recompute: before the backward of the op that consumed it,
@@ -370,7 +396,9 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
     if (first && prefetched >= 0) o.wait_prefetch = prefetched;
     first = false;
     int32_t pre = chain;
+    split_w(pre);
     int32_t idx = Chain(b, chain);
+    if (fwd[i].cat == Category::kCollective && fwd[i].cclass == CommClass::kEP) FlushWgrads(r, b);
     if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV &&
         (fwd[i].name == kAllToAllVCombine || fwd[i].name == kAllToAllVCombineInter)) {
       // Shared expert backward overlaps the combine-gradient all-to-all.

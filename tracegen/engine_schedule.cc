@@ -63,6 +63,7 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     if (last_slice) AddHead(b, chain, t.mb, true);
     for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
     if (ms == 0) AddEmbedding(b, chain, t.mb, true);
+    FlushWgrads(r, b);  // the task's last weight gradients; nothing waits for them
     if (t.up >= 0) Add(b, chain, p2p(true, t.up, ms - 1, true));
   }
 }
@@ -102,6 +103,11 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   BuildTask(r, it.b, b);
   const bool fb = it.a.backward != it.b.backward;
   FuseChains(b, na, fb && it.b.backward);
+}
+
+void EngineImpl::FlushWgrads(RankSim& r, Block& b) const {
+  for (const Op& w : r.pending_wgrads) b.ops.push_back(w);
+  r.pending_wgrads.clear();
 }
 
 void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
