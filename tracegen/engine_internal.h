@@ -351,7 +351,7 @@ class EngineImpl {
   void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) const;
   // Interleaves the fused item's two chains already in b (the first `na`
   // ops, then the rest): see BuildItem.
-  void FuseChains(Block& b, size_t na, bool second_first) const;
+  void FuseChains(Block& b, size_t na, bool second_first, size_t start = 0) const;
   // A task cut into two halves of its micro-batch whose segments alternate
   // (adaptive pipe's chunks without an opposite-direction partner).
   void BuildHalves(RankSim& r, const PipeTask& t, Block& b) const;

@@ -82,17 +82,31 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
     // backward starts from the loss, so after the forward; there is nothing
     // to interleave. Interleaved, the backward's first segment (LM head,
     // last layer) ran before its own forward.
-    BuildTask(r, it.a.backward ? it.b : it.a, b);
+    // Adaptive pipe cuts each of the two, as any chunk without a partner,
+    // into two halves overlapping each other.
+    const bool halves = it.halves;
+    auto build = [&](const PipeTask& t) {
+      if (halves)
+        BuildHalves(r, t, b);
+      else
+        BuildTask(r, t, b);
+    };
+    build(it.a.backward ? it.b : it.a);
     int32_t fwd_last = -1;
     for (size_t i = 0; i < b.ops.size(); ++i)
       if (b.ops[i].stream != kSCopy) fwd_last = int32_t(i);
     const size_t nf = b.ops.size();
-    BuildTask(r, it.a.backward ? it.a : it.b, b);
-    for (size_t i = nf; i < b.ops.size(); ++i)
-      if (b.ops[i].stream != kSCopy) {
-        b.ops[i].dep2 = fwd_last;
-        break;
+    build(it.a.backward ? it.a : it.b);
+    for (size_t i = nf; i < b.ops.size(); ++i) {
+      if (b.ops[i].stream == kSCopy) continue;
+      if (halves) {
+        // Each half starts from the loss: after the whole forward.
+        if (b.ops[i].dep < 0) b.ops[i].dep = fwd_last;
+        continue;
       }
+      b.ops[i].dep2 = fwd_last;
+      break;
+    }
     return;
   }
   // Fine-grained F&B overlap: interleave the two tasks segment by segment,
@@ -111,6 +125,7 @@ void EngineImpl::FlushWgrads(RankSim& r, Block& b) const {
 }
 
 void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
+  const size_t n0 = b.ops.size();  // ops already in the block stay as they are
   BuildTask(r, t, b);
   const size_t n = b.ops.size();
   // What is cut in two: the compute and the in-layer TP/EP collectives. The
@@ -135,13 +150,13 @@ void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
   out.reserve(2 * n);
   std::vector<int32_t> where_a(n, -1), where_b(n, -1);
   for (size_t i = 0; i < n; ++i) {
-    if (b.ops[i].cat == Category::kP2P && b.ops[i].ckind == CollectiveKind::kSend) continue;
+    if (i >= n0 && b.ops[i].cat == Category::kP2P && b.ops[i].ckind == CollectiveKind::kSend) continue;
     where_a[i] = int32_t(out.size());
     out.push_back(b.ops[i]);
   }
   const size_t na = out.size();
   std::vector<int32_t> a2a_b(b.a2a.size(), -1);  // the second half's split sizes
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = n0; i < n; ++i) {
     if (!halved(b.ops[i])) continue;
     Op& first = out[where_a[i]];
     Op second = first;
@@ -177,20 +192,20 @@ void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
   // Dependencies of the second half: on its own copy of a halved op, else
   // on the whole op (the p2p receive, a swap-in).
   auto remap_b = [&](int32_t d) { return d < 0 ? d : where_b[d] >= 0 ? where_b[d] : where_a[d]; };
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = n0; i < n; ++i) {
     if (where_b[i] < 0) continue;
     Op& o = out[where_b[i]];
     o.dep = remap_b(b.ops[i].dep);
     o.dep2 = remap_b(b.ops[i].dep2);
     o.sync_on = remap_b(b.ops[i].sync_on);
   }
-  for (size_t i = 0; i < na; ++i) {
+  for (size_t i = n0; i < na; ++i) {
     Op& o = out[i];
     for (int32_t* d : {&o.dep, &o.dep2, &o.sync_on})
       if (*d >= 0) *d = where_a[*d];
   }
   const int32_t last_b = int32_t(out.size()) - 1;
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = n0; i < n; ++i) {
     if (where_a[i] >= 0) continue;  // the p2p send: after both halves
     Op o = b.ops[i];
     o.dep = o.dep >= 0 ? where_a[o.dep] : o.dep;
@@ -200,10 +215,10 @@ void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
   }
   for (auto& m : b.mem) m.op = where_a[m.op];
   b.ops = std::move(out);
-  FuseChains(b, na, false);
+  FuseChains(b, na, false, n0);
 }
 
-void EngineImpl::FuseChains(Block& b, size_t na, bool second_first) const {
+void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start) const {
   size_t n = b.ops.size();
   // The backward task communicates on its own HCCL stream, so the two
   // tasks' all-to-alls do not queue behind each other.
@@ -214,12 +229,16 @@ void EngineImpl::FuseChains(Block& b, size_t na, bool second_first) const {
   // all-to-all is in flight while the other chain computes its next
   // segment (F&B: the backward first, its combine gradient overlapping the
   // forward's attention; the forward's dispatch the backward's experts; ...).
-  std::vector<OverlapOp> kinds(n);
-  for (size_t i = 0; i < n; ++i) {
-    kinds[i].chain = i < na ? 0 : 1;
-    kinds[i].boundary = b.ops[i].cat == Category::kCollective && (b.ops[i].cclass == CommClass::kEP);
+  // Ops before `start` (already fused or built) keep their places.
+  std::vector<OverlapOp> kinds(n - start);
+  for (size_t i = start; i < n; ++i) {
+    kinds[i - start].chain = i < na ? 0 : 1;
+    kinds[i - start].boundary = b.ops[i].cat == Category::kCollective && (b.ops[i].cclass == CommClass::kEP);
   }
   std::vector<int32_t> order = AlternateSegments(kinds, second_first ? 1 : 0);
+  for (auto& o : order) o += int32_t(start);
+  order.insert(order.begin(), start, 0);
+  for (size_t k = 0; k < start; ++k) order[k] = int32_t(k);
   std::vector<int32_t> where(n);
   for (size_t k = 0; k < n; ++k) where[order[k]] = int32_t(k);
   std::vector<Op> ops(n);

@@ -38,7 +38,10 @@ std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_stea
   for (int k = 0; k < warmup; ++k) out.push_back({task(k, true), {}, false, fuse_steady});
   for (int i = 0; i < total - warmup; ++i) {
     if (fuse_steady) {
-      out.push_back({task(warmup + i, true), task(i, false), true});
+      // A pair of one micro-batch's forward and backward (the last stage)
+      // cannot overlap: `halves` cuts each in two (EngineImpl::BuildItem).
+      PipeTask f = task(warmup + i, true), b = task(i, false);
+      out.push_back({f, b, true, f.mb == b.mb && f.model_stage == b.model_stage});
     } else {
       out.push_back({task(warmup + i, true), {}, false});
       out.push_back({task(i, false), {}, false});
