@@ -175,8 +175,7 @@ int main(int argc, char** argv) {
   // At the preset's skew with EDPB balancing the EP ranks. The migration
   // EDPB runs in the step prologue is EP traffic no schedule overlaps; the
   // row gives the MoE layers' all-to-alls apart from it.
-  std::fprintf(stderr, "adaptive pipe + EDPB, preset skew
-");
+  std::fprintf(stderr, "adaptive pipe + EDPB, preset skew\n");
   Result edpb_i = Run({"routing.edpb=true"});
   Result edpb_a = Run({"routing.edpb=true", "schedule.kind=adaptive"});
   row("Adaptive Pipe + EDPB, preset skew", "schedule.kind interleaved -> adaptive, routing.edpb true (skew 0.6)",
