@@ -1,8 +1,9 @@
 // Adaptive Pipe's mechanisms, each on a small config with exact values: the
 // hierarchical all-to-all run as its two steps (each a collective over the
-// members that step connects, so it waits only for them), the chunks with
-// no opposite-direction partner cut in two halves that overlap each other,
-// and half of DualPipe's weight memory.
+// members that step connects, so it waits only for them), the weight
+// gradients off the backward chain, the chunks with no opposite-direction
+// partner cut in two halves that overlap each other, and half of DualPipe's
+// weight memory.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,7 +30,7 @@ struct Instance {
 };
 
 // Every instance of the collective `name` by (group, sequence), with its
-// members' start and end times.
+// members' start and end times, the shortest member duration and the layer.
 std::map<std::pair<std::string, int64_t>, Instance> Instances(const Trace& t, const std::string& name) {
   std::map<std::pair<std::string, int64_t>, Instance> out;
   for (const Rank& r : t.ranks)
@@ -50,11 +51,13 @@ std::map<std::pair<std::string, int64_t>, Instance> Instances(const Trace& t, co
 }
 
 // EP 16 over two 8-NPU nodes, strongly skewed routing, one micro-batch per
-// rank, hierarchical all-to-all.
+// rank, hierarchical all-to-all, no latency terms (so that two halves of a
+// step add up to the whole exactly). With PP 1 the adaptive schedule pairs
+// each micro-batch's forward with its own backward: both run as halves.
 std::vector<std::string> TwoNodes(const char* kind) {
   return {"routing.skew=2.5", "routing.drift=0", "parallel.pp=1", "parallel.dp=16", "parallel.ep=16",
           "parallel.global_batch_size=16", "comm.a2a=hierarchical", "host.task_queue=false", "steps=1",
-          std::string("schedule.kind=") + kind};
+          "hardware.alpha_intra_ns=0", "hardware.alpha_inter_ns=0", std::string("schedule.kind=") + kind};
 }
 
 TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
@@ -63,12 +66,13 @@ TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
   auto whole = Instances(flat, "HcomAllToAllV_dispatch");
   auto inter = Instances(ad, "HcomAllToAllV_dispatch_inter");
   auto intra = Instances(ad, "HcomAllToAllV_dispatch_intra");
-  // 3 MoE layers, one micro-batch: one dispatch per layer, over 16 ranks;
-  // its inter-node step is 8 collectives of 2 (one rank per node at each
-  // node position), its intra-node step 2 collectives of 8 (one per node).
+  // 3 MoE layers, one micro-batch in two halves: per layer one dispatch
+  // over 16 ranks before; now per half its inter-node step as 8 collectives
+  // of 2 (one rank per node at each node position) and its intra-node step
+  // as 2 collectives of 8 (one per node).
   ASSERT_EQ(whole.size(), 3u);
-  ASSERT_EQ(inter.size(), 3u * 8);
-  ASSERT_EQ(intra.size(), 3u * 2);
+  ASSERT_EQ(inter.size(), 3u * 2 * 8);
+  ASSERT_EQ(intra.size(), 3u * 2 * 2);
   for (auto& [k, in] : inter) {
     EXPECT_EQ(in.group_size, 2) << k.first;
     EXPECT_EQ(in.ranks, 2) << k.first;
@@ -79,19 +83,23 @@ TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
     EXPECT_EQ(in.start.size(), 8u);
   }
   // The whole all-to-all took its slowest member's inter-node step plus its
-  // slowest member's intra-node step; each step now takes only what its own
-  // members need (the last member to arrive runs the bare duration; each
-  // step rounds down to the ns).
-  std::map<int, TimeNs> w, i1, i2;
+  // slowest member's intra-node step. Each step now takes what its own
+  // members need (the last member to arrive runs the bare duration); the
+  // two halves of a step add up to it (each rounds down to the ns).
+  std::map<int, TimeNs> w;
+  std::map<int, std::map<std::string, TimeNs>> i1, i2;  // layer -> group -> both halves
   for (auto& [k, in] : whole) w[in.layer] = in.min_dur;
-  for (auto& [k, in] : inter) i1[in.layer] = std::max(i1[in.layer], in.min_dur);
-  for (auto& [k, in] : intra) i2[in.layer] = std::max(i2[in.layer], in.min_dur);
+  for (auto& [k, in] : inter) i1[in.layer][k.first] += in.min_dur;
+  for (auto& [k, in] : intra) i2[in.layer][k.first] += in.min_dur;
   ASSERT_EQ(w.size(), 3u);
   int shorter = 0;
   for (auto& [l, d] : w) {
-    EXPECT_NEAR(double(i1[l] + i2[l]), double(d), 1.0) << "layer " << l;
-    for (auto& [k, in] : intra)
-      if (in.layer == l && in.min_dur < i2[l]) ++shorter;
+    TimeNs a = 0, b = 0;
+    for (auto& [g, v] : i1[l]) a = std::max(a, v);
+    for (auto& [g, v] : i2[l]) b = std::max(b, v);
+    EXPECT_NEAR(double(a + b), double(d), 2.0) << "layer " << l;
+    for (auto& [g, v] : i2[l])
+      if (v < b) ++shorter;
   }
   // Skewed routing: one node's redistribution needs less than the other's.
   // (The inter-node step's bytes are expected de-duplicated copies per
@@ -162,6 +170,34 @@ TEST(Adaptive, UnpairedChunkRunsAsTwoOverlappingHalves) {
   // The chunk's output leaves once, after both halves.
   EXPECT_GE(s2, e2);
   EXPECT_GE(s1, e1);
+}
+
+TEST(Adaptive, WeightGradientsLeaveTheChainAndFollowTheAllToAll) {
+  // PP 2, 4 micro-batches: stage 0 runs micro-batch 0's backward in a fused
+  // pair. Each backward grouped GEMM runs as two ops (input and weight
+  // gradient) with the backward's FLOPs between them; the weight gradient
+  // is issued after the layer's dispatch gradient, so it starts no earlier.
+  auto grads = [](const Trace& t, const std::string& name) {
+    std::map<int, std::vector<std::pair<TimeNs, uint64_t>>> by_layer;  // layer -> (start, flops)
+    for (const Track& tr : t.ranks[0].tracks)
+      for (size_t i = 0; i < tr.events.size(); ++i)
+        if (tr.events.micro_batch[i] == 0 && t.ranks[0].strings.Get(tr.events.name[i]) == name)
+          by_layer[tr.events.layer[i]].emplace_back(tr.events.ts[i], tr.events.flops[i]);
+    return by_layer;
+  };
+  Trace plain = Simulate({"steps=1", "schedule.kind=1f1b"}, {0});
+  Trace ad = Simulate({"steps=1", "schedule.kind=adaptive"}, {0});
+  auto before = grads(plain, "GroupedMatmul_gate_upGrad"), after = grads(ad, "GroupedMatmul_gate_upGrad");
+  auto dispatch = grads(ad, "HcomAllToAllV_dispatchGrad");
+  ASSERT_EQ(before.size(), 1u);  // stage 0's one MoE layer
+  for (auto& [layer, ops] : before) {
+    ASSERT_EQ(ops.size(), 1u);
+    ASSERT_EQ(after[layer].size(), 2u);
+    EXPECT_EQ(after[layer][0].second + after[layer][1].second, ops[0].second);
+    ASSERT_EQ(dispatch[layer].size(), 1u);
+    TimeNs wgrad = std::max(after[layer][0].first, after[layer][1].first);
+    EXPECT_GE(wgrad, dispatch[layer][0].first);
+  }
 }
 
 int64_t Weights(const Trace& t) {
