@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   };
   // The arXiv system: interleaved VPP 2, hierarchical all-to-all, no EDPB.
   const std::vector<std::string> arxiv = {};
-  const std::vector<std::string> optimized = {"schedule.kind=adaptive", "routing.edpb=true",
+  const std::vector<std::string> optimized = {"schedule.kind=adaptive_pipe", "routing.edpb=true",
                                               "compute.optimized_kernels=true"};
   std::vector<std::string> rows;
   auto row = [&](std::string technique, std::string pair, std::string published,
@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
 
   if (on("adaptive")) {
   std::fprintf(stderr, "adaptive pipe\n");
-  Result adaptive = Run({"schedule.kind=adaptive"});
-  row("Adaptive Pipe", "schedule.kind interleaved -> adaptive",
+  Result adaptive = Run({"schedule.kind=adaptive_pipe"});
+  row("Adaptive Pipe", "schedule.kind interleaved -> adaptive_pipe",
       "EP comm > 98% masked (2% unmasked)",
       fmt::format("unmasked {:.1f}% -> {:.1f}% (step {:.1f} -> {:.1f} s)", 100 * base.ep_exposed / base.ep_total,
                   100 * adaptive.ep_exposed / adaptive.ep_total, base.span / 1e9, adaptive.span / 1e9),
@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
   // rank waits for a more loaded one.
   std::fprintf(stderr, "adaptive pipe, balanced routing\n");
   Result flat_i = Run({"routing.skew=0"});
-  Result flat_a = Run({"routing.skew=0", "schedule.kind=adaptive"});
+  Result flat_a = Run({"routing.skew=0", "schedule.kind=adaptive_pipe"});
   row("Adaptive Pipe, balanced routing", "as above, routing.skew 0", "(same)",
       fmt::format("unmasked {:.1f}% -> {:.1f}% (step {:.1f} -> {:.1f} s)", 100 * flat_i.ep_exposed / flat_i.ep_total,
                   100 * flat_a.ep_exposed / flat_a.ep_total, flat_i.span / 1e9, flat_a.span / 1e9),
@@ -177,8 +177,8 @@ int main(int argc, char** argv) {
   // row gives the MoE layers' all-to-alls apart from it.
   std::fprintf(stderr, "adaptive pipe + EDPB, preset skew\n");
   Result edpb_i = Run({"routing.edpb=true"});
-  Result edpb_a = Run({"routing.edpb=true", "schedule.kind=adaptive"});
-  row("Adaptive Pipe + EDPB, preset skew", "schedule.kind interleaved -> adaptive, routing.edpb true (skew 0.6)",
+  Result edpb_a = Run({"routing.edpb=true", "schedule.kind=adaptive_pipe"});
+  row("Adaptive Pipe + EDPB, preset skew", "schedule.kind interleaved -> adaptive_pipe, routing.edpb true (skew 0.6)",
       "(same)",
       fmt::format("all-to-alls unmasked {:.1f}% -> {:.1f}% (step {:.1f} -> {:.1f} s)", 100 * edpb_i.A2AUnmasked(),
                   100 * edpb_a.A2AUnmasked(), edpb_i.span / 1e9, edpb_a.span / 1e9),
@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
 
   if (on("both")) {
   std::fprintf(stderr, "adaptive + EDPB under skew\n");
-  Result both = Run({"routing.skew=1.0", "routing.edpb=true", "schedule.kind=adaptive"});
+  Result both = Run({"routing.skew=1.0", "routing.edpb=true", "schedule.kind=adaptive_pipe"});
   row("Adaptive Pipe + EDPB", "both, vs interleaved without EDPB (routing.skew 1.0)", "+72.6%",
       fmt::format("{:+.1f}%", 100 * (skew.span / both.span - 1)), "");
   }

@@ -61,7 +61,7 @@ std::vector<std::string> TwoNodes(const char* kind) {
 }
 
 TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
-  Trace flat = Simulate(TwoNodes("1f1b")), ad = Simulate(TwoNodes("adaptive"));
+  Trace flat = Simulate(TwoNodes("1f1b")), ad = Simulate(TwoNodes("adaptive_pipe"));
   EXPECT_TRUE(Instances(ad, "HcomAllToAllV_dispatch").empty());
   auto whole = Instances(flat, "HcomAllToAllV_dispatch");
   auto inter = Instances(ad, "HcomAllToAllV_dispatch_inter");
@@ -108,7 +108,7 @@ TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
 }
 
 TEST(Adaptive, EachStepWaitsOnlyForItsOwnMembers) {
-  Trace ad = Simulate(TwoNodes("adaptive"));
+  Trace ad = Simulate(TwoNodes("adaptive_pipe"));
   int differ = 0;
   for (const char* name : {"HcomAllToAllV_dispatch_inter", "HcomAllToAllV_dispatch_intra",
                            "HcomAllToAllV_combine_intra", "HcomAllToAllV_combine_inter"}) {
@@ -159,7 +159,7 @@ TEST(Adaptive, UnpairedChunkRunsAsTwoOverlappingHalves) {
   std::vector<std::string> base = {"steps=1", "routing.drift=0"};
   auto plain = base, ad = base;
   plain.push_back("schedule.kind=1f1b");
-  ad.push_back("schedule.kind=adaptive");
+  ad.push_back("schedule.kind=adaptive_pipe");
   auto [n1, f1, e1, s1] = Forward(Simulate(plain, {0}), 0, 0);
   auto [n2, f2, e2, s2] = Forward(Simulate(ad, {0}), 0, 0);
   // Stage 0 holds 2 layers (the dense one, an MoE one) and the embedding:
@@ -186,7 +186,7 @@ TEST(Adaptive, WeightGradientsLeaveTheChainAndFollowTheAllToAll) {
     return by_layer;
   };
   Trace plain = Simulate({"steps=1", "schedule.kind=1f1b"}, {0});
-  Trace ad = Simulate({"steps=1", "schedule.kind=adaptive"}, {0});
+  Trace ad = Simulate({"steps=1", "schedule.kind=adaptive_pipe"}, {0});
   auto before = grads(plain, "GroupedMatmul_gate_upGrad"), after = grads(ad, "GroupedMatmul_gate_upGrad");
   auto dispatch = grads(ad, "HcomAllToAllV_dispatchGrad");
   ASSERT_EQ(before.size(), 1u);  // stage 0's one MoE layer
@@ -215,7 +215,7 @@ TEST(Adaptive, HoldsHalfOfDualPipesWeights) {
   std::vector<std::string> base = {"steps=1", "model.num_layers=8", "parallel.global_batch_size=64"};
   auto dual = base, ad = base;
   dual.push_back("schedule.kind=dualpipe");
-  ad.push_back("schedule.kind=adaptive");
+  ad.push_back("schedule.kind=adaptive_pipe");
   ad.push_back("parallel.vpp=2");
   const std::vector<int32_t> ranks = {0, 8};  // stage 0 and stage 1
   const int64_t w_dual = Weights(Simulate(dual, ranks)), w_ad = Weights(Simulate(ad, ranks));

@@ -355,8 +355,10 @@ class EngineImpl {
   // A task cut into two halves of its micro-batch whose segments alternate
   // (adaptive pipe's chunks without an opposite-direction partner).
   void BuildHalves(RankSim& r, const PipeTask& t, Block& b) const;
-  // Adaptive Pipe runs the hierarchical all-to-all as its two steps.
-  bool SplitsA2A() const { return shape.schedule == "adaptive"; }
+  // schedule.kind=adaptive_pipe: Adaptive Pipe's published mechanisms (the
+  // hierarchical all-to-all as its two steps, weight gradients off the
+  // backward chain; the halves come with the schedule's items).
+  bool SplitsA2A() const { return shape.schedule == "adaptive_pipe"; }
   void FlushWgrads(RankSim& r, Block& b) const;
   void AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const;
   void AddHead(Block& b, int32_t& chain, int mb, bool backward) const;
