@@ -285,12 +285,15 @@ void Validate(const RunConfig& c) {
   int64_t micro = p.global_batch_size() / (int64_t{p.micro_batch_size()} * p.dp());
   if (micro > 100000) KeyError("parallel.global_batch_size", "more than 100000 micro-batches");
   const std::string& kind = c.schedule().kind();
-  if (kind != "1f1b" && kind != "interleaved" && kind != "dualpipe" && kind != "adaptive")
+  // adaptive_pipe: adaptive plus Adaptive Pipe's published mechanisms
+  // (tracegen/README.md); the same layouts as adaptive.
+  const bool vpp_kind = kind == "interleaved" || kind == "adaptive" || kind == "adaptive_pipe";
+  if (kind != "1f1b" && kind != "dualpipe" && !vpp_kind)
     KeyError("schedule.kind",
-             "'" + kind + "' is not one of 1f1b, interleaved, dualpipe, adaptive");
-  if (p.vpp() > 1 && kind != "interleaved" && kind != "adaptive")
-    KeyError("parallel.vpp", "vpp > 1 needs schedule.kind interleaved or adaptive");
-  if ((kind == "interleaved" || kind == "adaptive") && p.pp() > 1 && micro % p.pp() != 0)
+             "'" + kind + "' is not one of 1f1b, interleaved, dualpipe, adaptive, adaptive_pipe");
+  if (p.vpp() > 1 && !vpp_kind)
+    KeyError("parallel.vpp", "vpp > 1 needs schedule.kind interleaved, adaptive or adaptive_pipe");
+  if (vpp_kind && p.pp() > 1 && micro % p.pp() != 0)
     KeyError("parallel.global_batch_size",
              fmt::format("{} micro-batches is not a multiple of pp {} (interleaved schedule)",
                          micro, p.pp()));

@@ -31,7 +31,11 @@ const char* DeviceName(int n) {
       "CrossEntropyLoss", "HcomSend", "HcomReceive", "MemcpyD2H_swap_out", "MemcpyH2D_swap_in",
       "HcomReduceScatter_grads_dp", "HcomReduceScatter_grads_edp", "HcomAllReduce_grad_norm",
       "AdamW", "HcomAllGather_params_dp", "HcomAllGather_params_edp", "ExpertMigration",
-      "HcomAllGather_token_counts", "HcomAllToAllV_expert_copies", "MatMul_mtp_proj"};
+      "HcomAllGather_token_counts", "HcomAllToAllV_expert_copies", "MatMul_mtp_proj",
+      // The two steps of a hierarchical all-to-all run as separate
+      // collectives (adaptive pipe): inter-node over RoCE, intra-node over HCCS.
+      "HcomAllToAllV_dispatch_inter", "HcomAllToAllV_dispatch_intra", "HcomAllToAllV_combine_intra",
+      "HcomAllToAllV_combine_inter"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];
 }

@@ -145,21 +145,27 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
       const int32_t pair[2] = {std::min(r.rank, op.peer), std::max(r.rank, op.peer)};
       c.group_ranks = tr.AddRanks(pair);
     } else {
-      static const char* prefix[] = {"?", "ep", "tp", "dp", "edp", "world"};
+      static const char* prefix[] = {"?", "ep", "tp", "dp", "edp", "world", "ep_inter", "ep_intra"};
       int kind = int(op.group >> 56);
       c.group = r.GroupName(op.group, [&] {
-        return fmt::format("{}_{:x}", prefix[kind < 6 ? kind : 0], op.group & ((uint64_t(1) << 56) - 1));
+        return fmt::format("{}_{:x}", prefix[kind < 8 ? kind : 0], op.group & ((uint64_t(1) << 56) - 1));
       });
       if (op.a2a >= 0) {
         const A2AInfo& a = r.block.a2a[op.a2a];
-        c.group_ranks = tr.AddRanks(r.ep_members);
-        bool combine = op.name == kAllToAllVCombine;
+        // A step of a split all-to-all (kind 6/7) names its own members;
+        // its split sizes still cover the whole EP group.
+        c.group_ranks = tr.AddRanks(kind == 6   ? r.ep_inter_members
+                                    : kind == 7 ? r.ep_intra_members
+                                                : r.ep_members);
+        bool combine = op.name == kAllToAllVCombine || op.name == kAllToAllVCombineInter;
         bool reverse = combine != op.grad;  // combine, or dispatch's gradient
         c.send_splits = tr.AddSplits(reverse ? a.recv : a.send);
         c.recv_splits = tr.AddSplits(reverse ? a.send : a.recv);
       } else if (kind >= 1 && kind <= 4) {
         // Member lists are built once per rank (see RankSim::Members).
         c.group_ranks = tr.AddRanks(r.Members(kind, shape));
+      } else if (kind == 6 || kind == 7) {
+        c.group_ranks = tr.AddRanks(kind == 6 ? r.ep_inter_members : r.ep_intra_members);
       }
     }
     e.comm = static_cast<int32_t>(tr.comms.size());

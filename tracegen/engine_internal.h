@@ -46,7 +46,8 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(MoeFinalizeRouting) X(Embedding) X(MatMulLmHead) X(CrossEntropy) X(Send) X(Recv)       \
   X(SwapOut) X(SwapIn) X(ReduceScatterGradsDp) X(ReduceScatterGradsEdp)                    \
   X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts) \
-  X(ExpertCopySync) X(MatMulMtpProj)
+  X(ExpertCopySync) X(MatMulMtpProj) X(AllToAllVDispatchInter) X(AllToAllVDispatchIntra)           \
+  X(AllToAllVCombineIntra) X(AllToAllVCombineInter)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -125,6 +126,12 @@ struct GroupRouting {
   std::vector<int32_t> placement;  // physical expert -> position
   std::vector<int32_t> copy_of;
   TimeNs a2a_dur = 0;
+  // Hierarchical all-to-all: its inter-node (RoCE) and intra-node (HCCS)
+  // steps; they sum to a2a_dur (0 when flat or within one node).
+  TimeNs a2a_inter_dur = 0, a2a_intra_dur = 0;
+  // Each step run as its own collective (adaptive pipe) lasts as long as its
+  // own members need: by node position (inter-node step) and by node (intra).
+  std::vector<TimeNs> inter_by_pos, intra_by_node;
   int uses_left = 0;
 };
 
@@ -222,6 +229,14 @@ struct RankSim {
   int attention_step = -1;
   const std::vector<double>* attention = nullptr;
   std::vector<int32_t> dp_members, edp_members;
+  // The two steps of a hierarchical all-to-all (adaptive pipe): the EP
+  // members at this rank's position in their node (inter-node step) and the
+  // EP members of this rank's node (intra-node step).
+  std::vector<int32_t> ep_inter_members, ep_intra_members;
+  int ep_node_index = 0;  // this rank's node among its EP group's nodes
+  // Adaptive pipe: weight-gradient halves of backward matmuls waiting to be
+  // issued after the chain's next expert all-to-all (EngineImpl::FlushWgrads).
+  std::vector<Op> pending_wgrads;
   // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
   const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
     std::vector<int32_t>& m = kind == 1 ? ep_members : kind == 2 ? tp_members : kind == 3 ? dp_members : edp_members;
@@ -342,7 +357,15 @@ class EngineImpl {
   void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) const;
   // Interleaves the fused item's two chains already in b (the first `na`
   // ops, then the rest): see BuildItem.
-  void FuseChains(Block& b, size_t na, bool second_first) const;
+  void FuseChains(Block& b, size_t na, bool second_first, size_t start = 0) const;
+  // A task cut into two halves of its micro-batch whose segments alternate
+  // (adaptive pipe's chunks without an opposite-direction partner).
+  void BuildHalves(RankSim& r, const PipeTask& t, Block& b) const;
+  // schedule.kind=adaptive_pipe: Adaptive Pipe's published mechanisms (the
+  // hierarchical all-to-all as its two steps, weight gradients off the
+  // backward chain; the halves come with the schedule's items).
+  bool SplitsA2A() const { return shape.schedule == "adaptive_pipe"; }
+  void FlushWgrads(RankSim& r, Block& b) const;
   void AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const;
   void AddHead(Block& b, int32_t& chain, int mb, bool backward) const;
   TimeNs P2PSendNs(bool inter) const;

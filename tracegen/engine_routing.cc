@@ -131,19 +131,29 @@ void EngineImpl::ComputeA2ADuration(GroupRouting& g, const std::vector<int32_t>&
   }
   const double ranks_per_node = double(n) / q;
   double inter_worst = 0;
+  const int dpn = shape.devices_per_node;
+  g.inter_by_pos.assign(size_t(dpn), 0);
+  g.intra_by_node.assign(size_t(q), 0);
   for (int i = 0; i < n; ++i) {
     double bytes = 0;
     for (int a = 0; a < q; ++a) {
       if (nodes[a] == node_of[i]) continue;
       bytes += tokens * (1 - std::pow(1 - p_node[a], k)) * tok_bytes;
     }
-    inter_worst = std::max(inter_worst, double(TransferNs(bytes, true)));
+    const double t = double(TransferNs(bytes, true));
+    inter_worst = std::max(inter_worst, t);
+    TimeNs& pos = g.inter_by_pos[size_t(members[i] % dpn)];
+    pos = std::max(pos, static_cast<TimeNs>((q - 1) * alpha_inter + t));
   }
   double intra_worst = 0;
-  for (int j = 0; j < n; ++j)
-    intra_worst = std::max(intra_worst, double(TransferNs(recv_total[j] * tok_bytes *
-                                                              (ranks_per_node - 1) / ranks_per_node,
-                                                          false)));
+  for (int j = 0; j < n; ++j) {
+    const double t = double(TransferNs(recv_total[j] * tok_bytes * (ranks_per_node - 1) / ranks_per_node, false));
+    intra_worst = std::max(intra_worst, t);
+    TimeNs& nd = g.intra_by_node[size_t(std::find(nodes.begin(), nodes.end(), node_of[j]) - nodes.begin())];
+    nd = std::max(nd, static_cast<TimeNs>((ranks_per_node - 1) * alpha_intra + t));
+  }
+  g.a2a_inter_dur = static_cast<TimeNs>((q - 1) * alpha_inter + inter_worst);
+  g.a2a_intra_dur = static_cast<TimeNs>((ranks_per_node - 1) * alpha_intra + intra_worst);
   g.a2a_dur = static_cast<TimeNs>((q - 1) * alpha_inter + inter_worst +
                                   (ranks_per_node - 1) * alpha_intra + intra_worst);
 }

@@ -76,13 +76,17 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     if (last_slice) AddHead(b, chain, t.mb, true);
     for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
     if (ms == 0) AddEmbedding(b, chain, t.mb, true);
+    FlushWgrads(r, b);  // the task's last weight gradients; nothing waits for them
     if (t.up >= 0) Add(b, chain, p2p(true, t.up, ms - 1, true));
   }
 }
 
 void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   if (!it.fused) {
-    BuildTask(r, it.a, b);
+    if (it.halves)
+      BuildHalves(r, it.a, b);
+    else
+      BuildTask(r, it.a, b);
     return;
   }
   if (it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage && it.a.backward != it.b.backward) {
@@ -91,17 +95,31 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
     // backward starts from the loss, so after the forward; there is nothing
     // to interleave. Interleaved, the backward's first segment (LM head,
     // last layer) ran before its own forward.
-    BuildTask(r, it.a.backward ? it.b : it.a, b);
+    // Adaptive pipe cuts each of the two, as any chunk without a partner,
+    // into two halves overlapping each other.
+    const bool halves = it.halves;
+    auto build = [&](const PipeTask& t) {
+      if (halves)
+        BuildHalves(r, t, b);
+      else
+        BuildTask(r, t, b);
+    };
+    build(it.a.backward ? it.b : it.a);
     int32_t fwd_last = -1;
     for (size_t i = 0; i < b.ops.size(); ++i)
       if (b.ops[i].stream != kSCopy) fwd_last = int32_t(i);
     const size_t nf = b.ops.size();
-    BuildTask(r, it.a.backward ? it.a : it.b, b);
-    for (size_t i = nf; i < b.ops.size(); ++i)
-      if (b.ops[i].stream != kSCopy) {
-        b.ops[i].dep2 = fwd_last;
-        break;
+    build(it.a.backward ? it.a : it.b);
+    for (size_t i = nf; i < b.ops.size(); ++i) {
+      if (b.ops[i].stream == kSCopy) continue;
+      if (halves) {
+        // Each half starts from the loss: after the whole forward.
+        if (b.ops[i].dep < 0) b.ops[i].dep = fwd_last;
+        continue;
       }
+      b.ops[i].dep2 = fwd_last;
+      break;
+    }
     return;
   }
   // Fine-grained F&B overlap: interleave the two tasks segment by segment,
@@ -114,7 +132,106 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   FuseChains(b, na, fb && it.b.backward);
 }
 
-void EngineImpl::FuseChains(Block& b, size_t na, bool second_first) const {
+void EngineImpl::FlushWgrads(RankSim& r, Block& b) const {
+  for (const Op& w : r.pending_wgrads) b.ops.push_back(w);
+  r.pending_wgrads.clear();
+}
+
+void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
+  const size_t n0 = b.ops.size();  // ops already in the block stay as they are
+  BuildTask(r, t, b);
+  const size_t n = b.ops.size();
+  // What is cut in two: the compute and the in-layer TP/EP collectives. The
+  // p2p receive, swaps and the routing record stay whole (one per
+  // micro-batch); the p2p send leaves after both halves.
+  auto halved = [](const Op& o) {
+    return o.cat == Category::kCompute ||
+           (o.cat == Category::kCollective && (o.cclass == CommClass::kEP || o.cclass == CommClass::kTP));
+  };
+  const bool tp_inter = shape.SpansNodes(r.Members(2, shape));
+  const bool ep_inter = shape.SpansNodes(r.Members(1, shape));
+  // The fixed part of an op's time (kernel launch overhead, collective
+  // latency terms), paid by each half; the rest scales with the tokens.
+  auto fixed = [&](const Op& o) -> double {
+    if (o.cat == Category::kCompute) return hw.kernel_overhead_ns();
+    bool inter = o.cclass == CommClass::kTP ? tp_inter : ep_inter;
+    if (o.name == kAllToAllVDispatchIntra || o.name == kAllToAllVCombineIntra) inter = false;
+    double steps = (o.group_size - 1) * (o.ckind == CollectiveKind::kAllReduce ? 2 : 1);
+    return steps * (inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns());
+  };
+  std::vector<Op> out;
+  out.reserve(2 * n);
+  std::vector<int32_t> where_a(n, -1), where_b(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= n0 && b.ops[i].cat == Category::kP2P && b.ops[i].ckind == CollectiveKind::kSend) continue;
+    where_a[i] = int32_t(out.size());
+    out.push_back(b.ops[i]);
+  }
+  const size_t na = out.size();
+  std::vector<int32_t> a2a_b(b.a2a.size(), -1);  // the second half's split sizes
+  for (size_t i = n0; i < n; ++i) {
+    if (!halved(b.ops[i])) continue;
+    Op& first = out[where_a[i]];
+    Op second = first;
+    const TimeNs f = std::min<TimeNs>(first.dur, TimeNs(fixed(first)));
+    const TimeNs body = first.dur - f;
+    first.dur = f + body / 2;
+    second.dur = f + (body - body / 2);
+    first.flops = b.ops[i].flops / 2;
+    second.flops = b.ops[i].flops - first.flops;
+    first.bytes = b.ops[i].bytes / 2;
+    second.bytes = b.ops[i].bytes - first.bytes;
+    second.routing = -1;  // the micro-batch's routing is recorded once
+    if (second.a2a >= 0) {
+      int32_t& nb = a2a_b[size_t(second.a2a)];
+      if (nb < 0) {
+        A2AInfo half = b.a2a[size_t(second.a2a)];
+        A2AInfo& whole = b.a2a[size_t(second.a2a)];
+        for (size_t k = 0; k < half.send.size(); ++k) {
+          half.send[k] = whole.send[k] - whole.send[k] / 2;
+          half.recv[k] = whole.recv[k] - whole.recv[k] / 2;
+          whole.send[k] /= 2;
+          whole.recv[k] /= 2;
+        }
+        half.local_counts.clear();
+        b.a2a.push_back(std::move(half));
+        nb = int32_t(b.a2a.size() - 1);
+      }
+      second.a2a = nb;
+    }
+    where_b[i] = int32_t(out.size());
+    out.push_back(second);
+  }
+  // Dependencies of the second half: on its own copy of a halved op, else
+  // on the whole op (the p2p receive, a swap-in).
+  auto remap_b = [&](int32_t d) { return d < 0 ? d : where_b[d] >= 0 ? where_b[d] : where_a[d]; };
+  for (size_t i = n0; i < n; ++i) {
+    if (where_b[i] < 0) continue;
+    Op& o = out[where_b[i]];
+    o.dep = remap_b(b.ops[i].dep);
+    o.dep2 = remap_b(b.ops[i].dep2);
+    o.sync_on = remap_b(b.ops[i].sync_on);
+  }
+  for (size_t i = n0; i < na; ++i) {
+    Op& o = out[i];
+    for (int32_t* d : {&o.dep, &o.dep2, &o.sync_on})
+      if (*d >= 0) *d = where_a[*d];
+  }
+  const int32_t last_b = int32_t(out.size()) - 1;
+  for (size_t i = n0; i < n; ++i) {
+    if (where_a[i] >= 0) continue;  // the p2p send: after both halves
+    Op o = b.ops[i];
+    o.dep = o.dep >= 0 ? where_a[o.dep] : o.dep;
+    o.dep2 = last_b;
+    where_a[i] = int32_t(out.size());
+    out.push_back(o);
+  }
+  for (auto& m : b.mem) m.op = where_a[m.op];
+  b.ops = std::move(out);
+  FuseChains(b, na, false, n0);
+}
+
+void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start) const {
   size_t n = b.ops.size();
   // The backward task communicates on its own HCCL stream, so the two
   // tasks' all-to-alls do not queue behind each other.
@@ -125,12 +242,16 @@ void EngineImpl::FuseChains(Block& b, size_t na, bool second_first) const {
   // all-to-all is in flight while the other chain computes its next
   // segment (F&B: the backward first, its combine gradient overlapping the
   // forward's attention; the forward's dispatch the backward's experts; ...).
-  std::vector<OverlapOp> kinds(n);
-  for (size_t i = 0; i < n; ++i) {
-    kinds[i].chain = i < na ? 0 : 1;
-    kinds[i].boundary = b.ops[i].cat == Category::kCollective && (b.ops[i].cclass == CommClass::kEP);
+  // Ops before `start` (already fused or built) keep their places.
+  std::vector<OverlapOp> kinds(n - start);
+  for (size_t i = start; i < n; ++i) {
+    kinds[i - start].chain = i < na ? 0 : 1;
+    kinds[i - start].boundary = b.ops[i].cat == Category::kCollective && (b.ops[i].cclass == CommClass::kEP);
   }
   std::vector<int32_t> order = AlternateSegments(kinds, second_first ? 1 : 0);
+  for (auto& o : order) o += int32_t(start);
+  order.insert(order.begin(), start, 0);
+  for (size_t k = 0; k < start; ++k) order[k] = int32_t(k);
   std::vector<int32_t> where(n);
   for (size_t k = 0; k < n; ++k) where[order[k]] = int32_t(k);
   std::vector<Op> ops(n);

@@ -157,6 +157,7 @@ struct Prober {
     b.Clear();
     chain = -1;
     e.LayerBackward(r, b, chain, layer, 0);
+    e.FlushWgrads(r, b);  // adaptive: the weight gradients stay in this block
     lc.bwd = Run();
     r.acts = saved;
     auto fused = [&](int layers) {
@@ -168,6 +169,7 @@ struct Prober {
       c = -1;
       if (layers == 2) e.LayerBackward(r, b, c, next, 0);
       e.LayerBackward(r, b, c, layer, 0);
+      e.FlushWgrads(r, b);
       e.FuseChains(b, na, true);
       TaskCost t = Run();
       r.acts = saved;

@@ -8,7 +8,7 @@ namespace {
 
 // Megatron-LM's interleaved 1F1B (forward_backward_pipelining_with_
 // interleaving); with vpp = 1 it is plain 1F1B (PipeDream-Flush).
-std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_steady) {
+std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_steady, bool halves) {
   const int p = sh.pp, v = sh.vpp, m = sh.micro_batches;
   const int total = m * v;
   auto task = [&](int k, bool forward) {
@@ -27,21 +27,27 @@ std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_stea
   int warmup = v == 1 ? p - s - 1 : (p - s - 1) * 2 + (v - 1) * p;
   warmup = std::min(warmup, total);
   std::vector<PipeItem> out;
-  // Warmup forwards and cooldown backwards run alone even in the adaptive
-  // schedule: pairing two same-direction chunks (F&F, B&B) would hide their
+  // Warmup forwards and cooldown backwards have no opposite-direction
+  // partner. Pairing two same-direction chunks (F&F, B&B) would hide their
   // all-to-alls but delays the first chunk of each pair, i.e. the pipeline
   // fill and drain (measured on the 718B preset: ~3 s longer step for
-  // 0.5 s less exposed EP time), so Adaptive Pipe overlaps F&B only.
-  for (int k = 0; k < warmup; ++k) out.push_back({task(k, true), {}, false});
+  // 0.5 s less exposed EP time). The adaptive schedule instead cuts such a
+  // chunk into two halves of its micro-batch that overlap each other
+  // (`halves`, adaptive_pipe only): the chunk still ends, and feeds the next
+  // stage, as soon as its own work is done.
+  for (int k = 0; k < warmup; ++k) out.push_back({task(k, true), {}, false, halves});
   for (int i = 0; i < total - warmup; ++i) {
     if (fuse_steady) {
-      out.push_back({task(warmup + i, true), task(i, false), true});
+      // A pair of one micro-batch's forward and backward (the last stage)
+      // cannot overlap: `halves` cuts each in two (EngineImpl::BuildItem).
+      PipeTask f = task(warmup + i, true), b = task(i, false);
+      out.push_back({f, b, true, halves && f.mb == b.mb && f.model_stage == b.model_stage});
     } else {
       out.push_back({task(warmup + i, true), {}, false});
       out.push_back({task(i, false), {}, false});
     }
   }
-  for (int i = total - warmup; i < total; ++i) out.push_back({task(i, false), {}, false});
+  for (int i = total - warmup; i < total; ++i) out.push_back({task(i, false), {}, false, halves});
   return out;
 }
 
@@ -142,7 +148,8 @@ int ModelStages(const ScheduleShape& shape) {
 
 std::vector<PipeItem> StageSchedule(const ScheduleShape& shape, int stage) {
   if (shape.kind == "dualpipe") return DualPipe(shape, stage);
-  return Interleaved(shape, stage, shape.kind == "adaptive");
+  const bool pipe = shape.kind == "adaptive_pipe";
+  return Interleaved(shape, stage, shape.kind == "adaptive" || pipe, pipe);
 }
 
 }  // namespace moetrace::tracegen

@@ -22,10 +22,14 @@ struct PipeItem {
   PipeTask a;
   PipeTask b;
   bool fused = false;
+  // adaptive_pipe: a task with no opposite-direction partner (warmup
+  // forward, cooldown backward) runs as two halves of its micro-batch
+  // overlapping each other (EngineImpl::BuildHalves).
+  bool halves = false;
 };
 
 struct ScheduleShape {
-  std::string_view kind;  // 1f1b | interleaved | adaptive | dualpipe
+  std::string_view kind;  // 1f1b | interleaved | adaptive | adaptive_pipe | dualpipe
   int pp = 1;
   int vpp = 1;
   int micro_batches = 1;

@@ -430,7 +430,8 @@ class Advisor {
           // ASCEND.md: about 2x faster EP communication than flat all-to-all.
           {"comm.a2a=hierarchical"}, {"speed.alltoall=2"}, fixes, ev);
     }
-    if (!cfg_ || (cfg_->schedule().kind() != "adaptive" && cfg_->schedule().kind() != "dualpipe")) {
+    if (!cfg_ || (cfg_->schedule().kind() != "adaptive" && cfg_->schedule().kind() != "adaptive_pipe" &&
+                  cfg_->schedule().kind() != "dualpipe")) {
       std::vector<std::string> config = {"schedule.kind=adaptive"};
       if (cfg_ && cfg_->parallel().vpp() < 2) config.push_back("parallel.vpp=2");
       Add("exposed_ep_comm", "overlap the all-to-all of one micro-batch with another's compute",

@@ -1,0 +1,227 @@
+// Adaptive Pipe's mechanisms, each on a small config with exact values: the
+// hierarchical all-to-all run as its two steps (each a collective over the
+// members that step connects, so it waits only for them), the weight
+// gradients off the backward chain, the chunks with no opposite-direction
+// partner cut in two halves that overlap each other, and half of DualPipe's
+// weight memory.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+namespace moetrace::tracegen {
+namespace {
+
+Trace Simulate(std::vector<std::string> sets, std::vector<int32_t> ranks = {}) {
+  RunConfig c = BuildConfig({"tiny-moe", "", sets, 0});
+  MemorySink sink;
+  Generate(c, ranks, sink);
+  return std::move(sink.trace());
+}
+
+struct Instance {
+  std::vector<TimeNs> start, end;
+  TimeNs min_dur = -1;
+  int group_size = 0, ranks = 0, layer = -1;
+};
+
+// Every instance of the collective `name` by (group, sequence), with its
+// members' start and end times, the shortest member duration and the layer.
+std::map<std::pair<std::string, int64_t>, Instance> Instances(const Trace& t, const std::string& name) {
+  std::map<std::pair<std::string, int64_t>, Instance> out;
+  for (const Rank& r : t.ranks)
+    for (const Track& tr : r.tracks)
+      for (size_t i = 0; i < tr.events.size(); ++i) {
+        if (tr.events.comm[i] < 0 || r.strings.Get(tr.events.name[i]) != name) continue;
+        const CommRecord& c = tr.comms[tr.events.comm[i]];
+        Instance& in = out[{std::string(r.strings.Get(c.group)), c.sequence}];
+        in.start.push_back(tr.events.ts[i]);
+        in.end.push_back(tr.events.End(i));
+        TimeNs d = tr.events.dur[i];
+        in.min_dur = in.min_dur < 0 ? d : std::min(in.min_dur, d);
+        in.group_size = c.group_size;
+        in.layer = tr.events.layer[i];
+        in.ranks = int(c.group_ranks.size);
+      }
+  return out;
+}
+
+// EP 16 over two 8-NPU nodes, strongly skewed routing, one micro-batch per
+// rank, hierarchical all-to-all, no latency terms (so that two halves of a
+// step add up to the whole exactly). With PP 1 the adaptive schedule pairs
+// each micro-batch's forward with its own backward: both run as halves.
+std::vector<std::string> TwoNodes(const char* kind) {
+  return {"routing.skew=2.5", "routing.drift=0", "parallel.pp=1", "parallel.dp=16", "parallel.ep=16",
+          "parallel.global_batch_size=16", "comm.a2a=hierarchical", "host.task_queue=false", "steps=1",
+          "hardware.alpha_intra_ns=0", "hardware.alpha_inter_ns=0", std::string("schedule.kind=") + kind};
+}
+
+TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
+  Trace flat = Simulate(TwoNodes("1f1b")), ad = Simulate(TwoNodes("adaptive_pipe"));
+  EXPECT_TRUE(Instances(ad, "HcomAllToAllV_dispatch").empty());
+  auto whole = Instances(flat, "HcomAllToAllV_dispatch");
+  auto inter = Instances(ad, "HcomAllToAllV_dispatch_inter");
+  auto intra = Instances(ad, "HcomAllToAllV_dispatch_intra");
+  // 3 MoE layers, one micro-batch in two halves: per layer one dispatch
+  // over 16 ranks before; now per half its inter-node step as 8 collectives
+  // of 2 (one rank per node at each node position) and its intra-node step
+  // as 2 collectives of 8 (one per node).
+  ASSERT_EQ(whole.size(), 3u);
+  ASSERT_EQ(inter.size(), 3u * 2 * 8);
+  ASSERT_EQ(intra.size(), 3u * 2 * 2);
+  for (auto& [k, in] : inter) {
+    EXPECT_EQ(in.group_size, 2) << k.first;
+    EXPECT_EQ(in.ranks, 2) << k.first;
+    EXPECT_EQ(in.start.size(), 2u);
+  }
+  for (auto& [k, in] : intra) {
+    EXPECT_EQ(in.group_size, 8) << k.first;
+    EXPECT_EQ(in.start.size(), 8u);
+  }
+  // The whole all-to-all took its slowest member's inter-node step plus its
+  // slowest member's intra-node step. Each step now takes what its own
+  // members need (the last member to arrive runs the bare duration); the
+  // two halves of a step add up to it (each rounds down to the ns).
+  std::map<int, TimeNs> w;
+  std::map<int, std::map<std::string, TimeNs>> i1, i2;  // layer -> group -> both halves
+  for (auto& [k, in] : whole) w[in.layer] = in.min_dur;
+  for (auto& [k, in] : inter) i1[in.layer][k.first] += in.min_dur;
+  for (auto& [k, in] : intra) i2[in.layer][k.first] += in.min_dur;
+  ASSERT_EQ(w.size(), 3u);
+  int shorter = 0;
+  for (auto& [l, d] : w) {
+    TimeNs a = 0, b = 0;
+    for (auto& [g, v] : i1[l]) a = std::max(a, v);
+    for (auto& [g, v] : i2[l]) b = std::max(b, v);
+    EXPECT_NEAR(double(a + b), double(d), 2.0) << "layer " << l;
+    for (auto& [g, v] : i2[l])
+      if (v < b) ++shorter;
+  }
+  // Skewed routing: one node's redistribution needs less than the other's.
+  // (The inter-node step's bytes are expected de-duplicated copies per
+  // destination node, the same at every node position of two nodes.)
+  EXPECT_EQ(shorter, 3);
+}
+
+TEST(Adaptive, EachStepWaitsOnlyForItsOwnMembers) {
+  Trace ad = Simulate(TwoNodes("adaptive_pipe"));
+  int differ = 0;
+  for (const char* name : {"HcomAllToAllV_dispatch_inter", "HcomAllToAllV_dispatch_intra",
+                           "HcomAllToAllV_combine_intra", "HcomAllToAllV_combine_inter"}) {
+    auto all = Instances(ad, name);
+    ASSERT_FALSE(all.empty()) << name;
+    std::map<int64_t, std::vector<TimeNs>> ends_by_seq;
+    for (auto& [k, in] : all) {
+      // A collective starts when its last member arrives: every member ends
+      // at that arrival plus the step's duration, whatever the others do.
+      TimeNs last = *std::max_element(in.start.begin(), in.start.end());
+      for (TimeNs e : in.end) EXPECT_EQ(e, last + in.min_dur) << name << " " << k.first;
+      ends_by_seq[k.second].push_back(in.end[0]);
+    }
+    for (auto& [seq, ends] : ends_by_seq)
+      if (*std::max_element(ends.begin(), ends.end()) != *std::min_element(ends.begin(), ends.end())) ++differ;
+  }
+  // With skewed routing the sub-groups of one all-to-all finish apart: no
+  // step waits for the most loaded rank of another node or position.
+  EXPECT_GT(differ, 0);
+}
+
+// Forward compute events of micro-batch `mb` on rank `rank`: count, FLOPs,
+// last end; and the start of that micro-batch's p2p send.
+std::tuple<int, uint64_t, TimeNs, TimeNs> Forward(const Trace& t, int rank, int mb) {
+  int n = 0;
+  uint64_t flops = 0;
+  TimeNs end = 0, send = -1;
+  for (const Rank& r : t.ranks) {
+    if (r.rank != rank) continue;
+    for (const Track& tr : r.tracks)
+      for (size_t i = 0; i < tr.events.size(); ++i) {
+        if (tr.events.micro_batch[i] != mb || tr.events.phase[i] != Phase::kForward) continue;
+        if (tr.events.category[i] == Category::kCompute) {
+          ++n;
+          flops += tr.events.flops[i];
+          end = std::max(end, tr.events.End(i));
+        } else if (tr.events.category[i] == Category::kP2P && r.strings.Get(tr.events.name[i]) == "HcomSend") {
+          send = tr.events.ts[i];
+        }
+      }
+  }
+  return {n, flops, end, send};
+}
+
+TEST(Adaptive, UnpairedChunkRunsAsTwoOverlappingHalves) {
+  // PP 2, one micro-batch per rank in flight at warmup: stage 0's forward of
+  // micro-batch 0 has no backward to pair with.
+  std::vector<std::string> base = {"steps=1", "routing.drift=0"};
+  auto plain = base, ad = base;
+  plain.push_back("schedule.kind=1f1b");
+  ad.push_back("schedule.kind=adaptive_pipe");
+  auto [n1, f1, e1, s1] = Forward(Simulate(plain, {0}), 0, 0);
+  auto [n2, f2, e2, s2] = Forward(Simulate(ad, {0}), 0, 0);
+  // Stage 0 holds 2 layers (the dense one, an MoE one) and the embedding:
+  // 25 compute ops, each run twice with half of its FLOPs (the sum is exact).
+  EXPECT_EQ(n1, 25);
+  EXPECT_EQ(n2, 2 * n1);
+  EXPECT_EQ(f2, f1);
+  // The chunk's output leaves once, after both halves.
+  EXPECT_GE(s2, e2);
+  EXPECT_GE(s1, e1);
+}
+
+TEST(Adaptive, WeightGradientsLeaveTheChainAndFollowTheAllToAll) {
+  // PP 2, 4 micro-batches: stage 0 runs micro-batch 0's backward in a fused
+  // pair. Each backward grouped GEMM runs as two ops (input and weight
+  // gradient) with the backward's FLOPs between them; the weight gradient
+  // is issued after the layer's dispatch gradient, so it starts no earlier.
+  auto grads = [](const Trace& t, const std::string& name) {
+    std::map<int, std::vector<std::pair<TimeNs, uint64_t>>> by_layer;  // layer -> (start, flops)
+    for (const Track& tr : t.ranks[0].tracks)
+      for (size_t i = 0; i < tr.events.size(); ++i)
+        if (tr.events.micro_batch[i] == 0 && t.ranks[0].strings.Get(tr.events.name[i]) == name)
+          by_layer[tr.events.layer[i]].emplace_back(tr.events.ts[i], tr.events.flops[i]);
+    return by_layer;
+  };
+  Trace plain = Simulate({"steps=1", "schedule.kind=1f1b"}, {0});
+  Trace ad = Simulate({"steps=1", "schedule.kind=adaptive_pipe"}, {0});
+  auto before = grads(plain, "GroupedMatmul_gate_upGrad"), after = grads(ad, "GroupedMatmul_gate_upGrad");
+  auto dispatch = grads(ad, "HcomAllToAllV_dispatchGrad");
+  ASSERT_EQ(before.size(), 1u);  // stage 0's one MoE layer
+  for (auto& [layer, ops] : before) {
+    ASSERT_EQ(ops.size(), 1u);
+    ASSERT_EQ(after[layer].size(), 2u);
+    EXPECT_EQ(after[layer][0].second + after[layer][1].second, ops[0].second);
+    ASSERT_EQ(dispatch[layer].size(), 1u);
+    TimeNs wgrad = std::max(after[layer][0].first, after[layer][1].first);
+    EXPECT_GE(wgrad, dispatch[layer][0].first);
+  }
+}
+
+int64_t Weights(const Trace& t) {
+  int64_t sum = 0;
+  for (const Rank& r : t.ranks)
+    for (const Track& tr : r.tracks)
+      if (tr.kind == TrackKind::kCounter && tr.counter == CounterKind::kMemWeights) sum += int64_t(tr.sample_value[0]);
+  return sum;
+}
+
+TEST(Adaptive, HoldsHalfOfDualPipesWeights) {
+  // PP 2, 8 layers: DualPipe gives each rank slices s and p-1-s of 2 (the
+  // whole model, twice over the pipeline); Adaptive Pipe (VPP 2) gives each
+  // rank 2 of 4 slices (the model once over the pipeline).
+  std::vector<std::string> base = {"steps=1", "model.num_layers=8", "parallel.global_batch_size=64"};
+  auto dual = base, ad = base;
+  dual.push_back("schedule.kind=dualpipe");
+  ad.push_back("schedule.kind=adaptive_pipe");
+  ad.push_back("parallel.vpp=2");
+  const std::vector<int32_t> ranks = {0, 8};  // stage 0 and stage 1
+  const int64_t w_dual = Weights(Simulate(dual, ranks)), w_ad = Weights(Simulate(ad, ranks));
+  EXPECT_EQ(w_ad, 235110400);  // bf16 weights of tiny-moe's 8 layers, embedding and head, EP 8
+  EXPECT_EQ(w_dual, 2 * w_ad);
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen
