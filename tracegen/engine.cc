@@ -31,7 +31,10 @@ const char* DeviceName(int n) {
       "CrossEntropyLoss", "HcomSend", "HcomReceive", "MemcpyD2H_swap_out", "MemcpyH2D_swap_in",
       "HcomReduceScatter_grads_dp", "HcomReduceScatter_grads_edp", "HcomAllReduce_grad_norm",
       "AdamW", "HcomAllGather_params_dp", "HcomAllGather_params_edp", "ExpertMigration",
-      "HcomAllGather_token_counts", "HcomAllToAllV_expert_copies"};
+      "HcomAllGather_token_counts", "HcomAllToAllV_expert_copies", "Cast_router_logits",
+      "ReduceSum_topk_probs", "RealDiv_topk_probs", "ReduceMean_aux_probs",
+      "Histc_tokens_per_expert", "Mul_aux_loss", "ReduceSum_aux_loss", "Cat_sort_chunks_by_expert",
+      "Cumsum_group_list", "Cat_unsort_chunks", "Add_shared_expert"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];
 }

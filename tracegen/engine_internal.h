@@ -45,7 +45,9 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(MoeFinalizeRouting) X(Embedding) X(MatMulLmHead) X(CrossEntropy) X(Send) X(Recv)       \
   X(SwapOut) X(SwapIn) X(ReduceScatterGradsDp) X(ReduceScatterGradsEdp)                    \
   X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts) \
-  X(ExpertCopySync)
+  X(ExpertCopySync) X(CastRouterLogits) X(ReduceSumTopkProbs) X(DivTopkProbs)                \
+  X(ReduceMeanAuxProbs) X(HistcTokensPerExpert) X(MulAuxLoss) X(ReduceSumAuxLoss)          \
+  X(SortChunksByExpert) X(CumsumGroupList) X(UnsortChunks) X(AddSharedExpert)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -342,6 +344,13 @@ class EngineImpl {
   TimeNs P2PSendNs(bool inter) const;
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) const;
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) const;
+  // The MoE layer's small routing operators (engine_moe_small_ops.cc): the
+  // router's bookkeeping before the token counts, the chunk sorting around
+  // the grouped GEMMs, the shared-expert add after the combine.
+  void AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
+  void AddSortChunks(Block& b, int32_t& chain, double recv_tokens, int mb, int layer, Phase ph,
+                     bool unsort) const;
+  void AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
   int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true) const;
   // Chains the op just appended to b.ops (as Add does).
   int32_t Chain(Block& b, int32_t& chain, bool depend = true) const;

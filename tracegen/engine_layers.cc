@@ -110,13 +110,15 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
                                tp_members, N * h * 2, ph, mb, layer, bw));
     int32_t router = Add(b, chain, Compute(kMoeGatingTopK, kMatMul, 2 * Nm * h * E, (h * E + Nm * h) * 2, ph, mb, layer, bw));
     if (ph == Phase::kForward) b.ops[router].routing = a2a_idx;
+    AddRouterSmallOps(b, chain, mb, layer, ph);
     // With sync_before_a2a the dispatcher reads the token counts on the host
     // before permuting (Megatron/MindSpeed alltoall preprocess): the counts
     // are all-gathered over the EP group, copied to the host (blocking), and
     // turned into split lists in Python, one element at a time, before the
     // host can issue the permutation and the all-to-all. The device runs out
     // of work meanwhile.
-    int32_t counts_ready = router;
+    // A stream sync waits for every op issued before it: the router's last.
+    int32_t counts_ready = chain;
     const bool sync = cfg.host().sync_before_a2a() && ph != Phase::kBackward;
     if (sync && group_members > 1)
       counts_ready = Add(b, chain, Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather,
@@ -150,15 +152,21 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     int32_t dispatch = Add(b, chain, disp);
     if (overlap) shared_ops(permute);
     double tpe = recv_tokens / std::max(1.0, local_experts);
+    // The received tokens sorted by local expert and the group list, after
+    // the dispatch (the chain may be on the shared expert meanwhile).
+    int32_t sorted = dispatch;
+    AddSortChunks(b, sorted, recv_tokens, mb, layer, ph, false);
+    chain = sorted;
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
-    gg1.dep = dispatch;
+    gg1.dep = sorted;
     Add(b, chain, gg1);
     Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);
     Add(b, chain, sw);
     Op gg2 = Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
                      (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
     Add(b, chain, gg2);
+    AddSortChunks(b, chain, recv_tokens, mb, layer, ph, true);
     Op comb = Collective(r, kAllToAllVCombine, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
                          members, 0, ph, mb, layer, bw);
     comb.dur = a2a_dur;
@@ -166,6 +174,7 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     for (auto v : b.a2a[a2a_idx].recv) comb.bytes += v;
     Add(b, chain, comb);
     Add(b, chain, Compute(kMoeFinalizeRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw));
+    AddSharedExpertAdd(b, chain, mb, layer, ph);
     if (t > 1 && !shape.extend)
       Add(b, chain, Collective(r, shape.sp ? kReduceScatterTp : kAllReduceTp,
                                shape.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,

@@ -1,0 +1,48 @@
+// The small operators of an MoE layer (Megatron / MindSpeed alltoall token
+// dispatcher on torch_npu) besides the fused gating, permute and unpermute
+// kernels: each lasts a few microseconds on the device but costs a full
+// operator launch on the host (framework + launch, or enqueue with the task
+// queue). They are what the device runs out of after a host synchronisation:
+// the host issues them one by one while the device finishes each at once.
+// Sizes are the tensors each op reads and writes (vector class: HBM bound).
+#include "tracegen/engine_internal.h"
+
+namespace moetrace::tracegen {
+
+void EngineImpl::AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+  const double Nm = double(shape.TokensMoe()), E = shape.experts, k = shape.top_k;
+  // The router works in fp32 (Megatron moe_router_dtype): bf16 logits cast.
+  Add(b, chain, Compute(kCastRouterLogits, kVector, 0, Nm * E * 6, ph, mb, layer, false));
+  // Top-k weights normalised to sum 1 (DeepSeek / Pangu routing).
+  Add(b, chain, Compute(kReduceSumTopkProbs, kVector, 0, Nm * k * 4 + Nm * 4, ph, mb, layer, false));
+  Add(b, chain, Compute(kDivTopkProbs, kVector, 0, Nm * k * 8 + Nm * 4, ph, mb, layer, false));
+  // Load-balancing loss: mean routing probability per expert times the
+  // fraction of tokens each expert got (the histogram that is also the
+  // dispatcher's token counts).
+  Add(b, chain, Compute(kReduceMeanAuxProbs, kVector, 0, Nm * E * 4 + E * 4, ph, mb, layer, false));
+  Add(b, chain, Compute(kHistcTokensPerExpert, kVector, 0, Nm * k * 4 + E * 4, ph, mb, layer, false));
+  Add(b, chain, Compute(kMulAuxLoss, kVector, 0, E * 12, ph, mb, layer, false));
+  Add(b, chain, Compute(kReduceSumAuxLoss, kVector, 0, E * 4 + 4, ph, mb, layer, false));
+}
+
+void EngineImpl::AddSortChunks(Block& b, int32_t& chain, double recv_tokens, int mb, int layer,
+                               Phase ph, bool unsort) const {
+  // With several local experts the received tokens arrive grouped by source
+  // rank and are re-ordered by expert (sort_chunks_by_idxs: a cat of the
+  // chunks) before the grouped GEMM, and back before the combine.
+  if (shape.ExpertsPerRank() > 1 && shape.expert_group > 1)
+    Add(b, chain, Compute(unsort ? kUnsortChunks : kSortChunksByExpert, kVector, 0,
+                          recv_tokens * shape.hidden * 4, ph, mb, layer, false));
+  // The grouped GEMM's group list: cumulative tokens per local expert.
+  if (!unsort)
+    Add(b, chain, Compute(kCumsumGroupList, kVector, 0, shape.ExpertsPerRank() * 16.0, ph, mb, layer, false));
+}
+
+void EngineImpl::AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+  if (shape.shared <= 0) return;
+  // Routed experts' output + shared expert's output (bf16, read 2, write 1).
+  Add(b, chain, Compute(kAddSharedExpert, kVector, 0, double(shape.TokensMoe()) * shape.hidden * 6, ph, mb,
+                        layer, false));
+}
+
+}  // namespace moetrace::tracegen
