@@ -54,7 +54,8 @@ TEST(EngineHost, MoeLayerHasItsSmallRoutingOps) {
   for (const char* name : {"Cast_router_logits", "ReduceSum_topk_probs", "RealDiv_topk_probs",
                            "ReduceMean_aux_probs", "Histc_tokens_per_expert", "Mul_aux_loss",
                            "ReduceSum_aux_loss", "Cat_sort_chunks_by_expert", "Cumsum_group_list",
-                           "Cat_unsort_chunks", "Add_shared_expert"}) {
+                           "Cat_unsort_chunks", "Add_shared_expert", "ArgSort_topk_indices",
+                           "FloorDiv_token_indices", "RepeatInterleave_expert_ids"}) {
     EXPECT_EQ(Device(run.trace, name).size(), 4u) << name;
     EXPECT_EQ(Device(run.trace, std::string(name) + "Grad", Phase::kBackward).size(), 4u) << name;
   }
@@ -76,7 +77,7 @@ TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
                           "host.numa_affinity=false"});
   const HardwareConfig& hw = run.config.hardware();
   const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * hw.cross_numa_factor());
-  EXPECT_EQ(issue, 2525000);  // (1,000 + 10 us) x 2.5 with atlas-800t-a2
+  EXPECT_EQ(issue, 3686500);  // (1,000 + 10 us) x 3.65 with atlas-800t-a2
   auto sum = Device(run.trace, "ReduceSum_topk_probs");
   auto div = Device(run.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);
@@ -96,24 +97,34 @@ TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
   EXPECT_EQ(div[0].ts - sum[0].ts, paced);
 }
 
-TEST(EngineHost, OneSynchronousStallIsReadPlusSplitListsPlusLaunch) {
-  // With the token-count read the permutation starts d2h + split lists
-  // (token_count_host_ns per element of the EP x experts matrix) + one
-  // launch after the count all-gather ends; without NUMA binding the host
-  // parts are slower by the cross-NUMA factor.
+TEST(EngineHost, OneSynchronousStallIsReadPlusSplitListsPlusLaunches) {
+  // With the token-count read the host blocks until the count all-gather
+  // ends + d2h, builds the split lists (token_count_host_ns per element of
+  // the EP x experts matrix), then issues the permutation's index ops and
+  // the permutation one by one: the first starts d2h + lists + one issue
+  // after the gather (the synchronous stall), the permutation three issues
+  // later (the device waits for each small op's launch). Without NUMA
+  // binding the host parts are slower by the cross-NUMA factor.
   for (bool bound : {true, false}) {
     HostRun run = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false",
-                        std::string("host.numa_affinity=") + (bound ? "true" : "false")});
+                            std::string("host.numa_affinity=") + (bound ? "true" : "false")});
     const HardwareConfig& hw = run.config.hardware();
     const double f = bound ? 1.0 : hw.cross_numa_factor();
     const TimeNs lists = std::llround(hw.token_count_host_ns() * 16 * 8 * f);
     const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f);
     const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + lists + issue;
+    // atlas-800t-a2: 30 us read, 65.6 ns x 128 elements, (20 + 10 us) per issue, x 3.65 off-NUMA.
+    EXPECT_EQ(stall, bound ? 30000 + 8397 + 30000 : 30000 + 30648 + 109500);
     auto gather = Device(run.trace, "HcomAllGather_token_counts");
+    auto first = Device(run.trace, "ArgSort_topk_indices");
     auto perm = Device(run.trace, "MoeInitRouting");
     ASSERT_EQ(gather.size(), 4u);
+    ASSERT_EQ(first.size(), 4u);
     ASSERT_EQ(perm.size(), 4u);
-    for (size_t i = 0; i < perm.size(); ++i) EXPECT_EQ(perm[i].ts - gather[i].end, stall) << "bound " << bound;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      EXPECT_EQ(first[i].ts - gather[i].end, stall) << "bound " << bound;
+      EXPECT_EQ(perm[i].ts - first[i].ts, 3 * issue) << "bound " << bound;
+    }
   }
 }
 

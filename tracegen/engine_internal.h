@@ -47,7 +47,8 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts) \
   X(ExpertCopySync) X(CastRouterLogits) X(ReduceSumTopkProbs) X(DivTopkProbs)                \
   X(ReduceMeanAuxProbs) X(HistcTokensPerExpert) X(MulAuxLoss) X(ReduceSumAuxLoss)          \
-  X(SortChunksByExpert) X(CumsumGroupList) X(UnsortChunks) X(AddSharedExpert)
+  X(SortChunksByExpert) X(CumsumGroupList) X(UnsortChunks) X(AddSharedExpert)             \
+  X(ArgSortTopkIndices) X(FloorDivTokenIndices) X(RepeatInterleaveExpertIds)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -351,6 +352,8 @@ class EngineImpl {
   void AddSortChunks(Block& b, int32_t& chain, double recv_tokens, int mb, int layer, Phase ph,
                      bool unsort) const;
   void AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
+  // The permutation's index ops, issued once the token counts are known.
+  void AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
   int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true) const;
   // Chains the op just appended to b.ops (as Add does).
   int32_t Chain(Block& b, int32_t& chain, bool depend = true) const;

@@ -124,13 +124,20 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
       counts_ready = Add(b, chain, Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather,
                                               CommClass::kEP, ep_gid, members,
                                               double(E) * 4 * group_members, ph, mb, layer, bw));
+    // The permutation's index ops follow the read: with the sync the host
+    // issues them (and the permutation) only after the split lists, so the
+    // device runs out of work and then waits for each launch in turn.
+    const size_t index_first = b.ops.size();
+    AddPermuteIndexOps(b, chain, mb, layer, ph);
     Op perm = Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw);
-    if (sync) {
-      perm.host_sync = true;
-      perm.sync_on = counts_ready;
-      perm.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * group_members * HostFactor()));
-    }
     int32_t permute = Add(b, chain, perm);
+    if (sync) {
+      // The host blocks before the first op issued after the read.
+      Op& first_after = b.ops[index_first];
+      first_after.host_sync = true;
+      first_after.sync_on = counts_ready;
+      first_after.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * group_members * HostFactor()));
+    }
     auto shared_ops = [&](int32_t dep) {
       if (shape.shared <= 0) return;
       double Fs = Fe * shape.shared, div = shape.extend ? 1 : t;

@@ -45,4 +45,15 @@ void EngineImpl::AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer,
                         layer, false));
 }
 
+void EngineImpl::AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+  const double Nm = double(shape.TokensMoe()), k = shape.top_k;
+  // The alltoall dispatcher's index work once the counts are on the host:
+  // the flattened top-k expert ids sorted (stable argsort, int64 out), the
+  // source token of each sorted slot (// top-k), and the local expert id of
+  // every token this rank will receive (repeat_interleave over the counts).
+  Add(b, chain, Compute(kArgSortTopkIndices, kVector, 0, Nm * k * 12, ph, mb, layer, false));
+  Add(b, chain, Compute(kFloorDivTokenIndices, kVector, 0, Nm * k * 16, ph, mb, layer, false));
+  Add(b, chain, Compute(kRepeatInterleaveExpertIds, kVector, 0, Nm * k * 8, ph, mb, layer, false));
+}
+
 }  // namespace moetrace::tracegen
