@@ -22,7 +22,6 @@
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
-#include "tracegen/labels.h"
 
 namespace {
 
@@ -35,8 +34,6 @@ struct Result {
   // Host-bound by kind (share of the span) and the mean host-bound-sync time
   // per blocking host sync of the measured step (the length of one stall).
   double host_sync = 0, host_dispatch = 0, stall_ns = 0;
-  // The same two with copies counted as free (the profiler's convention).
-  double host_bound_profiler = 0, stall_profiler_ns = 0;
   // Device idle from the counts' arrival to the first op issued after the read.
   double stall_device_ns = 0;
   int64_t syncs = 0;
@@ -91,26 +88,6 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
           ++r.syncs;
     }
   r.stall_ns = r.syncs > 0 ? sum["breakdown.host_bound_sync_ns"] / double(r.syncs) : 0;
-  // The same with copies counted as free time, as the Ascend profiler's
-  // Overlap Analysis counts a memcpy: METRICS.md counts a device that only
-  // copies (the preset's swap-outs, which run during most stalls) as busy.
-  double span_p = 0, hb_p = 0, sync_p = 0;
-  for (const auto& rank : t.ranks) {
-    moetrace::Rank k = rank;
-    for (auto& tr : k.tracks) {
-      if (tr.kind != moetrace::TrackKind::kDeviceStream) continue;
-      bool copy = tr.events.size() > 0;
-      for (size_t i = 0; i < tr.events.size(); ++i) copy = copy && tr.events.category[i] == moetrace::Category::kCopy;
-      if (copy) tr.events.Clear();
-    }
-    for (const auto& s : moetrace::tracegen::ComputeBreakdown(k))
-      if (s.step == (full_dp ? 0 : 1)) {
-        span_p += double(s.span);
-        hb_p += double(s.host_bound);
-        sync_p += double(s.host_bound_sync);
-      }
-  }
-  r.host_bound_profiler = span_p > 0 ? hb_p / span_p : 0;
   // One synchronous stall, measured on the device: from the end of the
   // token-count all-gather the host waited for to the start of the first op
   // it issued after the read (same micro-batch and layer).
@@ -137,7 +114,6 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
     }
   }
   r.stall_device_ns = stalls > 0 ? stall_sum / double(stalls) : 0;
-  r.stall_profiler_ns = r.syncs > 0 ? sync_p / double(r.syncs) : 0;
   double devices = c.parallel().world_size();
   r.mfu = t.metadata.model_flops_per_step / (r.span * 1e-9 * t.metadata.device_peak_flops * devices);
   // Throughput of the full 6,144-card job (every device does the same work).
@@ -147,10 +123,9 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
       if (tr.kind == moetrace::TrackKind::kCounter && tr.counter == moetrace::CounterKind::kMemActivations)
         for (double v : tr.sample_value) r.act_peak = std::max(r.act_peak, v);
   std::fprintf(stderr, "  run done: span %.1f ms mfu %.3f ep %.1f/%.1f ms host-bound %.4f (sync %.4f, %lld syncs, "
-               "%.3f ms each; copies free: %.4f, %.3f ms each; read to next op %.3f ms) act %.1f GiB peak %.1f GiB%s\n",
+               "%.3f ms each; read to next op %.3f ms) act %.1f GiB peak %.1f GiB%s\n",
                r.span / 1e6, r.mfu, r.ep_exposed / 1e6, r.ep_total / 1e6, r.host_bound, r.host_sync,
-               static_cast<long long>(r.syncs), r.stall_ns / 1e6, r.host_bound_profiler, r.stall_profiler_ns / 1e6,
-               r.stall_device_ns / 1e6,
+               static_cast<long long>(r.syncs), r.stall_ns / 1e6, r.stall_device_ns / 1e6,
                r.act_peak / (1 << 30), r.mem_peak / (1 << 30), r.oom ? " OOM" : "");
   return r;
 }
@@ -276,22 +251,21 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "host dispatch, the knobs with the token-count reads kept\n");
   Result host_sync = Run({"host.sync_before_a2a=true"});
   auto pct = [](const Result& r) {
-    return fmt::format("{:.2f}% (sync {:.2f}%, dispatch {:.2f}%; copies free: {:.2f}%)", 100 * r.host_bound,
-                       100 * r.host_sync, 100 * r.host_dispatch, 100 * r.host_bound_profiler);
+    return fmt::format("{:.2f}% (sync {:.2f}%, dispatch {:.2f}%)", 100 * r.host_bound, 100 * r.host_sync,
+                       100 * r.host_dispatch);
   };
   row("Host-device dispatch", "none of the knobs (no task queue, no binding, MBS 1, token-count syncs) -> preset (all of them)",
       "host-bound < 2% of step", fmt::format("{} -> {}", pct(host_bad), pct(base)),
-      "METRICS.md host-bound over the span; copies free: a swap copy does not make the device busy, as the Ascend profiler counts it");
+      "the preset's swap-outs run during most stalls (a copying device is busy, METRICS.md)");
   row("One synchronous stall", "as above -> task queue + binding + MBS 2 with the token-count syncs kept",
       "2.1 ms -> 0.6 ms",
-      fmt::format("{:.2f} ms -> {:.2f} ms (host-bound-sync per sync {:.2f} -> {:.2f} ms, copies free {:.2f} -> {:.2f} ms)",
+      fmt::format("{:.2f} ms -> {:.2f} ms (host-bound-sync per sync {:.2f} -> {:.2f} ms; {} syncs)",
                   host_bad.stall_device_ns / 1e6, host_sync.stall_device_ns / 1e6, host_bad.stall_ns / 1e6,
-                  host_sync.stall_ns / 1e6, host_bad.stall_profiler_ns / 1e6, host_sync.stall_profiler_ns / 1e6),
-      "device idle from the token counts' arrival to the first op issued after the read, mean over the syncs of the 16 stages");
+                  host_sync.stall_ns / 1e6, host_bad.syncs),
+      "device idle from the token counts' arrival to the first op issued after the read, mean over the 16 stages");
   row("Kunpeng NUMA binding", "none of the knobs -> + host.numa_affinity", "+4% (approx.)",
-      fmt::format("{:+.1f}% (host-bound {:.2f}% -> {:.2f}%; copies free {:.2f}% -> {:.2f}%)",
-                  100 * (host_bad.span / host_bind.span - 1), 100 * host_bad.host_bound, 100 * host_bind.host_bound,
-                  100 * host_bad.host_bound_profiler, 100 * host_bind.host_bound_profiler),
+      fmt::format("{:+.1f}% (host-bound {:.2f}% -> {:.2f}%)", 100 * (host_bad.span / host_bind.span - 1),
+                  100 * host_bad.host_bound, 100 * host_bind.host_bound),
       "");
   }
 
