@@ -33,8 +33,8 @@ const char* DeviceName(int n) {
       "AdamW", "HcomAllGather_params_dp", "HcomAllGather_params_edp", "ExpertMigration",
       "HcomAllGather_token_counts", "HcomAllToAllV_expert_copies", "Cast_router_logits",
       "ReduceSum_topk_probs", "RealDiv_topk_probs", "ReduceMean_aux_probs",
-      "Histc_tokens_per_expert", "Mul_aux_loss", "ReduceSum_aux_loss", "Cat_sort_chunks_by_expert",
-      "Cumsum_group_list", "Cat_unsort_chunks", "Add_shared_expert", "ArgSort_topk_indices",
+      "Histc_tokens_per_expert", "Mul_aux_loss", "ReduceSum_aux_loss", "Cumsum_group_list",
+      "Add_shared_expert", "ArgSort_topk_indices",
       "FloorDiv_token_indices", "RepeatInterleave_expert_ids"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];

@@ -47,7 +47,7 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts) \
   X(ExpertCopySync) X(CastRouterLogits) X(ReduceSumTopkProbs) X(DivTopkProbs)                \
   X(ReduceMeanAuxProbs) X(HistcTokensPerExpert) X(MulAuxLoss) X(ReduceSumAuxLoss)          \
-  X(SortChunksByExpert) X(CumsumGroupList) X(UnsortChunks) X(AddSharedExpert)             \
+  X(CumsumGroupList) X(AddSharedExpert)                                                    \
   X(ArgSortTopkIndices) X(FloorDivTokenIndices) X(RepeatInterleaveExpertIds)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
@@ -346,11 +346,10 @@ class EngineImpl {
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) const;
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) const;
   // The MoE layer's small routing operators (engine_moe_small_ops.cc): the
-  // router's bookkeeping before the token counts, the chunk sorting around
-  // the grouped GEMMs, the shared-expert add after the combine.
+  // router's bookkeeping before the token counts, the grouped GEMM's group
+  // list, the shared-expert add after the combine.
   void AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
-  void AddSortChunks(Block& b, int32_t& chain, double recv_tokens, int mb, int layer, Phase ph,
-                     bool unsort) const;
+  void AddGroupList(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
   void AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
   // The permutation's index ops, issued once the token counts are known.
   void AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;

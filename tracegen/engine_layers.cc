@@ -159,21 +159,20 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     int32_t dispatch = Add(b, chain, disp);
     if (overlap) shared_ops(permute);
     double tpe = recv_tokens / std::max(1.0, local_experts);
-    // The received tokens sorted by local expert and the group list, after
-    // the dispatch (the chain may be on the shared expert meanwhile).
-    int32_t sorted = dispatch;
-    AddSortChunks(b, sorted, recv_tokens, mb, layer, ph, false);
-    chain = sorted;
+    // The group list, after the dispatch (the chain may be on the shared
+    // expert meanwhile).
+    int32_t group_list = dispatch;
+    AddGroupList(b, group_list, mb, layer, ph);
+    chain = group_list;
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
-    gg1.dep = sorted;
+    gg1.dep = group_list;
     Add(b, chain, gg1);
     Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);
     Add(b, chain, sw);
     Op gg2 = Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
                      (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
     Add(b, chain, gg2);
-    AddSortChunks(b, chain, recv_tokens, mb, layer, ph, true);
     Op comb = Collective(r, kAllToAllVCombine, CollectiveKind::kAllToAllV, CommClass::kEP, ep_gid,
                          members, 0, ph, mb, layer, bw);
     comb.dur = a2a_dur;

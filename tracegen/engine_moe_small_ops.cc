@@ -25,17 +25,12 @@ void EngineImpl::AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, 
   Add(b, chain, Compute(kReduceSumAuxLoss, kVector, 0, E * 4 + 4, ph, mb, layer, false));
 }
 
-void EngineImpl::AddSortChunks(Block& b, int32_t& chain, double recv_tokens, int mb, int layer,
-                               Phase ph, bool unsort) const {
-  // With several local experts the received tokens arrive grouped by source
-  // rank and are re-ordered by expert (sort_chunks_by_idxs: a cat of the
-  // chunks) before the grouped GEMM, and back before the combine.
-  if (shape.ExpertsPerRank() > 1 && shape.expert_group > 1)
-    Add(b, chain, Compute(unsort ? kUnsortChunks : kSortChunksByExpert, kVector, 0,
-                          recv_tokens * shape.hidden * 4, ph, mb, layer, false));
-  // The grouped GEMM's group list: cumulative tokens per local expert.
-  if (!unsort)
-    Add(b, chain, Compute(kCumsumGroupList, kVector, 0, shape.ExpertsPerRank() * 16.0, ph, mb, layer, false));
+void EngineImpl::AddGroupList(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+  // The grouped GEMM's group list: cumulative tokens per local expert. (The
+  // received tokens stay grouped as MoeInitRouting's expert-major order left
+  // them; the unfused dispatcher's sort_chunks_by_idxs, a copy of every
+  // received token, is not modelled.)
+  Add(b, chain, Compute(kCumsumGroupList, kVector, 0, shape.ExpertsPerRank() * 16.0, ph, mb, layer, false));
 }
 
 void EngineImpl::AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
