@@ -132,7 +132,8 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     Op perm = Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw);
     int32_t permute = Add(b, chain, perm);
     if (sync) {
-      // The host blocks before the first op issued after the read.
+      // The host blocks before the first op issued after the read (the
+      // permutation itself without the unfused index ops).
       Op& first_after = b.ops[index_first];
       first_after.host_sync = true;
       first_after.sync_on = counts_ready;

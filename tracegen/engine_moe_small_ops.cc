@@ -5,11 +5,14 @@
 // queue). They are what the device runs out of after a host synchronisation:
 // the host issues them one by one while the device finishes each at once.
 // Sizes are the tensors each op reads and writes (vector class: HBM bound).
+// Issued with host.unfused_routing_ops (the 718B preset); without it only the
+// fused gating / permute / unpermute kernels are.
 #include "tracegen/engine_internal.h"
 
 namespace moetrace::tracegen {
 
 void EngineImpl::AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+  if (!cfg.host().unfused_routing_ops()) return;
   const double Nm = double(shape.TokensMoe()), E = shape.experts, k = shape.top_k;
   // The router works in fp32 (Megatron moe_router_dtype): bf16 logits cast.
   Add(b, chain, Compute(kCastRouterLogits, kVector, 0, Nm * E * 6, ph, mb, layer, false));
@@ -26,6 +29,7 @@ void EngineImpl::AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, 
 }
 
 void EngineImpl::AddGroupList(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+  if (!cfg.host().unfused_routing_ops()) return;
   // The grouped GEMM's group list: cumulative tokens per local expert. (The
   // received tokens stay grouped as MoeInitRouting's expert-major order left
   // them; the unfused dispatcher's sort_chunks_by_idxs, a copy of every
@@ -34,13 +38,14 @@ void EngineImpl::AddGroupList(Block& b, int32_t& chain, int mb, int layer, Phase
 }
 
 void EngineImpl::AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
-  if (shape.shared <= 0) return;
+  if (!cfg.host().unfused_routing_ops() || shape.shared <= 0) return;
   // Routed experts' output + shared expert's output (bf16, read 2, write 1).
   Add(b, chain, Compute(kAddSharedExpert, kVector, 0, double(shape.TokensMoe()) * shape.hidden * 6, ph, mb,
                         layer, false));
 }
 
 void EngineImpl::AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+  if (!cfg.host().unfused_routing_ops()) return;
   const double Nm = double(shape.TokensMoe()), k = shape.top_k;
   // The alltoall dispatcher's index work once the counts are on the host:
   // the flattened top-k expert ids sorted (stable argsort, int64 out), the
