@@ -360,19 +360,16 @@ TEST(Engine, RoutingRecordsAndEdpb) {
 }
 
 TEST(Engine, AdaptivePipeMasksExpertCommunication) {
-  // Host issue costs off: tiny-moe's ops last microseconds, so with the
-  // measured per-op host cost (20 us framework incl. Python) the host, not
-  // the schedule, limits what the fused pairs can overlap.
   std::vector<std::string> base = {"parallel.vpp=2", "model.num_layers=8", "model.dense_layers=0", "routing.skew=0", "parallel.global_batch_size=128",
-                                   "steps=1", "hardware.framework_op_ns=0", "hardware.launch_ns=0", "hardware.enqueue_ns=0"};
+                                   "steps=1"};
   auto interleaved = base, adaptive = base;
   interleaved.push_back("schedule.kind=interleaved");
   adaptive.push_back("schedule.kind=adaptive");
   Trace a = Simulate("tiny-moe", interleaved), b = Simulate("tiny-moe", adaptive);
   double ea = SumLabel(a, "comm_by_class.EP.exposed_ns") / SumLabel(a, "comm_by_class.EP.total_ns");
   double eb = SumLabel(b, "comm_by_class.EP.exposed_ns") / SumLabel(b, "comm_by_class.EP.total_ns");
-  EXPECT_GT(ea, 0.5) << ea;
-  EXPECT_LT(eb, ea / 2) << eb;
+  EXPECT_GT(ea, 0.5);
+  EXPECT_LT(eb, ea / 2);
 }
 
 TEST(Engine, FusedScheduleIssuesCollectivesInTheSameOrderOnEveryMember) {
