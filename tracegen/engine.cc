@@ -35,7 +35,11 @@ const char* DeviceName(int n) {
       // The two steps of a hierarchical all-to-all run as separate
       // collectives (adaptive pipe): inter-node over RoCE, intra-node over HCCS.
       "HcomAllToAllV_dispatch_inter", "HcomAllToAllV_dispatch_intra", "HcomAllToAllV_combine_intra",
-      "HcomAllToAllV_combine_inter"};
+      "HcomAllToAllV_combine_inter", "Cast_router_logits",
+      "ReduceSum_topk_probs", "RealDiv_topk_probs", "ReduceMean_aux_probs",
+      "Histc_tokens_per_expert", "Mul_aux_loss", "ReduceSum_aux_loss", "Cumsum_group_list",
+      "Add_shared_expert", "ArgSort_topk_indices",
+      "FloorDiv_token_indices", "RepeatInterleave_expert_ids"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];
 }

@@ -47,7 +47,11 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(SwapOut) X(SwapIn) X(ReduceScatterGradsDp) X(ReduceScatterGradsEdp)                    \
   X(AllReduceGradNorm) X(AdamW) X(AllGatherParamsDp) X(AllGatherParamsEdp) X(ExpertMigration) X(AllGatherTokenCounts) \
   X(ExpertCopySync) X(MatMulMtpProj) X(AllToAllVDispatchInter) X(AllToAllVDispatchIntra)           \
-  X(AllToAllVCombineIntra) X(AllToAllVCombineInter)
+  X(AllToAllVCombineIntra) X(AllToAllVCombineInter)  \
+  X(CastRouterLogits) X(ReduceSumTopkProbs) X(DivTopkProbs)                \
+  X(ReduceMeanAuxProbs) X(HistcTokensPerExpert) X(MulAuxLoss) X(ReduceSumAuxLoss)          \
+  X(CumsumGroupList) X(AddSharedExpert)                                                    \
+  X(ArgSortTopkIndices) X(FloorDivTokenIndices) X(RepeatInterleaveExpertIds)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -371,6 +375,14 @@ class EngineImpl {
   TimeNs P2PSendNs(bool inter) const;
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) const;
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) const;
+  // The MoE layer's small routing operators (engine_moe_small_ops.cc): the
+  // router's bookkeeping before the token counts, the grouped GEMM's group
+  // list, the shared-expert add after the combine.
+  void AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
+  void AddGroupList(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
+  void AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
+  // The permutation's index ops, issued once the token counts are known.
+  void AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
   int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true) const;
   // Chains the op just appended to b.ops (as Add does).
   int32_t Chain(Block& b, int32_t& chain, bool depend = true) const;

@@ -132,25 +132,35 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
                                tp_members, N * h * 2, ph, mb, layer, bw));
     int32_t router = Add(b, chain, Compute(kMoeGatingTopK, kMatMul, 2 * Nm * h * E, (h * E + Nm * h) * 2, ph, mb, layer, bw));
     if (ph == Phase::kForward) b.ops[router].routing = a2a_idx;
+    AddRouterSmallOps(b, chain, mb, layer, ph);
     // With sync_before_a2a the dispatcher reads the token counts on the host
     // before permuting (Megatron/MindSpeed alltoall preprocess): the counts
     // are all-gathered over the EP group, copied to the host (blocking), and
     // turned into split lists in Python, one element at a time, before the
     // host can issue the permutation and the all-to-all. The device runs out
     // of work meanwhile.
-    int32_t counts_ready = router;
+    // A stream sync waits for every op issued before it: the router's last.
+    int32_t counts_ready = chain;
     const bool sync = cfg.host().sync_before_a2a() && ph != Phase::kBackward;
     if (sync && group_members > 1)
       counts_ready = Add(b, chain, Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather,
                                               CommClass::kEP, ep_gid, members,
                                               double(E) * 4 * group_members, ph, mb, layer, bw));
+    // The permutation's index ops follow the read: with the sync the host
+    // issues them (and the permutation) only after the split lists, so the
+    // device runs out of work and then waits for each launch in turn.
+    const size_t index_first = b.ops.size();
+    AddPermuteIndexOps(b, chain, mb, layer, ph);
     Op perm = Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw);
-    if (sync) {
-      perm.host_sync = true;
-      perm.sync_on = counts_ready;
-      perm.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * group_members * HostFactor()));
-    }
     int32_t permute = Add(b, chain, perm);
+    if (sync) {
+      // The host blocks before the first op issued after the read (the
+      // permutation itself without the unfused index ops).
+      Op& first_after = b.ops[index_first];
+      first_after.host_sync = true;
+      first_after.sync_on = counts_ready;
+      first_after.host_work = TimeNs(std::llround(hw.token_count_host_ns() * E * group_members * HostFactor()));
+    }
     auto shared_ops = [&](int32_t dep) {
       if (shape.shared <= 0) return;
       double Fs = Fe * shape.shared, div = shape.extend ? 1 : t;
@@ -204,9 +214,14 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     }
     if (overlap) shared_ops(permute);
     double tpe = recv_tokens / std::max(1.0, local_experts);
+    // The group list, after the dispatch (the chain may be on the shared
+    // expert meanwhile).
+    int32_t group_list = dispatch;
+    AddGroupList(b, group_list, mb, layer, ph);
+    chain = group_list;
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
-    gg1.dep = dispatch;
+    gg1.dep = group_list;
     Add(b, chain, gg1);
     Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);
     Add(b, chain, sw);
@@ -226,6 +241,7 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
       Add(b, chain, comb);
     }
     Add(b, chain, Compute(kMoeFinalizeRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw));
+    AddSharedExpertAdd(b, chain, mb, layer, ph);
     if (t > 1 && !shape.extend)
       Add(b, chain, Collective(r, shape.sp ? kReduceScatterTp : kAllReduceTp,
                                shape.sp ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce,

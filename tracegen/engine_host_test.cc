@@ -1,0 +1,137 @@
+// The host dispatch model on small configs, exact values: the MoE layer's
+// small routing operators (each a full launch on the host, a few us on the
+// device), the host falling behind on them, and one synchronous stall
+// (token counts read on the host, split lists built in Python, the next op
+// launched) with and without NUMA binding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+namespace moetrace::tracegen {
+namespace {
+
+struct HostRun {
+  RunConfig config;
+  Trace trace;
+};
+
+// tiny-moe with the MoE layer's small ops issued one by one (the 718B
+// preset's host.unfused_routing_ops).
+HostRun Simulate(std::vector<std::string> sets, bool unfused = true) {
+  if (unfused) sets.push_back("host.unfused_routing_ops=true");
+  HostRun r;
+  r.config = BuildConfig({"tiny-moe", "", sets, 0});
+  MemorySink sink;
+  Generate(r.config, {0}, sink);
+  r.trace = std::move(sink.trace());
+  return r;
+}
+
+// Device events of rank 0 named `name`, forward phase, step 0, by start.
+struct Dev {
+  TimeNs ts, end;
+  int32_t mb;
+};
+std::vector<Dev> Device(const Trace& t, const std::string& name, Phase phase = Phase::kForward) {
+  std::vector<Dev> out;
+  const Rank& r = t.ranks[0];
+  for (const Track& tr : r.tracks) {
+    if (tr.kind != TrackKind::kDeviceStream) continue;
+    for (size_t i = 0; i < tr.events.size(); ++i)
+      if (tr.events.step[i] == 0 && tr.events.phase[i] == phase && r.strings.Get(tr.events.name[i]) == name)
+        out.push_back({tr.events.ts[i], tr.events.End(i), tr.events.micro_batch[i]});
+  }
+  return out;
+}
+
+TEST(EngineHost, MoeLayerHasItsSmallRoutingOps) {
+  // tiny-moe: stage 0 holds layers 0 (dense) and 1 (MoE); 32 sequences over
+  // DP 8 at MBS 1 = 4 micro-batches.
+  HostRun run = Simulate({"steps=1"});
+  for (const char* name : {"Cast_router_logits", "ReduceSum_topk_probs", "RealDiv_topk_probs",
+                           "ReduceMean_aux_probs", "Histc_tokens_per_expert", "Mul_aux_loss",
+                           "ReduceSum_aux_loss", "Cumsum_group_list", "Add_shared_expert", "ArgSort_topk_indices",
+                           "FloorDiv_token_indices", "RepeatInterleave_expert_ids"}) {
+    EXPECT_EQ(Device(run.trace, name).size(), 4u) << name;
+    EXPECT_EQ(Device(run.trace, std::string(name) + "Grad", Phase::kBackward).size(), 4u) << name;
+  }
+  // Without the key only the fused kernels are issued.
+  HostRun fused = Simulate({"steps=1"}, false);
+  EXPECT_EQ(Device(fused.trace, "Histc_tokens_per_expert").size(), 0u);
+  EXPECT_EQ(Device(fused.trace, "MoeInitRouting").size(), 4u);
+  // Histc reads 1,024 tokens x top-4 int32 indices and writes 16 counts:
+  // 16,448 bytes at 1.6 TB/s x 0.6 (optimized vector kernels) = 17.1 ns,
+  // + the 2 us fixed cost of any op.
+  for (const Dev& d : Device(run.trace, "Histc_tokens_per_expert")) EXPECT_EQ(d.end - d.ts, 2018);
+}
+
+TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
+  // A host slower than the device (1 ms of framework work per op): in the
+  // step's first micro-batch (the host has no lead yet; later ones find the
+  // device waiting for the pipeline, the host ahead) the router's small ops
+  // (~2 us on the device) each start when the host has issued them, one host
+  // issue cost apart. Without the task queue and
+  // off-NUMA the Python thread spends (framework + launch) x cross-NUMA
+  // factor per op.
+  HostRun run = Simulate({"steps=1", "hardware.framework_op_ns=1000000", "host.task_queue=false",
+                          "host.numa_affinity=false"});
+  const HardwareConfig& hw = run.config.hardware();
+  const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * hw.cross_numa_factor());
+  EXPECT_EQ(issue, 3686500);  // (1,000 + 10 us) x 3.65 with atlas-800t-a2
+  auto sum = Device(run.trace, "ReduceSum_topk_probs");
+  auto div = Device(run.trace, "RealDiv_topk_probs");
+  ASSERT_EQ(sum.size(), 4u);
+  ASSERT_EQ(sum.size(), div.size());
+  EXPECT_EQ(sum[0].mb, 0);
+  EXPECT_EQ(div[0].ts - sum[0].ts, issue);
+  // With the task queue the Python thread only enqueues (framework +
+  // enqueue) and the dequeue thread launches: the slower of the two paces.
+  HostRun tq = Simulate({"steps=1", "hardware.framework_op_ns=1000000"});
+  const HardwareConfig& h2 = tq.config.hardware();
+  const TimeNs paced = std::llround(std::max(h2.framework_op_ns() + h2.enqueue_ns(), h2.launch_ns()));
+  EXPECT_EQ(paced, 1002500);
+  sum = Device(tq.trace, "ReduceSum_topk_probs");
+  div = Device(tq.trace, "RealDiv_topk_probs");
+  ASSERT_EQ(sum.size(), 4u);
+  EXPECT_EQ(sum[0].mb, 0);
+  EXPECT_EQ(div[0].ts - sum[0].ts, paced);
+}
+
+TEST(EngineHost, OneSynchronousStallIsReadPlusSplitListsPlusLaunches) {
+  // With the token-count read the host blocks until the count all-gather
+  // ends + d2h, builds the split lists (token_count_host_ns per element of
+  // the EP x experts matrix), then issues the permutation's index ops and
+  // the permutation one by one: the first starts d2h + lists + one issue
+  // after the gather (the synchronous stall), the permutation three issues
+  // later (the device waits for each small op's launch). Without NUMA
+  // binding the host parts are slower by the cross-NUMA factor.
+  for (bool bound : {true, false}) {
+    HostRun run = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false",
+                            std::string("host.numa_affinity=") + (bound ? "true" : "false")});
+    const HardwareConfig& hw = run.config.hardware();
+    const double f = bound ? 1.0 : hw.cross_numa_factor();
+    const TimeNs lists = std::llround(hw.token_count_host_ns() * 16 * 8 * f);
+    const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f);
+    const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + lists + issue;
+    // atlas-800t-a2: 30 us read, 66.6 ns x 128 elements, (12 + 10 us) per issue, x 3.65 off-NUMA.
+    EXPECT_EQ(stall, bound ? 30000 + 8525 + 22000 : 30000 + 31116 + 80300);
+    auto gather = Device(run.trace, "HcomAllGather_token_counts");
+    auto first = Device(run.trace, "ArgSort_topk_indices");
+    auto perm = Device(run.trace, "MoeInitRouting");
+    ASSERT_EQ(gather.size(), 4u);
+    ASSERT_EQ(first.size(), 4u);
+    ASSERT_EQ(perm.size(), 4u);
+    for (size_t i = 0; i < perm.size(); ++i) {
+      EXPECT_EQ(first[i].ts - gather[i].end, stall) << "bound " << bound;
+      EXPECT_EQ(perm[i].ts - first[i].ts, 3 * issue) << "bound " << bound;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace moetrace::tracegen
