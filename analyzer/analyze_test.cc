@@ -226,7 +226,7 @@ TEST(Analysis, HfuFromTheHardwareFlopsAttribute) {
   // Step 4 ms: 5.2e12 / (0.004 s * 1e15 * 4) = 0.325 next to MFU 0.25.
   EXPECT_DOUBLE_EQ(a.cluster().mfu(), 0.25);
   EXPECT_DOUBLE_EQ(a.cluster().hfu(), 0.325);
-  EXPECT_NE(FormatSummary(a).find("MFU               25.0% (HFU 32.5%, recompute included)"), std::string::npos)
+  EXPECT_NE(FormatSummary(a).find("MFU                25.0 % (HFU  32.5 %, recompute included)"), std::string::npos)
       << FormatSummary(a);
   // Without the attribute (recorded traces) HFU is absent, not 0.
   Trace u = GroupTrace();

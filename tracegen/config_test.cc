@@ -59,6 +59,14 @@ TEST(Config, Preset41IsThePublishedRun) {
   EXPECT_TRUE(c.compute().optimized_kernels());
   EXPECT_EQ(c.memory().recompute(), "selective");
   EXPECT_TRUE(c.memory().swap());
+  EXPECT_EQ(c.compute().kernel_gains(), "measured");
+  EXPECT_EQ(arxiv.compute().kernel_gains(), "measured");
+  EXPECT_EQ(BuildConfig({"tiny-moe", "", {}, 0}).compute().kernel_gains(), "class");
+}
+
+TEST(Config, KernelGainsNamesItsKey) {
+  EXPECT_NE(ErrorOf({"compute.kernel_gains=shape"}).find("compute.kernel_gains: 'shape' is not one of measured, class"),
+            std::string::npos);
 }
 
 TEST(Config, OverridesByDottedKey) {

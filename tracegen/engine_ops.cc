@@ -101,7 +101,8 @@ Op EngineImpl::Compute(OpName n, OpClass cls, double flops, double bytes, Phase 
     case kVector: k = (n == kMoeInitRouting || n == kMoeFinalizeRouting) ? Kernel::kPermute : Kernel::kVector; break;
   }
   if (cls == kVector) flops = 0;
-  const double t = ComputeOpSeconds(hw, cfg.compute().optimized_kernels(), k, flops, bytes, tpe);
+  const double t = ComputeOpSeconds(hw, cfg.compute().optimized_kernels(), k, flops, bytes, tpe,
+                                    cfg.compute().kernel_gains() == "class");
   Op op;
   op.name = n;
   op.grad = grad;

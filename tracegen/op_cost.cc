@@ -5,11 +5,11 @@
 namespace moetrace::tracegen {
 
 double ComputeOpSeconds(const HardwareConfig& hw, bool opt, Kernel k, double flops, double bytes,
-                        double tpe) {
+                        double tpe, bool by_class) {
   double eff = 1;
   // Memory-side efficiency: the baseline for every kernel but the
   // permutations, the only memory-bound kernels with a published gain.
-  double mem_eff = hw.eff_vector();
+  double mem_eff = (opt && by_class) ? hw.eff_vector_opt() : hw.eff_vector();
   switch (k) {
     case Kernel::kMatMul: eff = opt ? hw.eff_matmul_opt() : hw.eff_matmul(); break;
     case Kernel::kFlashFwd: eff = opt ? hw.eff_flash_fwd_opt() : hw.eff_flash_fwd(); break;

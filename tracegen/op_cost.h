@@ -22,7 +22,9 @@ enum class Kernel { kMatMul, kFlashFwd, kFlashBwd, kVector, kPermute, kGrouped }
 // Seconds, without the fixed kernel_overhead_ns. `tokens_per_expert` feeds
 // the grouped GEMM's tile under-utilisation (grouped_gemm_half_tokens).
 // Vector kernels do no cube work: their FLOPs are ignored.
+// `by_class`: every op of a class gets its class's gain and every
+// memory-bound term eff_vector_opt (compute.kernel_gains "class").
 double ComputeOpSeconds(const HardwareConfig& hw, bool optimized, Kernel k, double flops, double bytes,
-                        double tokens_per_expert = 0);
+                        double tokens_per_expert = 0, bool by_class = false);
 
 }  // namespace moetrace::tracegen

@@ -55,5 +55,18 @@ TEST(OpCost, CubeGainsOnlyOnTheCubeBoundTerm) {
   EXPECT_DOUBLE_EQ(ComputeOpSeconds(h, true, Kernel::kGrouped, 1.1e12, 1e6, 100), 4.0);
 }
 
+// compute.kernel_gains "class" (before issue #17, kept by the tiny presets):
+// every memory-bound term gets eff_vector_opt, every vector op the 3x.
+TEST(OpCost, ByClassIsTheOldCalibration) {
+  const HardwareConfig h = Hw();
+  EXPECT_DOUBLE_EQ(ComputeOpSeconds(h, true, Kernel::kVector, 0, 3e8, 0, true), 0.4);
+  EXPECT_DOUBLE_EQ(ComputeOpSeconds(h, true, Kernel::kPermute, 0, 3e8, 0, true), 0.4);
+  EXPECT_DOUBLE_EQ(ComputeOpSeconds(h, true, Kernel::kMatMul, 1e9, 1e9, 0, true), 4.0 / 3);
+  EXPECT_DOUBLE_EQ(ComputeOpSeconds(h, true, Kernel::kFlashFwd, 1.2e12, 1e6, 0, true), 2.0);
+  // Without the accelerated kernels both modes are the baseline.
+  EXPECT_DOUBLE_EQ(ComputeOpSeconds(h, false, Kernel::kVector, 0, 3e8, 0, true), 1.2);
+  EXPECT_DOUBLE_EQ(ComputeOpSeconds(h, false, Kernel::kMatMul, 1e9, 1e9, 0, true), 4.0);
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen
