@@ -215,6 +215,31 @@ TEST(Analysis, MfuTokensAndMemory) {
   EXPECT_NE(FormatSummary(a).find("MFU"), std::string::npos);
 }
 
+TEST(Analysis, HfuFromTheHardwareFlopsAttribute) {
+  Trace t = GroupTrace();
+  t.metadata.model_flops_per_step = 4e12;
+  t.metadata.device_peak_flops = 1e15;
+  t.metadata.layout.world_size = 4;
+  t.metadata.attributes.emplace_back("tracegen.hardware_flops_per_step", "5.2e12");
+  MemorySource src(std::move(t));
+  analysis::Analysis a = Analyze(src, Threads(2));
+  // Step 4 ms: 5.2e12 / (0.004 s * 1e15 * 4) = 0.325 next to MFU 0.25.
+  EXPECT_DOUBLE_EQ(a.cluster().mfu(), 0.25);
+  EXPECT_DOUBLE_EQ(a.cluster().hfu(), 0.325);
+  EXPECT_NE(FormatSummary(a).find("MFU                25.0 % (HFU  32.5 %, recompute included)"), std::string::npos)
+      << FormatSummary(a);
+  // Without the attribute (recorded traces) HFU is absent, not 0.
+  Trace u = GroupTrace();
+  u.metadata.model_flops_per_step = 4e12;
+  u.metadata.device_peak_flops = 1e15;
+  u.metadata.layout.world_size = 4;
+  u.metadata.attributes.emplace_back("tracegen.hardware_flops_per_step", "x1");  // odd: ignored
+  MemorySource src2(std::move(u));
+  analysis::Analysis b = Analyze(src2, Threads(1));
+  EXPECT_FALSE(b.cluster().has_hfu());
+  EXPECT_DOUBLE_EQ(b.cluster().mfu(), 0.25);
+}
+
 TEST(Analysis, ClusterSumsAndJsonIsStable) {
   MemorySource src(MakeSampleTrace(6, 40, 3));
   analysis::Analysis a1 = Analyze(src, Threads(2));

@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "analyzer/hfu.h"
 #include "analyzer/metrics_proto.h"
 #include "analyzer/rank_spread.h"
 
@@ -471,6 +472,12 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
                                                   : static_cast<double>(ranks_.size());
   if (step_s > 0 && md.model_flops_per_step > 0 && md.device_peak_flops > 0 && devices > 0) {
     c->set_mfu(md.model_flops_per_step / (step_s * md.device_peak_flops * devices));
+  }
+  // HFU: tracegen writes the hardware FLOPs per step (model + recompute) as
+  // an attribute; other sources do not know them, and HFU stays absent.
+  const double hardware_flops = HardwareFlopsPerStep(md);
+  if (step_s > 0 && hardware_flops > 0 && md.device_peak_flops > 0 && devices > 0) {
+    c->set_hfu(hardware_flops / (step_s * md.device_peak_flops * devices));
   }
   if (step_s > 0 && md.tokens_per_step > 0) {
     c->set_tokens_per_s(static_cast<double>(md.tokens_per_step) / step_s);

@@ -66,7 +66,10 @@ std::string FormatSummary(const analysis::Analysis& a) {
     if (min_headroom != INT64_MAX) s += fmt::format(", least headroom {}", GiB(static_cast<double>(min_headroom)));
     s += "\n";
   }
-  if (c.has_mfu()) s += fmt::format("  MFU               {}\n", Pct(c.mfu()));
+  if (c.has_mfu() && c.has_hfu())
+    s += fmt::format("  MFU               {} (HFU {}, recompute included)\n", Pct(c.mfu()), Pct(c.hfu()));
+  else if (c.has_mfu())
+    s += fmt::format("  MFU               {}\n", Pct(c.mfu()));
   if (c.has_tokens_per_s()) s += fmt::format("  throughput        {} tokens/s\n", HumanCount(c.tokens_per_s()));
   if (a.has_rl()) s += rl::FormatRlSummary(a.rl());
 

@@ -18,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include "bench/seed_rows.h"
 #include "bench/seed_table_rl.h"
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
@@ -29,8 +30,8 @@ using moetrace::tracegen::BuildConfig;
 using moetrace::tracegen::RunConfig;
 
 struct Result {
-  double span = 0, compute = 0, mfu = 0, tokens_per_s = 0, ep_total = 0, ep_exposed = 0, host_bound = 0,
-         act_peak = 0, mem_peak = 0;
+  double span = 0, compute = 0, mfu = 0, hfu = 0, tokens_per_s = 0, tokens_per_s_per_card = 0, ep_total = 0,
+         ep_exposed = 0, host_bound = 0, act_peak = 0, mem_peak = 0;
   // EDPB's expert migration (EP class, in the step prologue): time and the
   // part no compute overlaps. Not the token all-to-alls Adaptive Pipe masks.
   double mig_total = 0, mig_exposed = 0;
@@ -68,7 +69,7 @@ void Migration(const moetrace::Trace& t, int step, double* total, double* expose
   }
 }
 
-Result Run(std::vector<std::string> sets, bool full_dp = false) {
+Result Run(std::vector<std::string> sets, bool full_dp = false, const std::string& preset = "pangu-ultra-moe-718b") {
   std::vector<std::string> all = {"steps=2"};
   if (!full_dp) {
     all.push_back("parallel.dp=4");
@@ -78,10 +79,10 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
   }
   for (auto& s : sets) all.push_back(s);
   // Keep micro-batches per pipeline at 64 whatever the micro-batch size.
-  RunConfig probe = BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
+  RunConfig probe = BuildConfig({preset, "", all, 0});
   int mbs = probe.parallel().micro_batch_size();
   all.push_back("parallel.global_batch_size=" + std::to_string(64 * mbs * probe.parallel().dp()));
-  RunConfig c = BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
+  RunConfig c = BuildConfig({preset, "", all, 0});
   std::vector<int32_t> ranks;
   const int per_stage = c.parallel().dp() * c.parallel().tp();
   for (int s = 0; s < c.parallel().pp(); ++s) ranks.push_back(s * per_stage);
@@ -144,6 +145,10 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
   r.stall_device_ns = stalls > 0 ? stall_sum / double(stalls) : 0;
   double devices = c.parallel().world_size();
   r.mfu = t.metadata.model_flops_per_step / (r.span * 1e-9 * t.metadata.device_peak_flops * devices);
+  for (const auto& [key, value] : t.metadata.attributes)
+    if (key == "tracegen.hardware_flops_per_step")
+      r.hfu = std::stod(value) / (r.span * 1e-9 * t.metadata.device_peak_flops * devices);
+  r.tokens_per_s_per_card = double(t.metadata.tokens_per_step) / (r.span * 1e-9) / devices;
   // Throughput of the full 6,144-card job (every device does the same work).
   r.tokens_per_s = double(t.metadata.tokens_per_step) / (r.span * 1e-9) * 6144 / devices;
   Migration(t, full_dp ? 0 : 1, &r.mig_total, &r.mig_exposed);
@@ -151,9 +156,9 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
     for (const auto& tr : rank.tracks)
       if (tr.kind == moetrace::TrackKind::kCounter && tr.counter == moetrace::CounterKind::kMemActivations)
         for (double v : tr.sample_value) r.act_peak = std::max(r.act_peak, v);
-  std::fprintf(stderr, "  run done: span %.1f ms mfu %.3f ep %.1f/%.1f ms host-bound %.4f (sync %.4f, %lld syncs, "
+  std::fprintf(stderr, "  run done: span %.1f ms mfu %.3f hfu %.3f ep %.1f/%.1f ms host-bound %.4f (sync %.4f, %lld syncs, "
                "%.3f ms each; read to next op %.3f ms) act %.1f GiB peak %.1f GiB%s\n",
-               r.span / 1e6, r.mfu, r.ep_exposed / 1e6, r.ep_total / 1e6, r.host_bound, r.host_sync,
+               r.span / 1e6, r.mfu, r.hfu, r.ep_exposed / 1e6, r.ep_total / 1e6, r.host_bound, r.host_sync,
                static_cast<long long>(r.syncs), r.stall_ns / 1e6, r.stall_device_ns / 1e6,
                r.act_peak / (1 << 30), r.mem_peak / (1 << 30), r.oom ? " OOM" : "");
   return r;
@@ -164,8 +169,15 @@ Result Run(std::vector<std::string> sets, bool full_dp = false) {
 int main(int argc, char** argv) {
   // Row filter: `seed_table adaptive edpb mfu` runs only the named rows
   // (mfu, hier, adaptive, edpb, both, ops, memory, host, rl) and the runs
-  // they need; no argument runs every row.
-  std::vector<std::string> want(argv + 1, argv + argc);
+  // they need; no argument runs every row. --json prints the rows as one
+  // JSON array (bench/seed_rows.h) instead of the Markdown table.
+  std::vector<std::string> want;
+  bool json = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--json") json = true;
+    else want.push_back(argv[i]);
+  }
+  moetrace::bench::SeedFigures fig;
   auto on = [&](std::string name) {
     auto named = [&](const std::string& n) { return std::find(want.begin(), want.end(), n) != want.end(); };
     // Aliases: a2a = hier, rs = memory.
@@ -175,6 +187,7 @@ int main(int argc, char** argv) {
   // The arXiv system: interleaved VPP 2, hierarchical all-to-all, no EDPB.
   const std::vector<std::string> arxiv = {};
   const std::vector<std::string> optimized = {"schedule.kind=adaptive_pipe", "routing.edpb=true",
+                                              "parallel.balance_stages=true",
                                               "compute.optimized_kernels=true"};
   std::vector<std::string> rows;
   auto row = [&](std::string technique, std::string pair, std::string published,
@@ -190,9 +203,28 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "optimized system\n");
   Result opt = Run(optimized);
   row("MFU, arXiv layout", "preset (interleaved, hierarchical a2a)", "30.0% (1.46 M tokens/s)",
-      fmt::format("{:.1f}% ({:.2f} M tokens/s on 6,144 NPUs)", base.mfu * 100, base.tokens_per_s / 1e6), "");
+      fmt::format("{:.1f}% MFU, {:.1f}% HFU ({:.2f} M tokens/s on 6,144 NPUs)", base.mfu * 100, base.hfu * 100,
+                  base.tokens_per_s / 1e6),
+      "");
   row("MFU, optimized system", "+ adaptive pipe + EDPB + accelerated kernels", "41%",
-      fmt::format("{:.1f}% ({:.2f} M tokens/s)", opt.mfu * 100, opt.tokens_per_s / 1e6), "");
+      fmt::format("{:.1f}% MFU, {:.1f}% HFU ({:.2f} M tokens/s)", opt.mfu * 100, opt.hfu * 100,
+                  opt.tokens_per_s / 1e6),
+      "");
+  // The 41% run as published (preset pangu-ultra-moe-718b-41: MBS 4, the
+  // optimised system), compared in MFU and in tokens/s per card against the
+  // published 41% converted with the arXiv report's own FLOPs per token.
+  std::fprintf(stderr, "the 41%% run\n");
+  Result r41 = Run({}, false, "pangu-ultra-moe-718b-41");
+  const double p41 = moetrace::bench::Published41TokensPerCard();
+  row("MFU, the 41% run", "preset pangu-ultra-moe-718b-41 (seq 8K, PP 16 TP 8 VPP 2, EP 32, MBS 4, optimized system)",
+      fmt::format("41% ({:.0f} tokens/s per card at the arXiv FLOPs/token)", p41),
+      fmt::format("{:.1f}% MFU, {:.1f}% HFU ({:.0f} tokens/s per card, {:+.1f}%)", r41.mfu * 100, r41.hfu * 100,
+                  r41.tokens_per_s_per_card, 100 * (r41.tokens_per_s_per_card / p41 - 1)),
+      "published tokens/s derived: 41% x 353.9 TFLOPS / 446.8 GFLOP per token (30.0% at 1.46 M on 6,144)");
+  fig.arxiv_mfu_pct = 100 * base.mfu;
+  fig.arxiv_tokens_per_s = base.tokens_per_s;
+  fig.run41_mfu_pct = 100 * r41.mfu;
+  fig.run41_tokens_per_s_per_card = r41.tokens_per_s_per_card;
   }
 
   if (on("hier")) {
@@ -202,6 +234,7 @@ int main(int argc, char** argv) {
       fmt::format("{:.2f}x (EP comm {:.0f} -> {:.0f} ms over the 16 stages)", flat.ep_total / base.ep_total,
                   flat.ep_total / 1e6, base.ep_total / 1e6),
       "expected de-duplication of top-8 copies per destination node");
+  fig.hier_speedup = flat.ep_total / base.ep_total;
   }
 
   if (on("adaptive")) {
@@ -221,6 +254,7 @@ int main(int argc, char** argv) {
       fmt::format("unmasked {:.1f}% -> {:.1f}% (step {:.1f} -> {:.1f} s)", 100 * flat_i.ep_exposed / flat_i.ep_total,
                   100 * flat_a.ep_exposed / flat_a.ep_total, flat_i.span / 1e9, flat_a.span / 1e9),
       "");
+  fig.adaptive_unmasked_balanced_pct = 100 * flat_a.ep_exposed / flat_a.ep_total;
   // At the preset's skew with EDPB balancing the EP ranks. The migration
   // EDPB runs in the step prologue is EP traffic no schedule overlaps; the
   // row gives the MoE layers' all-to-alls apart from it.
@@ -234,6 +268,7 @@ int main(int argc, char** argv) {
       fmt::format("+ EDPB's expert migration {:.1f} s over the 16 stages, {:.0f}% exposed; with it, EP unmasked {:.1f}%",
                   edpb_a.mig_total / 1e9, 100 * edpb_a.mig_exposed / std::max(1.0, edpb_a.mig_total),
                   100 * edpb_a.ep_exposed / edpb_a.ep_total));
+  fig.adaptive_unmasked_skew_edpb_pct = 100 * edpb_a.A2AUnmasked();
   }
 
   // EDPB's rows: every run of them on packed documents (lognormal lengths,
@@ -259,6 +294,7 @@ int main(int argc, char** argv) {
   Result skew_edpb = Run(edpb_on);
   row("EDP Balance", "routing.edpb + parallel.balance_stages false -> true (routing.skew 1.0, documents, MTP)",
       "+25.5% throughput", fmt::format("{:+.1f}%", 100 * (skew.span / skew_edpb.span - 1)), "");
+  fig.edpb_gain_pct = 100 * (skew.span / skew_edpb.span - 1);
   }
 
   if (on("both")) {
@@ -266,6 +302,7 @@ int main(int argc, char** argv) {
   Result both = Run(with(edpb_on, {"schedule.kind=adaptive_pipe"}));
   row("Adaptive Pipe + EDPB", "both, vs interleaved without EDPB (routing.skew 1.0)", "+72.6%",
       fmt::format("{:+.1f}%", 100 * (skew.span / both.span - 1)), "");
+  fig.adaptive_edpb_gain_pct = 100 * (skew.span / both.span - 1);
   }
 
   if (on("ops")) {
@@ -273,6 +310,7 @@ int main(int argc, char** argv) {
   Result ops = Run({"compute.optimized_kernels=true"});
   row("Operator acceleration", "compute.optimized_kernels false -> true", "+15% end-to-end",
       fmt::format("{:+.1f}%", 100 * (base.span / ops.span - 1)), "");
+  fig.ops_gain_pct = 100 * (base.span / ops.span - 1);
   }
 
   if (on("memory")) {
@@ -289,6 +327,7 @@ int main(int argc, char** argv) {
                   rs.mem_peak / (1 << 30), rs.oom ? " OOM" : "", rs2.mem_peak / (1 << 30),
                   rs2.oom ? " OOM" : " fits"),
       "swap of the attention module and the dispatched tokens, bounded by the host link during the layer's forward");
+  fig.rs_activation_change_pct = 100 * (rs.act_peak / sel.act_peak - 1);
   }
 
   if (on("host")) {
@@ -329,10 +368,16 @@ int main(int argc, char** argv) {
       fmt::format("{:+.1f}% (host-bound {:.2f}% -> {:.2f}%)", 100 * (host_bad.span / host_bind.span - 1),
                   100 * host_bad.host_bound, 100 * host_bind.host_bound),
       "");
+  fig.host_bound_with_pct = 100 * host_good.host_bound;
+  fig.host_bound_without_pct = 100 * host_bad.host_bound;
   }
 
-  moetrace::bench::RlRows([&](const std::string& n) { return on(n); }, row);
+  moetrace::bench::RlRows([&](const std::string& n) { return on(n); }, row, &fig);
 
+  if (json) {
+    std::printf("%s", moetrace::bench::SeedRowsJson(moetrace::bench::BuildSeedRows(fig)).c_str());
+    return 0;
+  }
   std::printf("| technique | pair of runs | published | measured | note |\n|---|---|---|---|---|\n");
   for (auto& r : rows) std::printf("%s\n", r.c_str());
   return 0;

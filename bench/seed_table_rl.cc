@@ -75,7 +75,7 @@ std::string Tokens(const RlResult& r) {
 
 }  // namespace
 
-void RlRows(const std::function<bool(const std::string&)>& on, const RowFn& row) {
+void RlRows(const std::function<bool(const std::string&)>& on, const RowFn& row, SeedFigures* fig) {
   if (!on("rl")) return;
   // One CloudMatrix 384. Separate pools: 256 cards roll out (8 instances
   // of 32), 128 train (TP 8 x PP 8 x DP 2; EP 2 must divide DP, so the
@@ -115,6 +115,10 @@ void RlRows(const std::function<bool(const std::string&)>& on, const RowFn& row)
       fmt::format("{} -> {} tokens/s ({:.0f}% linear)", Tokens(stale), Tokens(four),
                   100 * four.trained_per_s / (4 * stale.trained_per_s)),
       "");
+  fig->rl_fusion_x = fused.trained_per_s / sep.trained_per_s;
+  fig->rl_stalesync_x = stale.trained_per_s / fused.trained_per_s;
+  fig->rl_both_x = stale.trained_per_s / sep.trained_per_s;
+  fig->rl_scaleout_linear_pct = 100 * four.trained_per_s / (4 * stale.trained_per_s);
 }
 
 }  // namespace moetrace::bench

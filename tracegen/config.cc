@@ -327,6 +327,9 @@ void Validate(const RunConfig& c) {
   const std::string& rc = c.memory().recompute();
   if (rc != "none" && rc != "full" && rc != "selective")
     KeyError("memory.recompute", "'" + rc + "' is not one of none, full, selective");
+  const std::string& kg = c.compute().kernel_gains();
+  if (!kg.empty() && kg != "measured" && kg != "class")
+    KeyError("compute.kernel_gains", "'" + kg + "' is not one of measured, class");
   if (c.routing().skew() < 0) KeyError("routing.skew", "must be >= 0");
   if (c.routing().drift() < 0) KeyError("routing.drift", "must be >= 0");
   if (c.routing().edpb() && c.routing().edpb_interval() < 1)

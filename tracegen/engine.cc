@@ -309,6 +309,11 @@ Metadata EngineImpl::BaseMetadata() const {
   per_mb += 2.0 * shape.TokensPerMicroBatch() * shape.hidden * shape.vocab;
   const double sequences = double(cfg.parallel().global_batch_size());
   m.model_flops_per_step = per_mb * 3 * sequences / shape.mbs;
+  // Hardware FLOPs (HFU): the model's three passes plus the forward work
+  // recompute re-runs; carried as an attribute (exact, %.17g) so the native
+  // format's Metadata message needs no new field.
+  const double hardware = m.model_flops_per_step +
+                          shape.RecomputeFlopsPerMicroBatch(cfg.memory().recompute()) * sequences / shape.mbs;
   m.tokens_per_step = int64_t(sequences) * shape.seq;
   m.config_json = ConfigToJson(cfg);
   m.attributes.emplace_back("tracegen.expert_group", std::to_string(shape.expert_group));
@@ -319,6 +324,7 @@ Metadata EngineImpl::BaseMetadata() const {
     for (int n : shape.stage_layers) split += (split.empty() ? "" : ",") + std::to_string(n);
     m.attributes.emplace_back("tracegen.layers_per_stage", split);
   }
+  m.attributes.emplace_back("tracegen.hardware_flops_per_step", fmt::format("{:.17g}", hardware));
   return m;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tracegen/engine_internal.h"
+#include "tracegen/op_cost.h"
 
 namespace moetrace::tracegen {
 
@@ -90,23 +91,19 @@ void EngineImpl::ComputeParams(int stage, double* dense, double* expert) const {
 
 Op EngineImpl::Compute(OpName n, OpClass cls, double flops, double bytes, Phase ph, int mb,
                        int layer, bool grad, double tpe) const {
-  bool opt = cfg.compute().optimized_kernels();
-  double eff = 1, mem_eff = opt ? hw.eff_vector_opt() : hw.eff_vector();
+  // The kernel follows the op's work: the token permutations are the
+  // VectorSort-class kernels the published vector gain was measured on.
+  Kernel k = Kernel::kVector;
   switch (cls) {
-    case kMatMul: eff = opt ? hw.eff_matmul_opt() : hw.eff_matmul(); break;
-    case kFlashFwd: eff = opt ? hw.eff_flash_fwd_opt() : hw.eff_flash_fwd(); break;
-    case kFlashBwd: eff = opt ? hw.eff_flash_bwd_opt() : hw.eff_flash_bwd(); break;
-    case kGrouped: {
-      // Tiles of the grouped GEMM go idle when an expert has few tokens.
-      double half = hw.grouped_gemm_half_tokens();
-      eff = hw.eff_grouped_gemm() * (opt ? hw.eff_matmul_opt() / hw.eff_matmul() : 1.0) *
-            (half > 0 ? tpe / (tpe + half) : 1.0);
-      eff = std::max(eff, 1e-3);
-      break;
-    }
-    case kVector: eff = 1; flops = 0; break;
+    case kMatMul: k = Kernel::kMatMul; break;
+    case kFlashFwd: k = Kernel::kFlashFwd; break;
+    case kFlashBwd: k = Kernel::kFlashBwd; break;
+    case kGrouped: k = Kernel::kGrouped; break;
+    case kVector: k = (n == kMoeInitRouting || n == kMoeFinalizeRouting) ? Kernel::kPermute : Kernel::kVector; break;
   }
-  double t = std::max(flops / (hw.peak_flops() * eff), bytes / (hw.hbm_bandwidth() * mem_eff));
+  if (cls == kVector) flops = 0;
+  const double t = ComputeOpSeconds(hw, cfg.compute().optimized_kernels(), k, flops, bytes, tpe,
+                                    cfg.compute().kernel_gains() == "class");
   Op op;
   op.name = n;
   op.grad = grad;

@@ -10,6 +10,7 @@
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
 #include "tracegen/labels.h"
+#include "tracegen/model.h"
 
 namespace moetrace::tracegen {
 namespace {
@@ -409,6 +410,31 @@ TEST(Engine, MetadataCarriesConfigAndModel) {
   EXPECT_NE(t.metadata.config_json.find("\"micro_batch_size\""), std::string::npos);
   RunConfig back = ParseConfigJson(t.metadata.config_json, "metadata");
   EXPECT_EQ(back.parallel().ep(), 8);
+}
+
+// Hardware FLOPs = model FLOPs + what recompute re-runs, per step (32
+// sequences of 1,024 tokens, MBS 1 on tiny-moe). Attention core of one
+// micro-batch: 2 x 1 x 1024^2 x 8 heads x (64 + 32 + 64) x 0.5 = 1,342,177,280.
+TEST(Engine, HardwareFlopsAddTheRecomputedForward) {
+  auto hardware = [](const Trace& t) {
+    for (const auto& [k, v] : t.metadata.attributes)
+      if (k == "tracegen.hardware_flops_per_step") return std::stod(v);
+    return -1.0;
+  };
+  Trace none = Simulate("tiny-moe", {"memory.recompute=none", "steps=1"}, {0});
+  EXPECT_EQ(hardware(none), none.metadata.model_flops_per_step);
+  Trace sel = Simulate("tiny-moe", {"memory.recompute=selective", "steps=1"}, {0});
+  EXPECT_EQ(sel.metadata.model_flops_per_step, none.metadata.model_flops_per_step);
+  // 4 layers x 32 micro-batches x 1,342,177,280.
+  EXPECT_DOUBLE_EQ(hardware(sel) - sel.metadata.model_flops_per_step, 4.0 * 32 * 1342177280.0);
+  // Full recompute re-runs the whole forward of every layer: one more
+  // forward pass of the layers, the LM head excluded (3 passes in the model).
+  Trace full = Simulate("tiny-moe", {"memory.recompute=full", "steps=1"}, {0});
+  const ModelShape shape(BuildConfig({"tiny-moe", "", {}, 0}));
+  double fwd = 0;
+  for (int l = 0; l < 4; ++l) fwd += shape.LayerForwardFlops(l);
+  EXPECT_DOUBLE_EQ(hardware(full) - full.metadata.model_flops_per_step, 32 * fwd);
+  EXPECT_DOUBLE_EQ(shape.AttentionCoreFlops(), 1342177280.0);
 }
 
 }  // namespace

@@ -148,13 +148,27 @@ double ModelShape::LayerForwardFlops(int layer) const {
   double n = double(TokensPerMicroBatch());
   double h = hidden, H = heads, s = seq;
   double f = 2 * n * AttentionParams() * tp;
-  f += 2 * double(mbs) * s * s * H * (nope + rope + v_dim) * 0.5;  // causal attention
+  f += AttentionCoreFlops();
   if (IsMoe(layer)) {
     f += 2 * n * h * experts;                                   // router
     f += 2 * n * top_k * 3 * h * expert_ffn;                    // routed experts
     f += 2 * n * 3 * h * expert_ffn * shared;                   // shared experts
   } else {
     f += 2 * n * 3 * h * dense_ffn;
+  }
+  return f;
+}
+
+double ModelShape::AttentionCoreFlops() const {
+  const double s = seq;
+  return 2 * double(mbs) * s * s * heads * (nope + rope + v_dim) * 0.5;  // causal: half the square
+}
+
+double ModelShape::RecomputeFlopsPerMicroBatch(const std::string& recompute) const {
+  double f = 0;
+  for (int l = 0; l < layers; ++l) {
+    if (recompute == "full") f += LayerForwardFlops(l);
+    else if (recompute == "selective") f += AttentionCoreFlops();
   }
   return f;
 }

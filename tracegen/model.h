@@ -67,6 +67,13 @@ struct ModelShape {
   // Forward FLOPs of one layer for one micro-batch of the whole replica
   // (no TP split), routing balanced: the model FLOPs used for MFU.
   double LayerForwardFlops(int layer) const;
+  // Causal attention core (FlashAttention forward) of one micro-batch, whole
+  // layer (not TP-split): the part of LayerForwardFlops selective recompute
+  // re-runs with FLOPs (its other re-run op, SwiGLU, is vector work).
+  double AttentionCoreFlops() const;
+  // FLOPs of one micro-batch's re-run forward under memory.recompute
+  // (none | selective | full): what the hardware computes beyond the model.
+  double RecomputeFlopsPerMicroBatch(const std::string& recompute) const;
 };
 
 }  // namespace moetrace::tracegen
