@@ -1,0 +1,163 @@
+#include "analyzer/ops/ops_accumulator.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "analyzer/ops/ops_proto.h"
+#include "analyzer/proto/partial.pb.h"
+
+namespace moetrace::ops {
+
+OpsAccumulator::OpsAccumulator() : mu_(std::make_unique<std::mutex>()) {}
+
+void OpsAccumulator::Add(const RankOps& ops, const StringTable& strings) {
+  auto str = [&](StringId id) { return id < strings.size() ? std::string(strings.Get(id)) : std::string(); };
+  std::lock_guard<std::mutex> lock(*mu_);
+  for (int c = 0; c < kViewClassCount; ++c) {
+    class_count_[c] += ops.class_count[c];
+    class_total_[c] += ops.class_total[c];
+  }
+  for (const OpRow& r : ops.rows) {
+    Row& row = rows_[Key{static_cast<uint8_t>(r.cls), str(r.name), r.shape != 0 ? str(r.shape) : ""}];
+    row.count += r.count;
+    row.total += r.total;
+    row.hist.Merge(r.hist);
+  }
+  for (const DispatchRow& d : ops.dispatch) {
+    Dispatch& o = dispatch_[str(d.name)];
+    o.count += d.count;
+    o.host_ns += d.host_ns;
+    o.small += d.small;
+    o.device_ns += d.device_ns;
+    o.host_bound_ns += d.host_bound_ns;
+  }
+}
+
+void OpsAccumulator::Serialize(partial::OpsState* st) const {
+  std::lock_guard<std::mutex> lock(*mu_);
+  for (int c = 0; c < kViewClassCount; ++c) {
+    st->add_class_count(class_count_[c]);
+    st->add_class_total(class_total_[c]);
+  }
+  for (const auto& [key, row] : rows_) {
+    st->add_op_class(key.cls);
+    st->add_name(key.name);
+    st->add_shape(key.shape);
+    st->add_count(row.count);
+    st->add_total(row.total);
+    st->add_min(row.hist.min());
+    st->add_max(row.hist.max());
+    st->add_bucket_n(static_cast<uint32_t>(row.hist.buckets().size()));
+    for (const auto& [b, n] : row.hist.buckets()) {
+      st->add_bucket(b);
+      st->add_bucket_count(n);
+    }
+  }
+  for (const auto& [name, d] : dispatch_) {
+    st->add_dispatch_name(name);
+    st->add_dispatch_count(d.count);
+    st->add_dispatch_host_ns(d.host_ns);
+    st->add_dispatch_small(d.small);
+    st->add_dispatch_device_ns(d.device_ns);
+    st->add_dispatch_host_bound_ns(d.host_bound_ns);
+  }
+}
+
+void OpsAccumulator::Merge(const partial::OpsState& st) {
+  const int n = st.op_class_size();
+  const int nd = st.dispatch_name_size();
+  // A state with no rank at all may carry no class columns.
+  const bool classes = st.class_count_size() != 0;
+  bool ok = !classes || (st.class_count_size() == kViewClassCount && st.class_total_size() == kViewClassCount);
+  for (int size : {st.name_size(), st.shape_size(), st.count_size(), st.total_size(), st.min_size(),
+                   st.max_size(), st.bucket_n_size()}) {
+    ok &= size == n;
+  }
+  ok &= st.bucket_size() == st.bucket_count_size();
+  for (int size : {st.dispatch_count_size(), st.dispatch_host_ns_size(), st.dispatch_small_size(),
+                   st.dispatch_device_ns_size(), st.dispatch_host_bound_ns_size()}) {
+    ok &= size == nd;
+  }
+  if (!ok) throw std::runtime_error("operator view state from another process does not parse");
+  std::lock_guard<std::mutex> lock(*mu_);
+  for (int c = 0; classes && c < kViewClassCount; ++c) {
+    class_count_[c] += st.class_count(c);
+    class_total_[c] += st.class_total(c);
+  }
+  int b = 0;
+  std::vector<std::pair<uint32_t, int64_t>> buckets;
+  for (int k = 0; k < n; ++k) {
+    if (st.op_class(k) >= static_cast<uint32_t>(kViewClassCount) ||
+        b + static_cast<int64_t>(st.bucket_n(k)) > st.bucket_size()) {
+      throw std::runtime_error("operator view state from another process does not parse");
+    }
+    buckets.clear();
+    for (uint32_t i = 0; i < st.bucket_n(k); ++i, ++b) buckets.emplace_back(st.bucket(b), st.bucket_count(b));
+    Row& row = rows_[Key{static_cast<uint8_t>(st.op_class(k)), st.name(k), st.shape(k)}];
+    row.count += st.count(k);
+    row.total += st.total(k);
+    LogHistogram h;
+    h.AddBuckets(buckets, st.min(k), st.max(k));
+    row.hist.Merge(h);
+  }
+  for (int k = 0; k < nd; ++k) {
+    Dispatch& o = dispatch_[st.dispatch_name(k)];
+    o.count += st.dispatch_count(k);
+    o.host_ns += st.dispatch_host_ns(k);
+    o.small += st.dispatch_small(k);
+    o.device_ns += st.dispatch_device_ns(k);
+    o.host_bound_ns += st.dispatch_host_bound_ns(k);
+  }
+}
+
+void OpsAccumulator::Fill(int32_t steps, analysis::Operators* out) const {
+  std::lock_guard<std::mutex> lock(*mu_);
+  FillClasses(class_count_, class_total_, steps, out);
+  int64_t device = 0;
+  for (int64_t t : class_total_) device += t;
+  // Largest total first; ties in key order (the map's), so the rows are the
+  // same whatever the order ranks and processes were merged in.
+  std::vector<const std::pair<const Key, Row>*> order;
+  order.reserve(rows_.size());
+  for (const auto& e : rows_) order.push_back(&e);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->second.total > b->second.total; });
+  for (size_t i = 0; i < std::min(order.size(), kClusterTopRows); ++i) {
+    const Key& k = order[i]->first;
+    const Row& r = order[i]->second;
+    analysis::OpStat* o = out->add_top();
+    o->set_name(k.name);
+    if (!k.shape.empty()) o->set_shape(k.shape);
+    o->set_op_class(std::string(ViewClassName(static_cast<ViewClass>(k.cls))));
+    o->set_count(r.count);
+    o->set_total_ns(r.total);
+    o->set_mean_ns(r.count > 0 ? r.total / r.count : 0);
+    o->set_p50_ns(r.hist.Percentile(0.5));
+    o->set_p99_ns(r.hist.Percentile(0.99));
+    o->set_share(device > 0 ? static_cast<double>(r.total) / static_cast<double>(device) : 0.0);
+  }
+  std::vector<const std::pair<const std::string, Dispatch>*> d_order;
+  for (const auto& e : dispatch_) d_order.push_back(&e);
+  std::stable_sort(d_order.begin(), d_order.end(), [](const auto* a, const auto* b) {
+    if (a->second.host_bound_ns != b->second.host_bound_ns) return a->second.host_bound_ns > b->second.host_bound_ns;
+    return a->second.host_ns > b->second.host_ns;
+  });
+  for (size_t i = 0; i < std::min(d_order.size(), kClusterDispatchRows); ++i) {
+    const Dispatch& d = d_order[i]->second;
+    analysis::DispatchStat* o = out->add_dispatch();
+    o->set_name(d_order[i]->first);
+    o->set_count(d.count);
+    o->set_host_ns(d.host_ns);
+    o->set_mean_launch_ns(d.count > 0 ? d.host_ns / d.count : 0);
+    o->set_small(d.small);
+    o->set_device_ns(d.device_ns);
+    o->set_host_bound_ns(d.host_bound_ns);
+  }
+  std::set<std::string_view> names;
+  for (const auto& [k, r] : rows_) names.insert(k.name);
+  out->set_distinct_names(static_cast<int64_t>(names.size()));
+}
+
+}  // namespace moetrace::ops
