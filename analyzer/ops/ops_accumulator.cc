@@ -10,7 +10,34 @@
 
 namespace moetrace::ops {
 
+namespace {
+
+constexpr size_t kBucketCount = 960;  // LogHistogram::Bucket is at most 959
+
+}  // namespace
+
 OpsAccumulator::OpsAccumulator() : mu_(std::make_unique<std::mutex>()) {}
+
+std::string OpsAccumulator::Key(uint8_t cls, std::string_view name, std::string_view shape) {
+  std::string k(1, static_cast<char>(cls));
+  k.append(name);
+  k.push_back('\0');
+  k.append(shape);
+  return k;
+}
+
+void OpsAccumulator::Row::Add(int64_t n, int64_t sum, int64_t lo, int64_t hi,
+                              const std::pair<uint32_t, int64_t>* b, size_t nb) {
+  if (n == 0) return;
+  min = count == 0 ? lo : std::min(min, lo);
+  max = count == 0 ? hi : std::max(max, hi);
+  count += n;
+  total += sum;
+  if (buckets.empty()) buckets.assign(kBucketCount, 0);
+  for (size_t i = 0; i < nb; ++i) {
+    if (b[i].first < kBucketCount) buckets[b[i].first] += b[i].second;
+  }
+}
 
 void OpsAccumulator::Add(const RankOps& ops, const StringTable& strings) {
   auto str = [&](StringId id) { return id < strings.size() ? std::string(strings.Get(id)) : std::string(); };
@@ -20,13 +47,17 @@ void OpsAccumulator::Add(const RankOps& ops, const StringTable& strings) {
     class_total_[c] += ops.class_total[c];
   }
   for (const OpRow& r : ops.rows) {
-    Row& row = rows_[Key{static_cast<uint8_t>(r.cls), str(r.name), r.shape != 0 ? str(r.shape) : ""}];
-    row.count += r.count;
-    row.total += r.total;
-    row.hist.Merge(r.hist);
+    // The key in a reused buffer: no allocation once the row exists.
+    key_.assign(1, static_cast<char>(r.cls));
+    if (r.name < strings.size()) key_.append(strings.Get(r.name));
+    key_.push_back('\0');
+    if (r.shape != 0 && r.shape < strings.size()) key_.append(strings.Get(r.shape));
+    auto it = rows_.find(key_);
+    if (it == rows_.end()) it = rows_.emplace(key_, Row{}).first;
+    it->second.Add(r.count, r.total, r.min, r.max, ops.buckets.data() + r.hist_begin, r.hist_end - r.hist_begin);
   }
   for (const DispatchRow& d : ops.dispatch) {
-    Dispatch& o = dispatch_[str(d.name)];
+    Dispatch& o = dispatch_[str(d.name).substr(0, d.type_len)];
     o.count += d.count;
     o.host_ns += d.host_ns;
     o.small += d.small;
@@ -42,18 +73,22 @@ void OpsAccumulator::Serialize(partial::OpsState* st) const {
     st->add_class_total(class_total_[c]);
   }
   for (const auto& [key, row] : rows_) {
-    st->add_op_class(key.cls);
-    st->add_name(key.name);
-    st->add_shape(key.shape);
+    const size_t nul = key.find('\0', 1);
+    st->add_op_class(static_cast<uint8_t>(key[0]));
+    st->add_name(key.substr(1, nul - 1));
+    st->add_shape(key.substr(nul + 1));
     st->add_count(row.count);
     st->add_total(row.total);
-    st->add_min(row.hist.min());
-    st->add_max(row.hist.max());
-    st->add_bucket_n(static_cast<uint32_t>(row.hist.buckets().size()));
-    for (const auto& [b, n] : row.hist.buckets()) {
-      st->add_bucket(b);
-      st->add_bucket_count(n);
+    st->add_min(row.min);
+    st->add_max(row.max);
+    uint32_t n = 0;
+    for (size_t b = 0; b < row.buckets.size(); ++b) {
+      if (row.buckets[b] == 0) continue;
+      st->add_bucket(static_cast<uint32_t>(b));
+      st->add_bucket_count(row.buckets[b]);
+      ++n;
     }
+    st->add_bucket_n(n);
   }
   for (const auto& [name, d] : dispatch_) {
     st->add_dispatch_name(name);
@@ -95,12 +130,8 @@ void OpsAccumulator::Merge(const partial::OpsState& st) {
     }
     buckets.clear();
     for (uint32_t i = 0; i < st.bucket_n(k); ++i, ++b) buckets.emplace_back(st.bucket(b), st.bucket_count(b));
-    Row& row = rows_[Key{static_cast<uint8_t>(st.op_class(k)), st.name(k), st.shape(k)}];
-    row.count += st.count(k);
-    row.total += st.total(k);
-    LogHistogram h;
-    h.AddBuckets(buckets, st.min(k), st.max(k));
-    row.hist.Merge(h);
+    rows_[Key(static_cast<uint8_t>(st.op_class(k)), st.name(k), st.shape(k))].Add(
+        st.count(k), st.total(k), st.min(k), st.max(k), buckets.data(), buckets.size());
   }
   for (int k = 0; k < nd; ++k) {
     Dispatch& o = dispatch_[st.dispatch_name(k)];
@@ -119,23 +150,30 @@ void OpsAccumulator::Fill(int32_t steps, analysis::Operators* out) const {
   for (int64_t t : class_total_) device += t;
   // Largest total first; ties in key order (the map's), so the rows are the
   // same whatever the order ranks and processes were merged in.
-  std::vector<const std::pair<const Key, Row>*> order;
+  std::vector<const std::pair<const std::string, Row>*> order;
   order.reserve(rows_.size());
   for (const auto& e : rows_) order.push_back(&e);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto* a, const auto* b) { return a->second.total > b->second.total; });
   for (size_t i = 0; i < std::min(order.size(), kClusterTopRows); ++i) {
-    const Key& k = order[i]->first;
+    const std::string& key = order[i]->first;
     const Row& r = order[i]->second;
+    const size_t nul = key.find('\0', 1);
+    std::vector<std::pair<uint32_t, int64_t>> pairs;
+    for (size_t b = 0; b < r.buckets.size(); ++b) {
+      if (r.buckets[b] != 0) pairs.emplace_back(static_cast<uint32_t>(b), r.buckets[b]);
+    }
+    LogHistogram h;
+    h.AddBuckets(pairs, r.min, r.max);
     analysis::OpStat* o = out->add_top();
-    o->set_name(k.name);
-    if (!k.shape.empty()) o->set_shape(k.shape);
-    o->set_op_class(std::string(ViewClassName(static_cast<ViewClass>(k.cls))));
+    o->set_name(key.substr(1, nul - 1));
+    if (nul + 1 < key.size()) o->set_shape(key.substr(nul + 1));
+    o->set_op_class(std::string(ViewClassName(static_cast<ViewClass>(static_cast<uint8_t>(key[0])))));
     o->set_count(r.count);
     o->set_total_ns(r.total);
     o->set_mean_ns(r.count > 0 ? r.total / r.count : 0);
-    o->set_p50_ns(r.hist.Percentile(0.5));
-    o->set_p99_ns(r.hist.Percentile(0.99));
+    o->set_p50_ns(h.Percentile(0.5));
+    o->set_p99_ns(h.Percentile(0.99));
     o->set_share(device > 0 ? static_cast<double>(r.total) / static_cast<double>(device) : 0.0);
   }
   std::vector<const std::pair<const std::string, Dispatch>*> d_order;
@@ -156,7 +194,7 @@ void OpsAccumulator::Fill(int32_t steps, analysis::Operators* out) const {
     o->set_host_bound_ns(d.host_bound_ns);
   }
   std::set<std::string_view> names;
-  for (const auto& [k, r] : rows_) names.insert(k.name);
+  for (const auto& [k, r] : rows_) names.insert(std::string_view(k).substr(1, k.find('\0', 1) - 1));
   out->set_distinct_names(static_cast<int64_t>(names.size()));
 }
 

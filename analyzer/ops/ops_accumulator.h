@@ -11,7 +11,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "analyzer/ops/rank_ops.h"
 #include "analyzer/proto/analysis.pb.h"
@@ -37,22 +39,21 @@ class OpsAccumulator {
   void Fill(int32_t steps, analysis::Operators* out) const;
 
  private:
-  struct Key {
-    uint8_t cls;
-    std::string name, shape;
-    bool operator<(const Key& o) const {
-      return std::tie(cls, name, shape) < std::tie(o.cls, o.name, o.shape);
-    }
-  };
+  // A row's key as one string: class byte, name, NUL, shape. Ordered, so
+  // that ties in Fill are broken the same way whatever the merge order.
+  static std::string Key(uint8_t cls, std::string_view name, std::string_view shape);
   struct Row {
-    int64_t count = 0, total = 0;
-    LogHistogram hist;
+    int64_t count = 0, total = 0, min = 0, max = 0;
+    std::vector<int64_t> buckets;  // dense by LogHistogram bucket, sized on first use
+    void Add(int64_t count, int64_t total, int64_t min, int64_t max,
+             const std::pair<uint32_t, int64_t>* b, size_t n);
   };
   struct Dispatch {
     int64_t count = 0, host_ns = 0, small = 0, device_ns = 0, host_bound_ns = 0;
   };
   std::unique_ptr<std::mutex> mu_;
-  std::map<Key, Row> rows_;
+  std::map<std::string, Row, std::less<>> rows_;
+  std::string key_;  // Add's key buffer (under mu_)
   std::map<std::string, Dispatch> dispatch_;
   int64_t class_count_[kViewClassCount] = {};
   int64_t class_total_[kViewClassCount] = {};

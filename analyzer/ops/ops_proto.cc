@@ -48,7 +48,7 @@ void FillOperators(const RankOps& ops, const StringTable& strings, analysis::Ope
   for (size_t i = 0; i < std::min(ops.dispatch.size(), kRankDispatchRows); ++i) {
     const DispatchRow& d = ops.dispatch[i];
     analysis::DispatchStat* o = out->add_dispatch();
-    o->set_name(str(d.name));
+    o->set_name(str(d.name).substr(0, d.type_len));
     o->set_count(d.count);
     o->set_host_ns(d.host_ns);
     o->set_mean_launch_ns(d.count > 0 ? d.host_ns / d.count : 0);

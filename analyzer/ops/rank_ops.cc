@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <numeric>
 #include <type_traits>
+#include <unordered_map>
 
 namespace moetrace::ops {
 namespace {
 
-constexpr size_t kBuckets = 960;  // LogHistogram::Bucket of INT64_MAX is 959
+static_assert(960 <= 1024, "LogHistogram::Bucket (at most 959) fits the table's 10 key bits");
 
 // Nearest-rank percentile (k = ceil(p n), as analyzer/percentiles.h) of
 // v[0, n), reordering v.
@@ -20,6 +21,14 @@ int64_t NearestRank(int64_t* v, size_t n, int num, int den) {
 }
 
 }  // namespace
+
+std::string_view OperatorType(std::string_view name) {
+  size_t end = name.size();
+  while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+  // Digits after an underscore, and something before it.
+  if (end < name.size() && end >= 2 && name[end - 1] == '_') return name.substr(0, end - 1);
+  return name;
+}
 
 RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& scratch,
                      OpsScratch* s) {
@@ -39,6 +48,48 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   auto name_slot = []<typename T>(std::vector<T>& v, StringId id, std::type_identity_t<T> fill) -> T& {
     if (id >= v.size()) v.resize(static_cast<size_t>(id) + 1, fill);
     return v[id];
+  };
+
+  // The dispatch row of a name: one per operator type, found once per name.
+  std::unordered_map<std::string_view, int32_t> type_row;
+  auto dispatch_row = [&](StringId name) -> size_t {
+    int32_t& d = name_slot(s->dispatch_of, name, -1);
+    if (d < 0) {
+      const std::string_view type = OperatorType(name < n_names ? rank.strings.Get(name) : "");
+      auto [it, added] = type_row.try_emplace(type, static_cast<int32_t>(out.dispatch.size()));
+      if (added) {
+        DispatchRow row;
+        row.name = name;
+        row.type_len = static_cast<uint32_t>(type.size());
+        out.dispatch.push_back(row);
+      }
+      d = it->second;
+    }
+    return static_cast<size_t>(d);
+  };
+
+  // (row, bucket) counts: open addressing, multiplicative hash.
+  constexpr uint64_t kEmpty = ~0ull;
+  std::vector<uint64_t>& hkey = s->hkey;
+  std::vector<int64_t>& hcount = s->hcount;
+  int shift = 64 - 10;  // 1024 slots
+  hkey.assign(size_t{1} << 10, kEmpty);
+  hcount.assign(hkey.size(), 0);
+  size_t mask = hkey.size() - 1, used = 0;
+  auto grow = [&] {
+    std::vector<uint64_t> old_key = std::move(hkey);
+    std::vector<int64_t> old_count = std::move(hcount);
+    --shift;
+    hkey.assign(old_key.size() * 2, kEmpty);
+    hcount.assign(hkey.size(), 0);
+    mask = hkey.size() - 1;
+    for (size_t i = 0; i < old_key.size(); ++i) {
+      if (old_key[i] == kEmpty) continue;
+      size_t slot = (old_key[i] * 0x9E3779B97F4A7C15ull) >> shift;
+      while (hkey[slot] != kEmpty) slot = (slot + 1) & mask;
+      hkey[slot] = old_key[i];
+      hcount[slot] = old_count[i];
+    }
   };
 
   // Pass 1: each op to its row (name, shape, group), counts and totals; the
@@ -68,45 +119,43 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     }
     s->row_of[k] = static_cast<uint32_t>(h);
     const int64_t dur = std::max<TimeNs>(r.dur, 0);
-    rows[h].count += 1;
-    rows[h].total += dur;
-    if (r.host >= 0) {
-      int32_t& d = name_slot(s->dispatch_of, r.name, -1);
-      if (d < 0) {
-        d = static_cast<int32_t>(out.dispatch.size());
-        out.dispatch.push_back({r.name});
+    OpRow& row = rows[static_cast<size_t>(h)];
+    if (row.count == 0 || dur < row.min) row.min = dur;
+    row.max = std::max(row.max, dur);
+    row.count += 1;
+    row.total += dur;
+    {
+      const uint64_t key = (static_cast<uint64_t>(h) << 10) | LogHistogram::Bucket(dur);
+      size_t slot = (key * 0x9E3779B97F4A7C15ull) >> shift;
+      while (hkey[slot] != key && hkey[slot] != kEmpty) slot = (slot + 1) & mask;
+      if (hkey[slot] == kEmpty) {
+        hkey[slot] = key;
+        hcount[slot] = 0;
+        if (++used * 2 > hkey.size()) grow();
+        // grow() moved the entries: find the key again.
+        slot = (key * 0x9E3779B97F4A7C15ull) >> shift;
+        while (hkey[slot] != key) slot = (slot + 1) & mask;
       }
-      DispatchRow& dr = out.dispatch[static_cast<size_t>(d)];
+      ++hcount[slot];
+    }
+    if (r.host >= 0) {
+      DispatchRow& dr = out.dispatch[dispatch_row(r.name)];
       dr.count += 1;
       dr.host_ns += r.host;
       dr.small += dur < r.host;
       dr.device_ns += dur;
     }
   }
-  for (const WaitShare& w : m.host_bound_by_op) {
-    int32_t& d = name_slot(s->dispatch_of, w.name, -1);
-    if (d < 0) {
-      d = static_cast<int32_t>(out.dispatch.size());
-      out.dispatch.push_back({w.name});
-    }
-    out.dispatch[static_cast<size_t>(d)].host_bound_ns += w.ns;
-  }
+  for (const WaitShare& w : m.host_bound_by_op) out.dispatch[dispatch_row(w.name)].host_bound_ns += w.ns;
   for (const OpRow& row : rows) {
     out.class_count[static_cast<int>(row.cls)] += row.count;
     out.class_total[static_cast<int>(row.cls)] += row.total;
   }
   for (StringId id = 0; id < s->head.size(); ++id) out.distinct_names += s->head[id] >= 0;
 
-  // Pass 2: durations grouped by row (a counting sort), then each row's
-  // histogram and, for the rows kept, exact percentiles.
+  // The rows by total; exact percentiles of the rows kept, from their
+  // durations gathered in one more pass over the records.
   const size_t R = rows.size();
-  s->offset.assign(R + 1, 0);
-  for (size_t h = 0; h < R; ++h) s->offset[h + 1] = s->offset[h] + rows[h].count;
-  if (s->sorted.size() < n) s->sorted.resize(n);
-  {
-    std::vector<int64_t> fill(s->offset.begin(), s->offset.end() - 1);
-    for (size_t k = 0; k < n; ++k) s->sorted[static_cast<size_t>(fill[s->row_of[k]]++)] = std::max<TimeNs>(rec[k].dur, 0);
-  }
   std::vector<uint32_t> order(R);
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -116,33 +165,42 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     if (x.name != y.name) return x.name < y.name;
     return x.shape < y.shape;
   });
-  s->bucket_count.assign(kBuckets, 0);
-  std::vector<std::pair<uint32_t, int64_t>> pairs;
-  for (size_t h = 0; h < R; ++h) {
-    int64_t* v = s->sorted.data() + s->offset[h];
-    const size_t c = static_cast<size_t>(rows[h].count);
-    int64_t lo = v[0], hi = v[0];
-    s->touched.clear();
-    for (size_t i = 0; i < c; ++i) {
-      const uint32_t b = LogHistogram::Bucket(v[i]);
-      if (s->bucket_count[b]++ == 0) s->touched.push_back(b);
-      lo = std::min(lo, v[i]);
-      hi = std::max(hi, v[i]);
-    }
-    std::sort(s->touched.begin(), s->touched.end());
-    pairs.clear();
-    for (uint32_t b : s->touched) {
-      pairs.emplace_back(b, s->bucket_count[b]);
-      s->bucket_count[b] = 0;
-    }
-    rows[h].hist.AddBuckets(pairs, lo, hi);
+  const size_t kept = std::min(R, kRankTopRows);
+  std::vector<int32_t> kept_of(R, -1);
+  if (s->kept.size() < kept) s->kept.resize(kept);
+  for (size_t r = 0; r < kept; ++r) {
+    kept_of[order[r]] = static_cast<int32_t>(r);
+    s->kept[r].clear();
   }
-  for (size_t r = 0; r < std::min(R, kRankTopRows); ++r) {
-    const uint32_t h = order[r];
-    int64_t* v = s->sorted.data() + s->offset[h];
-    const size_t c = static_cast<size_t>(rows[h].count);
-    rows[h].p50 = NearestRank(v, c, 1, 2);
-    rows[h].p99 = NearestRank(v, c, 99, 100);
+  for (size_t k = 0; k < n; ++k) {
+    const int32_t slot = kept_of[s->row_of[k]];
+    if (slot >= 0) s->kept[static_cast<size_t>(slot)].push_back(std::max<TimeNs>(rec[k].dur, 0));
+  }
+  for (size_t r = 0; r < kept; ++r) {
+    std::vector<int64_t>& v = s->kept[r];
+    rows[order[r]].p50 = NearestRank(v.data(), v.size(), 1, 2);
+    rows[order[r]].p99 = NearestRank(v.data(), v.size(), 99, 100);
+  }
+  // The histograms, by row then bucket.
+  std::vector<uint32_t> rank_of(R);
+  for (size_t r = 0; r < R; ++r) rank_of[order[r]] = static_cast<uint32_t>(r);
+  struct Entry { uint64_t key; int64_t count; };  // key: (rank in `order`, bucket)
+  std::vector<Entry> entries;
+  entries.reserve(used);
+  for (size_t i = 0; i < hkey.size(); ++i) {
+    if (hkey[i] == kEmpty) continue;
+    entries.push_back({(static_cast<uint64_t>(rank_of[hkey[i] >> 10]) << 10) | (hkey[i] & 1023), hcount[i]});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  out.buckets.reserve(entries.size());
+  size_t e = 0;
+  for (size_t r = 0; r < R; ++r) {
+    OpRow& row = rows[order[r]];
+    row.hist_begin = static_cast<uint32_t>(out.buckets.size());
+    for (; e < entries.size() && (entries[e].key >> 10) == r; ++e) {
+      out.buckets.emplace_back(static_cast<uint32_t>(entries[e].key & 1023), entries[e].count);
+    }
+    row.hist_end = static_cast<uint32_t>(out.buckets.size());
   }
   std::vector<OpRow> sorted_rows;
   sorted_rows.reserve(R);

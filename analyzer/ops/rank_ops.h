@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "analyzer/ops/log_histogram.h"
@@ -23,12 +24,21 @@ struct OpRow {
   StringId name = 0, shape = 0;
   ViewClass cls = ViewClass::kVector;
   int64_t count = 0, total = 0;
+  int64_t min = 0, max = 0;
   int64_t p50 = 0, p99 = 0;  // exact nearest rank; set on the first kRankTopRows rows
-  LogHistogram hist;         // every row: the cluster's percentiles
+  // Its durations' log histogram (log_histogram.h), for the cluster's
+  // percentiles: RankOps::buckets[hist_begin, hist_end).
+  uint32_t hist_begin = 0, hist_end = 0;
 };
 
+// The operator type of a device op name: the name without a trailing
+// "_<digits>" instance number (Ascend names an op per instance:
+// trans_Cast_0, trans_Cast_13 are one type, trans_Cast).
+std::string_view OperatorType(std::string_view name);
+
 struct DispatchRow {
-  StringId name = 0;
+  StringId name = 0;        // the first name of the type seen
+  uint32_t type_len = 0;    // the type: the first type_len bytes of the name
   int64_t count = 0;        // device ops joined to a launch
   int64_t host_ns = 0;      // their launch events' summed durations
   int64_t small = 0;        // of them, device time < host time
@@ -41,6 +51,7 @@ struct RankOps {
   int64_t class_count[kViewClassCount] = {};
   int64_t class_total[kViewClassCount] = {};
   std::vector<OpRow> rows;           // every (name, shape, class): largest total first
+  std::vector<std::pair<uint32_t, int64_t>> buckets;  // (bucket, count) of every row, by row then bucket
   std::vector<DispatchRow> dispatch; // every launched or host-bound name: largest host_bound, host_ns first
   int64_t distinct_names = 0;
 };
@@ -50,12 +61,13 @@ struct OpsScratch {
   std::vector<int32_t> head;        // by name id: first row of the name
   std::vector<int32_t> next;        // by row: next row of the same name
   std::vector<uint32_t> row_of;     // by record
-  std::vector<int64_t> offset;      // by row: start in `sorted`
-  std::vector<int64_t> sorted;      // durations grouped by row
   std::vector<int8_t> name_class;   // by name id: compute ViewClass, -1 unknown
-  std::vector<int32_t> dispatch_of; // by name id
-  std::vector<int64_t> bucket_count;
-  std::vector<uint32_t> touched;
+  std::vector<int32_t> dispatch_of; // by name id: its type's dispatch row
+  // (row, bucket) -> count, open addressing: a row's durations take a few
+  // buckets, so the table stays small and in cache.
+  std::vector<uint64_t> hkey;
+  std::vector<int64_t> hcount;
+  std::vector<std::vector<int64_t>> kept;  // durations of the rows kept
 };
 
 // `m` and `scratch` are AnalyzeRank's result and buffers for `rank`.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analyzer/analyze.h"
+#include "analyzer/ops/ops_proto.h"
 #include "analyzer/ops/ops_summary.h"
 #include "analyzer/summary.h"
 #include "formats/trace_io.h"
@@ -115,9 +116,15 @@ TEST(RankOps, KnownTotalsPerClassAndName) {
   EXPECT_EQ(ops.rows[2].total, 180);
   EXPECT_EQ(ops.rows[2].p50, 60);   // k = 2 of {50, 60, 70}
   EXPECT_EQ(ops.rows[2].p99, 70);
-  EXPECT_EQ(ops.rows[2].hist.count(), 3);
-  EXPECT_EQ(ops.rows[2].hist.min(), 50);
-  EXPECT_EQ(ops.rows[2].hist.max(), 70);
+  EXPECT_EQ(ops.rows[2].min, 50);
+  EXPECT_EQ(ops.rows[2].max, 70);
+  // Its histogram: 50 in [50, 52), 60 in [60, 62), 70 in [68, 72).
+  ASSERT_EQ(ops.rows[2].hist_end - ops.rows[2].hist_begin, 3u);
+  const auto* h = ops.buckets.data() + ops.rows[2].hist_begin;
+  EXPECT_EQ(h[0], std::make_pair(LogHistogram::Bucket(50), int64_t{1}));
+  EXPECT_EQ(h[1], std::make_pair(LogHistogram::Bucket(60), int64_t{1}));
+  EXPECT_EQ(h[2], std::make_pair(LogHistogram::Bucket(70), int64_t{1}));
+  EXPECT_EQ(ops.buckets.size(), 10u);  // 2 for FlashAttentionScore, 3 for GroupedMatmul, 1 for each other row
   EXPECT_EQ(rank.strings.Get(ops.rows[6].name), "MEMCPY_ASYNC");
 }
 
@@ -209,6 +216,39 @@ TEST(RankOps, HostBoundNamesTheOpWhoseLaunchEndedTheWait) {
   EXPECT_EQ(name(3), "A");
   EXPECT_EQ(name(4), "E");
   EXPECT_EQ(ops.dispatch[4].small, 0);
+}
+
+TEST(RankOps, OperatorTypeDropsTheInstanceNumber) {
+  EXPECT_EQ(OperatorType("trans_Cast_13"), "trans_Cast");
+  EXPECT_EQ(OperatorType("trans_Cast_0"), "trans_Cast");
+  EXPECT_EQ(OperatorType("Conv2DBackpropFilter6"), "Conv2DBackpropFilter6");
+  EXPECT_EQ(OperatorType("HcomAllToAllV_dispatch"), "HcomAllToAllV_dispatch");
+  EXPECT_EQ(OperatorType("_12"), "_12");
+  EXPECT_EQ(OperatorType("x_"), "x_");
+  EXPECT_EQ(OperatorType(""), "");
+  // Two instances of one type: one dispatch row, named by the type, while
+  // the top operators keep the names.
+  Builder b;
+  const size_t host = b.Track(TrackKind::kHostThread, "python");
+  const size_t s0 = b.Track(TrackKind::kDeviceStream, "compute");
+  b.Launch(host, 0, 50, 1);
+  b.Launch(host, 60, 70, 2);
+  b.Op(s0, Category::kCompute, "trans_Cast_0", 50, 10, 1);
+  b.Op(s0, Category::kCompute, "trans_Cast_13", 130, 20, 2);
+  RankMetrics m;
+  const RankOps ops = Summarize(b.r, &m);
+  analysis::Operators o;
+  FillOperators(ops, b.r.strings, &o);
+  ASSERT_EQ(o.dispatch_size(), 1);
+  EXPECT_EQ(o.dispatch(0).name(), "trans_Cast");
+  EXPECT_EQ(o.dispatch(0).count(), 2);
+  EXPECT_EQ(o.dispatch(0).host_ns(), 120);
+  EXPECT_EQ(o.dispatch(0).mean_launch_ns(), 60);
+  EXPECT_EQ(o.dispatch(0).small(), 2);
+  EXPECT_EQ(o.dispatch(0).device_ns(), 30);
+  EXPECT_EQ(o.dispatch(0).host_bound_ns(), 70);  // [60, 130): the wait for trans_Cast_13
+  ASSERT_EQ(o.top_size(), 2);
+  EXPECT_EQ(o.top(0).name(), "trans_Cast_13");
 }
 
 // tiny-moe without the task queue is host-bound on dispatch: the view names
