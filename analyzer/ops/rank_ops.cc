@@ -168,16 +168,25 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   const size_t kept = std::min(R, kRankTopRows);
   std::vector<int32_t> kept_of(R, -1);
   if (s->kept.size() < kept) s->kept.resize(kept);
+  // A row of one duration (most of a generated trace's) needs no pass.
+  bool gather = false;
   for (size_t r = 0; r < kept; ++r) {
-    kept_of[order[r]] = static_cast<int32_t>(r);
+    OpRow& row = rows[order[r]];
     s->kept[r].clear();
+    if (row.min == row.max) {
+      row.p50 = row.p99 = row.min;
+    } else {
+      kept_of[order[r]] = static_cast<int32_t>(r);
+      gather = true;
+    }
   }
-  for (size_t k = 0; k < n; ++k) {
+  for (size_t k = 0; gather && k < n; ++k) {
     const int32_t slot = kept_of[s->row_of[k]];
     if (slot >= 0) s->kept[static_cast<size_t>(slot)].push_back(std::max<TimeNs>(rec[k].dur, 0));
   }
   for (size_t r = 0; r < kept; ++r) {
     std::vector<int64_t>& v = s->kept[r];
+    if (v.empty()) continue;
     rows[order[r]].p50 = NearestRank(v.data(), v.size(), 1, 2);
     rows[order[r]].p99 = NearestRank(v.data(), v.size(), 99, 100);
   }
