@@ -11,6 +11,7 @@
 #include "analyzer/hta/hta.h"
 #include "analyzer/label_check.h"
 #include "analyzer/metrics_proto.h"
+#include "analyzer/ops/ops_proto.h"
 #include "analyzer/rl/rl_section.h"
 #include "formats/errors.h"
 #include "formats/native/native_reader.h"
@@ -58,6 +59,7 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
     // the 718B trace (native_reader.h).
     SkipColumnsAnalyzeIgnores skip_columns;
     RankScratch scratch;
+    ops::OpsScratch ops_scratch;
     Rank rank;
     size_t claimed = 0, claimed_end = 0;
     for (;;) {
@@ -75,8 +77,11 @@ PartialAnalysis AnalyzeRanks(const TraceSource& source, const std::vector<size_t
         read_ids[i] = rank.rank;
         RankMetrics m = AnalyzeRank(rank, &scratch);
         FillRank(m, capacity, &ranks[i]);
+        const ops::RankOps rank_ops = ops::SummarizeOps(rank, m, scratch, &ops_scratch);
+        ops::FillOperators(rank_ops, rank.strings, ranks[i].mutable_operators());
         // Outside the lock: Add locks only the shards it touches.
         out.cluster.Add(m, rank);
+        out.cluster.AddOps(rank_ops, rank);
         rl::CardPhases phases = rl::CollectPhases(rank);
         {
           std::lock_guard<std::mutex> lock(mu);

@@ -239,6 +239,7 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
   FillBreakdown(total_, c->mutable_breakdown());
   FillRatios(total_, c->mutable_ratios());
   FillCommByClass(cls_, c->mutable_comm_by_class());
+  ops_.Fill(static_cast<int32_t>(max_steps_), c->mutable_operators());
 
   // Step time spread and slow ranks (rank_spread.h, shared with the cluster output).
   std::vector<double> step_means;

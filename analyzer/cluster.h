@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analyzer/collective_table.h"
+#include "analyzer/ops/ops_accumulator.h"
 #include "analyzer/proto/analysis.pb.h"
 #include "analyzer/rank_experts.h"
 #include "analyzer/rank_metrics.h"
@@ -30,6 +31,8 @@ class ClusterAccumulator {
   ~ClusterAccumulator();
   // `rank` is the source of `m` (its strings and routing records). Thread-safe.
   void Add(const RankMetrics& m, const Rank& rank);
+  // The rank's operator view (analyzer/ops). Thread-safe.
+  void AddOps(const ops::RankOps& ops, const Rank& rank) { ops_.Add(ops, rank.strings); }
   // The state so far as bytes (partial.proto ClusterState), and the merge of
   // such bytes into this one: another process's ranks, as if Added here.
   // Merging is order-independent exactly as Add is. Merge throws
@@ -99,6 +102,7 @@ class ClusterAccumulator {
   // sizes, or one total per rank), by rank.
   std::map<RoutingKey, std::map<int32_t, std::vector<int64_t>>> local_;
   int64_t max_steps_ = 0;
+  ops::OpsAccumulator ops_;  // its own lock
 };
 
 }  // namespace moetrace

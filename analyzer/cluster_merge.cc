@@ -104,6 +104,7 @@ std::string ClusterAccumulator::Serialize() const {
     }
   }
   st.set_max_steps(max_steps_);
+  ops_.Serialize(st.mutable_ops());
   return st.SerializeAsString();
 }
 
@@ -187,6 +188,7 @@ void ClusterAccumulator::Merge(const std::string& bytes) {
     for (int e = 0; e < o.tokens_size(); ++e) v[e] += o.tokens(e);
   }
   max_steps_ = std::max(max_steps_, st.max_steps());
+  ops_.Merge(st.ops());
 }
 
 }  // namespace moetrace

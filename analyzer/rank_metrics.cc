@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "analyzer/comm_class.h"
+#include "analyzer/ops/wait_attribution.h"
 #include "analyzer/percentiles.h"
 #include "analyzer/rl/rl_task.h"
 
@@ -518,6 +520,7 @@ class LaunchTable {
     }
     const int64_t lo = static_cast<int64_t>(lo_u);
     s_->launch_end.clear();
+    s_->launch_host.clear();
     s_->launch_threads.clear();
     if (hi < 0) {
       size_ = 0;
@@ -528,23 +531,28 @@ class LaunchTable {
     sparse_ = range > static_cast<uint64_t>(4 * n + (1 << 16));
     if (!sparse_) {
       s_->launch_end.assign(range, kNoTime);
+      s_->launch_host.assign(range, 0);
       s_->launch_threads.assign(range, Threads{-1, -1});
       end_ = s_->launch_end.data();
+      host_ = s_->launch_host.data();
       threads_ = s_->launch_threads.data();
       size_ = range;
     }
   }
 
-  void Add(int64_t corr, TimeNs end, int32_t thread) {
+  // `dur`: the launch call's own duration (the operator view's host time).
+  void Add(int64_t corr, TimeNs end, TimeNs dur, int32_t thread) {
     TimeNs* slot_end;
     Threads* th;
     if (sparse_) {
-      Slot& slot = map_.try_emplace(corr, Slot{kNoTime, {-1, -1}}).first->second;
+      Slot& slot = map_.try_emplace(corr, Slot{kNoTime, 0, {-1, -1}}).first->second;
       slot_end = &slot.end;
+      slot.host += dur;
       th = &slot.threads;
     } else {
       const uint64_t k = static_cast<uint64_t>(corr - base_);
       slot_end = end_ + k;
+      host_[k] += dur;
       th = threads_ + k;
     }
     if (th->first < 0) th->first = thread;
@@ -558,12 +566,16 @@ class LaunchTable {
   // its threads (the host pass).
   void Prefetch(int64_t corr) const {
     const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
-    if (k < size_) __builtin_prefetch(end_ + k);
+    if (k < size_) {
+      __builtin_prefetch(end_ + k);
+      __builtin_prefetch(host_ + k);
+    }
   }
   void PrefetchAll(int64_t corr) const {
     const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
     if (k < size_) {
       __builtin_prefetch(end_ + k, 1);
+      __builtin_prefetch(host_ + k, 1);
       __builtin_prefetch(threads_ + k, 1);
     }
   }
@@ -571,7 +583,8 @@ class LaunchTable {
   // L(b), or kNoTime when the op has no launch; `*th` gets the threads of
   // its first and of its latest launch event (read only when needed: host
   // waits are rare, the ends are what the device pass streams through).
-  TimeNs Find(int64_t corr, const Threads** th) const {
+  // `*host` gets the summed duration of its launch events (when found).
+  TimeNs Find(int64_t corr, const Threads** th, TimeNs* host) const {
     if (!sparse_) {
       // Unsigned: huge (absent) when corr < base_, no overflow on hostile ids.
       const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
@@ -580,6 +593,7 @@ class LaunchTable {
         return kNoTime;
       }
       *th = threads_ + k;
+      *host = host_[k];
       return end_[k];
     }
     auto it = corr < 0 ? map_.end() : map_.find(corr);
@@ -588,17 +602,20 @@ class LaunchTable {
       return kNoTime;
     }
     *th = &it->second.threads;
+    *host = it->second.host;
     return it->second.end;
   }
 
  private:
   struct Slot {
     TimeNs end;
+    TimeNs host;
     Threads threads;
   };
   static constexpr Threads kNoThreads{-1, -1};
   RankScratch* s_;
   TimeNs* end_ = nullptr;
+  TimeNs* host_ = nullptr;
   Threads* threads_ = nullptr;
   int64_t base_ = 0;
   uint64_t size_ = 0;
@@ -655,7 +672,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       if (i + 16 < n) launches.PrefetchAll(corr[i + 16]);
       const TimeNs end = ts[i] + std::max<TimeNs>(dur[i], 0);
       if (cat[i] == Category::kLaunch && corr[i] >= 0) {
-        launches.Add(corr[i], end, static_cast<int32_t>(ti));
+        launches.Add(corr[i], end, std::max<TimeNs>(dur[i], 0), static_cast<int32_t>(ti));
       }
       if (cat[i] == Category::kSync || (flags[i] & kFlagBlocking)) {
         sync_ends[ti].push_back(end);
@@ -692,6 +709,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   if (s->items.size() < device_events) s->items.resize(device_events);
   if (s->waits.size() < device_events) s->waits.resize(device_events);
   if (s->delays.size() < device_events) s->delays.resize(device_events);
+  if (s->op_records.size() < device_events) s->op_records.resize(device_events);
+  ops::OpRecord* records_out = s->op_records.data();
   RankScratch::Item* items_out = s->items.data();
   RankScratch::Item* waits_out = s->waits.data();
   size_t n_items = 0, n_waits = 0;
@@ -744,6 +763,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     const Category* col_cat = ev.category.data();
     const int64_t* col_corr = ev.correlation.data();
     const int32_t* col_step = ev.step.data();
+    const StringId* col_name = ev.name.data();
+    const bool has_shape = !ev.shape.empty();
     const size_t n_ev = ev.size();
     for (size_t k = 0; k < n_ev; ++k) {
       size_t i = sorted ? k : s->order[k];
@@ -819,7 +840,14 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
       // Launch join, host wait, step.
       const LaunchTable::Threads* th;
-      const TimeNs L = launches.Find(col_corr[i], &th);
+      TimeNs host = -1;
+      const TimeNs L = launches.Find(col_corr[i], &th, &host);
+      const StringId op_name = col_name[i];
+      // The operator view's record: the comm class, or compute / copy.
+      records_out[n_items] = {op_name, has_shape ? ev.shape[i] : 0, end - start, host,
+                              mask == kBitCopy      ? ops::kGroupCopy
+                              : mask == kBitCompute ? ops::kGroupCompute
+                                                    : static_cast<uint8_t>(std::countr_zero(mask / kBitClass0))};
       if (L != kNoTime) {
         const int64_t delay = std::max<TimeNs>(0, start - L);
         delays_out[n_delays++] = delay;
@@ -830,7 +858,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         const int32_t th_first = th->first, th_last = th->last;
         if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
           wmask |= kBitHostSync;
-        waits_out[n_waits++] = {max_end, std::min(start, L), wmask};
+        waits_out[n_waits++] = {max_end, std::min(start, L), wmask, op_name};
         ++mask_count[wmask & (kMaskCount - 1)];
       }
       items_out[n_items++] = {start, end, mask};
@@ -865,6 +893,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   out.ops_with_host_wait = static_cast<int64_t>(n_waits);
   out.device_ops = static_cast<int64_t>(n_items);
   out.launch_count = static_cast<int64_t>(n_delays);
+  out.op_records = n_items;
 
   // Step windows: [first op start of k, first op start of next), the last
   // ending at its last op's end. A step also ends at its last op's end when
@@ -1085,6 +1114,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     Subtract(U[kAccHw], U[kAccBusy], win, out_lens(kOutHostBound));
     Subtract(U[kAccHs], U[kAccBusy], win, out_lens(kOutHostSync));
     Subtract(U[kAccPp], U[kAccCompute], win, out_lens(kOutBubble));
+    ops::AttributeHostBound(wseq, n_waits, U[kAccBusy].p, U[kAccBusy].n, bounds.data(),
+                            step_ids.data(), W, &s->wait_by_name, &out.host_bound_by_op);
     for (int c = 0; c < kCommClassCount; ++c) {
       Subtract(U[kAccClass0 + c], U[kAccCompute], win, out_lens(kOutClassExposed0 + c));
     }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "analyzer/ops/op_record.h"
 #include "analyzer/rank_experts.h"
 #include "formats/trace.h"
 
@@ -73,11 +74,17 @@ struct RankMetrics {
   bool has_experts = false;
   ExpertVio experts;                     // mean over steps
   std::vector<ExpertVio> expert_steps;   // by step
+  // Operator view (analyzer/ops): host-bound time by the name of the op
+  // whose late launch ended the wait (sums to total.host_bound), and how
+  // many OpRecords the sweep left in RankScratch::op_records.
+  std::vector<ops::WaitShare> host_bound_by_op;
+  size_t op_records = 0;
 };
 
 // Reusable buffers of one worker thread: no allocation per event once warm.
 struct RankScratch {
-  struct Item { TimeNs start, end; uint32_t mask; };
+  // `name`: a host wait's op b (for the operator view), in the padding.
+  struct Item { TimeNs start, end; uint32_t mask; StringId name = 0; };
   std::vector<Item> items;
   std::vector<Item> merged;  // ping-pong buffer of the run merges
   std::vector<Item> waits, merged_waits;  // host waits, apart
@@ -93,6 +100,7 @@ struct RankScratch {
   // threads of the first and of the latest launch event.
   struct LaunchThreads { int32_t first, last; };
   std::vector<TimeNs> launch_end;
+  std::vector<TimeNs> launch_host;  // summed launch durations
   std::vector<LaunchThreads> launch_threads;
   std::vector<int8_t> group_class, name_class;
   std::vector<int64_t> lens;
@@ -100,6 +108,9 @@ struct RankScratch {
   // Acc), sized by the number of items of each mask (counted in pass 1).
   std::vector<std::pair<TimeNs, TimeNs>> unions[7 + kCommClassCount];
   std::vector<uint64_t> mask_count;
+  // Every busy device op, in track order (RankMetrics::op_records of them).
+  std::vector<ops::OpRecord> op_records;
+  std::vector<int64_t> wait_by_name;  // by name id, for host_bound_by_op
   // Storage handed to RankMetrics::arrivals; give it back with Recycle().
   std::vector<Arrival> arrivals_pool;
 };

@@ -9,6 +9,7 @@
 
 #include "analyzer/cluster_output_summary.h"
 #include "analyzer/human_number.h"
+#include "analyzer/ops/ops_summary.h"
 #include "analyzer/outlier_lines.h"
 #include "analyzer/rl/rl_summary.h"
 
@@ -71,6 +72,7 @@ std::string FormatSummary(const analysis::Analysis& a) {
   else if (c.has_mfu())
     s += fmt::format("  MFU               {}\n", Pct(c.mfu()));
   if (c.has_tokens_per_s()) s += fmt::format("  throughput        {} tokens/s\n", HumanCount(c.tokens_per_s()));
+  s += ops::FormatOpsSummary(a);
   if (a.has_rl()) s += rl::FormatRlSummary(a.rl());
 
   // The JSON keeps every rank past the 5% rule (METRICS.md); the terminal

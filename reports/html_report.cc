@@ -13,6 +13,7 @@
 #include "reports/findings.h"
 #include "reports/report.h"
 #include "reports/report_template.h"
+#include "reports/ops_rows.h"
 #include "reports/rl_rows.h"
 #include "reports/rl_timeline.h"
 
@@ -362,6 +363,37 @@ data RlData(const analysis::Rl& rl) {
   return d;
 }
 
+// The operator view: class shares with a bar, the top operators, the
+// dispatch cost per type. Every cell is text from the trace or a figure.
+data OpsData(const OpsRows& rows) {
+  auto header = [](const auto& h, size_t from) {
+    list l;
+    for (size_t k = from; k < h.size(); ++k) l.push_back(object{{"text", h[k]}});
+    return l;
+  };
+  auto table = [](const auto& in, bool bar, const std::vector<double>& share) {
+    list out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      list cells;
+      for (size_t k = 1; k < in[i].size(); ++k) cells.push_back(object{{"text", in[i][k]}});
+      data row = object{{"name", in[i][0]}, {"cells", cells}};
+      if (bar) row.set("w", Num(200 * share[i]));
+      out.push_back(row);
+    }
+    return out;
+  };
+  list class_header = header(OpsRows::kClassHeader, 0);
+  data d = object{{"note", rows.note},
+                  {"class_header", class_header},
+                  {"classes", table(rows.classes, true, rows.class_share)},
+                  {"top_header", header(OpsRows::kTopHeader, 0)},
+                  {"top", table(rows.top, false, {})},
+                  {"dispatch_header", header(OpsRows::kDispatchHeader, 0)},
+                  {"dispatch", table(rows.dispatch, false, {})}};
+  d.set("has_dispatch", data(!rows.dispatch.empty()));
+  return d;
+}
+
 }  // namespace
 
 std::string RenderHtmlReport(const ReportData& rd) {
@@ -438,6 +470,14 @@ std::string RenderHtmlReport(const ReportData& rd) {
   root.set("classes", classes);
   root.set("has_classes", data(!f.classes.empty()));
   if (!f.classes.empty()) sections.push_back(Section("comm", "Communication"));
+
+  const OpsRows ops = BuildOpsRows(a, 20, 10);
+  if (!ops.classes.empty()) {
+    root.set("ops", OpsData(ops));
+    sections.push_back(Section("operators", "Operators"));
+  } else {
+    root.set("ops", data(false));
+  }
 
   if (rd.timeline) {
     root.set("timeline", TimelineData(*rd.timeline));

@@ -9,6 +9,7 @@
 #include "reports/cluster_output_rows.h"
 #include "reports/findings.h"
 #include "reports/report.h"
+#include "reports/ops_rows.h"
 #include "reports/rl_rows.h"
 
 namespace moetrace {
@@ -133,6 +134,22 @@ std::string RenderMarkdownReport(const ReportData& rd) {
                        FormatPct(c.unmasked));
     }
     s += "\n";
+  }
+  const OpsRows ops = BuildOpsRows(a, 10, 5);
+  if (!ops.classes.empty()) {
+    s += "### Operators (device time per rank and step)\n\n" + Cell(ops.note) + "\n\n";
+    auto table = [&](const auto& header, const auto& rows, const char* align) {
+      for (const char* h : header) s += fmt::format("| {} ", h);
+      s += "|\n" + std::string(align) + "\n";
+      for (const auto& r : rows) {
+        for (const std::string& c : r) s += fmt::format("| {} ", Cell(c));
+        s += "|\n";
+      }
+      s += "\n";
+    };
+    table(OpsRows::kClassHeader, ops.classes, "|---|---:|---:|---:|");
+    table(OpsRows::kTopHeader, ops.top, "|---|---|---:|---:|---:|---:|---:|---:|");
+    if (!ops.dispatch.empty()) table(OpsRows::kDispatchHeader, ops.dispatch, "|---|---:|---:|---:|---:|---:|---:|");
   }
   const auto& ei = a.cluster().expert_imbalance();
   if (ei.layers_size() > 0) {

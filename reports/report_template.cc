@@ -140,6 +140,30 @@ ul.warn li { color: var(--warn); }
 </section>
 {{/has_classes}}
 
+{{#ops}}
+<section id="operators">
+<h2>Operators: where device time goes</h2>
+<p class="note">{{note}}</p>
+<table><tr>{{#class_header}}<th>{{text}}</th>{{/class_header}}<th></th></tr>
+{{#classes}}<tr><td>{{name}}</td>{{#cells}}<td class="num">{{text}}</td>{{/cells}}<td><svg viewBox="0 0 200 12" width="200"><rect x="0" y="0" width="200" height="12" class="c-free"/><rect x="0" y="0" width="{{w}}" height="12" class="c-compute"/></svg></td></tr>
+{{/classes}}
+</table>
+<h3>Top operators by device time</h3>
+<table><tr>{{#top_header}}<th>{{text}}</th>{{/top_header}}</tr>
+{{#top}}<tr><td>{{name}}</td>{{#cells}}<td class="num">{{text}}</td>{{/cells}}</tr>
+{{/top}}
+</table>
+{{#has_dispatch}}
+<h3>Host dispatch by operator type</h3>
+<p class="note">Launches joined to their device ops; "small": device time under the launch's host time; host-bound wait: the wait ended by this type's late launch.</p>
+<table><tr>{{#dispatch_header}}<th>{{text}}</th>{{/dispatch_header}}</tr>
+{{#dispatch}}<tr><td>{{name}}</td>{{#cells}}<td class="num">{{text}}</td>{{/cells}}</tr>
+{{/dispatch}}
+</table>
+{{/has_dispatch}}
+</section>
+{{/ops}}
+
 {{#timeline}}
 <section id="timeline">
 <h2>Timeline: worst step on the slowest rank</h2>

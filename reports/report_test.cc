@@ -46,6 +46,22 @@ TEST(Report, TraceStringsAreEscaped) {
   EXPECT_EQ(Count(md, "<script"), 0u);
 }
 
+// The operator view's tables name the trace's operators: escaped in both.
+TEST(Report, OperatorSectionNamesTheTopOperatorEscaped) {
+  const ReportData rd = FromTrace(MakeHostileTrace());
+  const std::string html = RenderHtmlReport(rd);
+  const size_t at = html.find("<section id=\"operators\">");
+  ASSERT_NE(at, std::string::npos);
+  const std::string section = html.substr(at, html.find("</section>", at) - at);
+  EXPECT_NE(section.find("<h3>Top operators by device time</h3>"), std::string::npos);
+  EXPECT_NE(section.find("<tr><td>&lt;script&gt;alert(&quot;pwn&quot; &amp; &apos;x&apos;)&lt;/script&gt;</td><td class=\"num\">vector</td>"),
+            std::string::npos) << section;
+  EXPECT_EQ(Count(section, "<script"), 0u);
+  const std::string md = RenderMarkdownReport(rd);
+  EXPECT_NE(md.find("### Operators (device time per rank and step)"), std::string::npos);
+  EXPECT_NE(md.find("| &lt;script>alert(\"pwn\" & 'x')&lt;/script> | vector |"), std::string::npos) << md;
+}
+
 TEST(Report, HtmlLoadsNothingFromTheNetwork) {
   const std::string html = RenderHtmlReport(FromTrace(MakeHostileTrace()));
   EXPECT_NE(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"),
@@ -67,7 +83,7 @@ TEST(Report, SectionsFromATraceAndFromItsJson) {
   Trace t = MakeSampleTrace(4, 64, 3);
   const ReportData from_trace = FromTrace(t);
   const std::string html = RenderHtmlReport(from_trace);
-  for (const char* id : {"headline", "breakdown", "comm", "timeline", "experts", "memory"}) {
+  for (const char* id : {"headline", "breakdown", "comm", "operators", "timeline", "experts", "memory"}) {
     EXPECT_NE(html.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
     EXPECT_NE(html.find(std::string("<a href=\"#") + id + "\">"), std::string::npos) << id;
   }

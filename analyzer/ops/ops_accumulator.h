@@ -1,0 +1,62 @@
+// The operator view over every rank (cluster.operators): rows keyed by
+// (class, name, shape) as strings, since each rank interns its own names;
+// durations as merged log histograms (log_histogram.h), not kept one by
+// one. Ranks are added in any order by any number of threads, and another
+// process's state merges in exactly as if its ranks had been added here
+// (sums, and histogram counts): the result does not depend on the order.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "analyzer/ops/rank_ops.h"
+#include "analyzer/proto/analysis.pb.h"
+
+namespace moetrace::partial {
+class OpsState;
+}
+
+namespace moetrace::ops {
+
+inline constexpr size_t kClusterTopRows = 20;
+inline constexpr size_t kClusterDispatchRows = 10;
+
+class OpsAccumulator {
+ public:
+  OpsAccumulator();
+  // Thread-safe.
+  void Add(const RankOps& ops, const StringTable& strings);
+  void Serialize(partial::OpsState* out) const;
+  // Throws std::runtime_error when the columns do not line up.
+  void Merge(const partial::OpsState& in);
+  // `steps`: cluster.steps (per_step_ns = total over ranks / steps).
+  void Fill(int32_t steps, analysis::Operators* out) const;
+
+ private:
+  // A row's key as one string: class byte, name, NUL, shape. Ordered, so
+  // that ties in Fill are broken the same way whatever the merge order.
+  static std::string Key(uint8_t cls, std::string_view name, std::string_view shape);
+  struct Row {
+    int64_t count = 0, total = 0, min = 0, max = 0;
+    std::vector<int64_t> buckets;  // dense by LogHistogram bucket, sized on first use
+    void Add(int64_t count, int64_t total, int64_t min, int64_t max,
+             const std::pair<uint32_t, int64_t>* b, size_t n);
+  };
+  struct Dispatch {
+    int64_t count = 0, host_ns = 0, small = 0, device_ns = 0, host_bound_ns = 0;
+  };
+  std::unique_ptr<std::mutex> mu_;
+  std::map<std::string, Row, std::less<>> rows_;
+  std::string key_;  // Add's key buffer (under mu_)
+  std::map<std::string, Dispatch> dispatch_;
+  int64_t class_count_[kViewClassCount] = {};
+  int64_t class_total_[kViewClassCount] = {};
+};
+
+}  // namespace moetrace::ops
