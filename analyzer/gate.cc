@@ -32,7 +32,7 @@ enum class Unit { kRatio, kTime, kBytes, kPlain };
 
 Unit UnitOf(std::string_view path) {
   if (path.find(".ratios.") != std::string_view::npos || EndsWith(path, "unmasked_fraction") ||
-      EndsWith(path, ".mfu") || EndsWith(path, "host_wait_share")) {
+      EndsWith(path, ".mfu") || EndsWith(path, ".hfu") || EndsWith(path, "host_wait_share")) {
     return Unit::kRatio;
   }
   if (EndsWith(path, "_ns") || path.find("_ns.") != std::string_view::npos) return Unit::kTime;

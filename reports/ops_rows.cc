@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyzer/human_number.h"
+#include "analyzer/ops/ops_summary.h"
 #include "reports/findings.h"
 
 namespace moetrace {
@@ -28,7 +29,7 @@ OpsRows BuildOpsRows(const analysis::Analysis& a, size_t max_top, size_t max_dis
   }
   for (int i = 0; i < o.top_size() && static_cast<size_t>(i) < max_top; ++i) {
     const analysis::OpStat& t = o.top(i);
-    out.top.push_back({t.name() + (t.has_shape() ? " [" + t.shape() + "]" : ""), t.op_class(),
+    out.top.push_back({ops::OpLabel(t.name(), t.has_shape() ? &t.shape() : nullptr), t.op_class(),
                        HumanCount(static_cast<double>(t.count())),
                        FormatDuration(static_cast<double>(t.total_ns()) / per),
                        FormatDuration(static_cast<double>(t.mean_ns())), FormatDuration(static_cast<double>(t.p50_ns())),

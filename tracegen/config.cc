@@ -343,11 +343,17 @@ void Validate(const RunConfig& c) {
     KeyError("parallel.balance_stages", "chooses parallel.layers_per_stage itself: give one or the other");
   if (p.balance_stages() && kind == "dualpipe")
     KeyError("parallel.balance_stages", "not modelled for schedule.kind dualpipe");
+  // The split's local search is cubic in the slices (stage_split.cc).
+  if (p.balance_stages() && int64_t{p.pp()} * std::max(1, p.vpp()) > 256)
+    KeyError("parallel.balance_stages", "at most 256 (virtual) stages (parallel.pp x parallel.vpp)");
   const std::string& docs = c.data().doc_distribution();
   if (!docs.empty() && docs != "fixed" && docs != "lognormal")
     KeyError("data.doc_distribution", "'" + docs + "' is not one of fixed, lognormal");
   if (!docs.empty() && (c.data().doc_mean() < 1 || c.data().doc_mean() > m.seq_length()))
     KeyError("data.doc_mean", fmt::format("must be between 1 and model.seq_length ({})", m.seq_length()));
+  // Lengths are drawn one document at a time (documents.cc).
+  if (!docs.empty() && c.data().doc_mean() >= 1 && m.seq_length() / c.data().doc_mean() > 65536)
+    KeyError("data.doc_mean", "at most 65,536 documents per sequence on average (model.seq_length / data.doc_mean)");
   if (c.data().doc_sigma() < 0 || c.data().doc_sigma() > 5 || !std::isfinite(c.data().doc_sigma()))
     KeyError("data.doc_sigma", "must be between 0 and 5");
   if (m.mtp_modelled() && m.mtp_layers() < 1)

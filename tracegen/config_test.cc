@@ -117,6 +117,15 @@ TEST(Config, ErrorsNameTheKey) {
             std::string::npos);
   EXPECT_NE(ErrorOf({"data.doc_sigma=-1"}).find("data.doc_sigma"), std::string::npos);
   EXPECT_EQ(ErrorOf({"data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1"}), "");
+  // Bounds on the work: documents drawn one at a time, a cubic split search.
+  EXPECT_NE(ErrorOf({"model.seq_length=100000000", "data.doc_distribution=lognormal", "data.doc_mean=1"})
+                .find("data.doc_mean: at most 65,536 documents per sequence"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"model.num_layers=4096", "parallel.pp=64", "parallel.vpp=32", "parallel.world_size=64",
+                     "parallel.dp=1", "parallel.ep=1", "parallel.global_batch_size=64",
+                     "schedule.kind=adaptive_pipe", "parallel.balance_stages=true"})
+                .find("parallel.balance_stages: at most 256 (virtual) stages"),
+            std::string::npos);
   EXPECT_NE(ErrorOf({"model.mtp_modelled=true"}).find("model.mtp_modelled: needs model.mtp_layers >= 1"),
             std::string::npos);
   EXPECT_NE(ErrorOf({"parallel.balance_stages=true", "parallel.layers_per_stage=1,3"})

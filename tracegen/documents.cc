@@ -14,6 +14,11 @@ double DocumentModel::SequenceLoad(int step, int64_t index) const {
   // lognormal: mu chosen so that the mean length is `mean`.
   const double mu = std::log(double(mean)) - 0.5 * sigma * sigma;
   Rng rng(Key(seed, 0xd0c5, uint64_t(step), uint64_t(index)));
+  if (distribution != "lognormal") {
+    // Fixed lengths: floor(s/m) whole documents and the cut remainder.
+    const double m = double(mean), q = std::floor(s / m), r = s - q * m;
+    return q * m * m + r * r;
+  }
   double load = 0;
   int64_t left = seq;
   while (left > 0) {

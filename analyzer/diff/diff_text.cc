@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "analyzer/gate.h"
+#include "analyzer/ops/ops_summary.h"
 
 namespace moetrace {
 namespace {
@@ -242,9 +243,7 @@ std::string DiffSideCell(const std::string& side, char which, const std::string&
 }
 
 std::string DiffOpLabel(const analysis::DiffOp& op) {
-  // Traces write shapes bracketed ("[[8, 4096], [128]]"): no second pair then.
-  if (!op.has_shape()) return op.name();
-  return op.shape().starts_with('[') ? op.name() + " " + op.shape() : op.name() + " [" + op.shape() + "]";
+  return ops::OpLabel(op.name(), op.has_shape() ? &op.shape() : nullptr);
 }
 
 std::string DiffVerdict(const Diff& d) {

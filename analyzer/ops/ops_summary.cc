@@ -15,6 +15,11 @@ std::string Ms(double ns) { return fmt::format("{:.3f} ms", ns / 1e6); }
 
 }  // namespace
 
+std::string OpLabel(const std::string& name, const std::string* shape) {
+  if (shape == nullptr) return name;
+  return shape->starts_with('[') ? name + " " + *shape : name + " [" + *shape + "]";
+}
+
 std::string FormatOpsSummary(const analysis::Analysis& a) {
   const analysis::Operators& o = a.cluster().operators();
   if (o.classes_size() == 0) return "";
@@ -34,8 +39,8 @@ std::string FormatOpsSummary(const analysis::Analysis& a) {
   s += "\n";
   for (int i = 0; i < o.top_size() && i < 5; ++i) {
     const analysis::OpStat& t = o.top(i);
-    s += fmt::format("  {}. {}{} ({})  {} per step, {:.1f} %, {} ops, p50 {}, p99 {}\n", i + 1, t.name(),
-                     t.has_shape() ? " [" + t.shape() + "]" : "", t.op_class(),
+    s += fmt::format("  {}. {} ({})  {} per step, {:.1f} %, {} ops, p50 {}, p99 {}\n", i + 1,
+                     OpLabel(t.name(), t.has_shape() ? &t.shape() : nullptr), t.op_class(),
                      Ms(static_cast<double>(t.total_ns()) / per), 100.0 * t.share(),
                      HumanCount(static_cast<double>(t.count())), Us(static_cast<double>(t.p50_ns())),
                      Us(static_cast<double>(t.p99_ns())));

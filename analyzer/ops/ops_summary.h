@@ -11,4 +11,8 @@ namespace moetrace::ops {
 
 std::string FormatOpsSummary(const analysis::Analysis& a);
 
+// "name [shape]"; traces write shapes bracketed ("[[8, 4096], [128]]"), and
+// those get no second pair. No shape: the name.
+std::string OpLabel(const std::string& name, const std::string* shape);
+
 }  // namespace moetrace::ops

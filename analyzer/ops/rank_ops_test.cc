@@ -283,3 +283,11 @@ TEST(RankOps, GeneratedHostBoundTraceNamesItsMostExpensiveDispatchedType) {
 
 }  // namespace
 }  // namespace moetrace::ops
+
+// Kineto writes shapes bracketed; Ascend's CSV does not.
+TEST(OpLabel, BracketsOnlyShapesThatHaveNone) {
+  const std::string kineto = "[[4096, 1024], [1024]]", ascend = "81920,4096;8192,512";
+  EXPECT_EQ(moetrace::ops::OpLabel("aten::mm", &kineto), "aten::mm [[4096, 1024], [1024]]");
+  EXPECT_EQ(moetrace::ops::OpLabel("MatMulV2", &ascend), "MatMulV2 [81920,4096;8192,512]");
+  EXPECT_EQ(moetrace::ops::OpLabel("MatMulV2", nullptr), "MatMulV2");
+}
