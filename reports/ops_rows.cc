@@ -44,10 +44,14 @@ OpsRows BuildOpsRows(const analysis::Analysis& a, size_t max_top, size_t max_dis
                             FormatDuration(static_cast<double>(d.device_ns()) / per),
                             FormatDuration(static_cast<double>(d.host_bound_ns()) / per)});
   }
-  out.note = fmt::format(
-      "Device time summed over {} ranks, per rank and step; {} distinct operator names. Percentiles "
-      "over ranks are read from merged log histograms (within 3.2 %).",
-      a.cluster().rank_count(), o.distinct_names());
+  out.note = a.cluster().rank_count() == 1
+                 ? fmt::format("Device time of the one rank, per step; {} distinct operator names. "
+                               "Percentiles are read from log histograms (within 3.2 %).",
+                               o.distinct_names())
+                 : fmt::format(
+                       "Device time summed over {} ranks, per rank and step; {} distinct operator names. "
+                       "Percentiles over ranks are read from merged log histograms (within 3.2 %).",
+                       a.cluster().rank_count(), o.distinct_names());
   if (a.cluster().breakdown().host_bound_ns() > 0 && o.dispatch_size() > 0 && o.dispatch(0).host_bound_ns() > 0) {
     out.note += fmt::format(" The device waited longest for the host's launches of {} ({} per rank-step).",
                             o.dispatch(0).name(),
