@@ -6,7 +6,10 @@
 #include <optional>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "analyzer/label_check.h"
+#include "analyzer/ops/ops_accumulator.h"
 
 namespace moetrace {
 namespace {
@@ -251,10 +254,15 @@ void AddOperators(const Analysis& a, double a_div, const Analysis& b, double b_d
                     " (cluster.operators is empty: an analysis saved before the operator view, "
                     "or a trace without device ops)");
   }
-  // The lists keep the largest entries only (the dispatch list has no count
-  // of what it left out): "only in A" means only in A's list.
-  if ((oa.top_size() > 0 && oa.top_size() < oa.distinct_names()) ||
-      (ob.top_size() > 0 && ob.top_size() < ob.distinct_names())) {
+  // The lists keep the largest entries only: "only in A" means only in A's
+  // list. A list at its cap may have left rows out (rows are keyed by name
+  // and shape, so distinct_names alone cannot tell).
+  auto cut = [](const analysis::Operators& o) {
+    return (o.top_size() > 0 && (o.top_size() < o.distinct_names() ||
+                                 static_cast<size_t>(o.top_size()) >= ops::kClusterTopRows)) ||
+           static_cast<size_t>(o.dispatch_size()) >= ops::kClusterDispatchRows;
+  };
+  if (cut(oa) || cut(ob)) {
     diff->add_notes("the top-operator and dispatch lists hold the largest entries only: an operator "
                     "\"only in A\" (or B) is only in that side's list, shown as - on the other side "
                     "and counted from 0 in the delta; it may run below the other side's cut");
@@ -327,6 +335,13 @@ Diff BuildDiff(const Analysis& a, const Analysis& b, const std::string& name_a,
   }
   AddSteps(a, b, &diff);
   AddRanks(a, b, &diff);
+  if (diff.ranks_only_a_size() + diff.ranks_only_b_size() > 0) {
+    diff.add_notes(fmt::format(
+        "the rank sets differ (ranks only in A: {}, only in B: {}): the cluster figures are means over "
+        "each side's own ranks, so their deltas mix the change with the rank sets; compare the "
+        "matched ranks below",
+        diff.ranks_only_a_size(), diff.ranks_only_b_size()));
+  }
   AddOperators(a, a_div, b, b_div, &diff);
   diff.set_no_change(!AnyChange(diff));
   return diff;

@@ -181,8 +181,13 @@ TEST(Diff, NoOperatorViewIsANote) {
   analysis::Analysis a = DiffSample(false), b = DiffSample(true);
   a.mutable_cluster()->clear_operators();
   const analysis::Diff d = BuildDiff(a, b, "a", "b");
-  ASSERT_EQ(d.notes_size(), 1);
+  // The sample's rank 0 is only in A: that note comes first.
+  ASSERT_EQ(d.notes_size(), 2);
   EXPECT_EQ(d.notes(0),
+            "the rank sets differ (ranks only in A: 1, only in B: 1): the cluster figures are means over "
+            "each side's own ranks, so their deltas mix the change with the rank sets; compare the "
+            "matched ranks below");
+  EXPECT_EQ(d.notes(1),
             "no operator view in A (cluster.operators is empty: an analysis saved before the operator "
             "view, or a trace without device ops)");
   // B's operators are then all "only in B".
