@@ -47,7 +47,10 @@ class OpFold {
   // One busy device op: the `at`-th device event (track by track, each in
   // its table order), its device time `dur` (>= 0) and summed launch time
   // `host` (-1: no launch joined).
-  void Add(StringId name, StringId shape, uint8_t group, int64_t dur, int64_t host, size_t at) {
+  // Always inline: GCC kept it out of line, a call per op with every
+  // argument spilled (4% of analyze's samples).
+  [[gnu::always_inline]] void Add(StringId name, StringId shape, uint8_t group, int64_t dur,
+                                  int64_t host, size_t at) {
     if (name >= head.size()) GrowNames(name);
     int32_t h = head[name];
     while (h >= 0 && (rows[static_cast<size_t>(h)].shape != shape || rows[static_cast<size_t>(h)].group != group)) {
