@@ -709,8 +709,9 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   if (s->items.size() < device_events) s->items.resize(device_events);
   if (s->waits.size() < device_events) s->waits.resize(device_events);
   if (s->delays.size() < device_events) s->delays.resize(device_events);
-  if (s->op_records.size() < device_events) s->op_records.resize(device_events);
-  ops::OpRecord* records_out = s->op_records.data();
+  ops::OpFold& op_fold = s->op_fold;
+  op_fold.Begin(rank.strings.size(), device_events);
+  size_t device_base = 0;  // index of the track's first event among the device events
   RankScratch::Item* items_out = s->items.data();
   RankScratch::Item* waits_out = s->waits.data();
   size_t n_items = 0, n_waits = 0;
@@ -753,6 +754,8 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     }
     s->run_begin.push_back(n_items);
     s->wait_run_begin.push_back(n_waits);
+    const size_t track_base = device_base;
+    device_base += ev.size();
     size_t marker_at = 0;
     out.arrivals.reserve(out.arrivals.size() + t.comms.size());
     TimeNs max_end = kNoTime;
@@ -843,11 +846,12 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       TimeNs host = -1;
       const TimeNs L = launches.Find(col_corr[i], &th, &host);
       const StringId op_name = col_name[i];
-      // The operator view's record: the comm class, or compute / copy.
-      records_out[n_items] = {op_name, has_shape ? ev.shape[i] : 0, end - start, host,
-                              mask == kBitCopy      ? ops::kGroupCopy
-                              : mask == kBitCompute ? ops::kGroupCompute
-                                                    : static_cast<uint8_t>(std::countr_zero(mask / kBitClass0))};
+      // The operator view: the op to its row by the comm class, or compute / copy.
+      op_fold.Add(op_name, has_shape ? ev.shape[i] : 0,
+                  mask == kBitCopy      ? ops::kGroupCopy
+                  : mask == kBitCompute ? ops::kGroupCompute
+                                        : static_cast<uint8_t>(std::countr_zero(mask / kBitClass0)),
+                  end - start, host, track_base + i);
       if (L != kNoTime) {
         const int64_t delay = std::max<TimeNs>(0, start - L);
         delays_out[n_delays++] = delay;
@@ -893,7 +897,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   out.ops_with_host_wait = static_cast<int64_t>(n_waits);
   out.device_ops = static_cast<int64_t>(n_items);
   out.launch_count = static_cast<int64_t>(n_delays);
-  out.op_records = n_items;
+  op_fold.Finish();
 
   // Step windows: [first op start of k, first op start of next), the last
   // ending at its last op's end. A step also ends at its last op's end when

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "analyzer/ops/op_record.h"
+#include "analyzer/ops/op_fold.h"
 #include "analyzer/rank_experts.h"
 #include "formats/trace.h"
 
@@ -75,10 +75,9 @@ struct RankMetrics {
   ExpertVio experts;                     // mean over steps
   std::vector<ExpertVio> expert_steps;   // by step
   // Operator view (analyzer/ops): host-bound time by the name of the op
-  // whose late launch ended the wait (sums to total.host_bound), and how
-  // many OpRecords the sweep left in RankScratch::op_records.
+  // whose late launch ended the wait (sums to total.host_bound); the ops
+  // themselves are folded in RankScratch::op_fold.
   std::vector<ops::WaitShare> host_bound_by_op;
-  size_t op_records = 0;
 };
 
 // Reusable buffers of one worker thread: no allocation per event once warm.
@@ -108,8 +107,8 @@ struct RankScratch {
   // Acc), sized by the number of items of each mask (counted in pass 1).
   std::vector<std::pair<TimeNs, TimeNs>> unions[7 + kCommClassCount];
   std::vector<uint64_t> mask_count;
-  // Every busy device op, in track order (RankMetrics::op_records of them).
-  std::vector<ops::OpRecord> op_records;
+  // The operator view's rows of the rank, filled by the sweep (op_fold.h).
+  ops::OpFold op_fold;
   std::vector<int64_t> wait_by_name;  // by name id, for host_bound_by_op
   // Storage handed to RankMetrics::arrivals; give it back with Recycle().
   std::vector<Arrival> arrivals_pool;

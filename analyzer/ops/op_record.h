@@ -1,7 +1,6 @@
-// One device op as the per-rank sweep (analyzer/rank_metrics.cc) saw it,
-// for the operator view: written by index in pass 1, 32 bytes, no string.
-// The view (rank_ops.h) folds these by interned name after the sweep, so the
-// sweep itself pays one store per op.
+// What the per-rank sweep (analyzer/rank_metrics.cc) knows of a device op
+// for the operator view: its group (the comm class, compute or copy), and
+// the host-bound time shares. The per-op folding is op_fold.h.
 #pragma once
 
 #include <cstdint>
@@ -16,13 +15,6 @@ namespace moetrace::ops {
 inline constexpr uint8_t kGroupCompute = kCommClassCount;
 inline constexpr uint8_t kGroupCopy = kCommClassCount + 1;
 
-struct OpRecord {
-  StringId name;
-  StringId shape;   // 0 = the trace records none
-  TimeNs dur;       // device time (negative durations count as 0)
-  TimeNs host;      // summed duration of its launch events; -1 = no launch joined
-  uint8_t group;    // CommClass, kGroupCompute or kGroupCopy
-};
 
 // Host-bound time attributed to the op whose late launch ended the wait.
 struct WaitShare {

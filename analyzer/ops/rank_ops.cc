@@ -8,8 +8,6 @@
 namespace moetrace::ops {
 namespace {
 
-static_assert(960 <= 1024, "LogHistogram::Bucket (at most 959) fits the table's 10 key bits");
-
 // Nearest-rank percentile (k = ceil(p n), as analyzer/percentiles.h) of
 // v[0, n), reordering v.
 int64_t NearestRank(int64_t* v, size_t n, int num, int den) {
@@ -34,16 +32,11 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
                      OpsScratch* s) {
   RankOps out;
   out.steps = static_cast<int32_t>(m.steps.size());
+  const OpFold& fold = scratch.op_fold;
   const size_t n_names = rank.strings.size();
-  s->head.assign(n_names, -1);
-  s->next.clear();
   s->name_class.assign(n_names, -1);
   s->dispatch_of.assign(n_names, -1);
-  const size_t n = m.op_records;
-  if (s->row_of.size() < n) s->row_of.resize(n);
-  const OpRecord* rec = scratch.op_records.data();
   std::vector<OpRow>& rows = out.rows;
-  std::vector<uint8_t> row_group;
   // A name id past the string table (a hostile file) grows the table.
   auto name_slot = []<typename T>(std::vector<T>& v, StringId id, std::type_identity_t<T> fill) -> T& {
     if (id >= v.size()) v.resize(static_cast<size_t>(id) + 1, fill);
@@ -68,90 +61,46 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     return static_cast<size_t>(d);
   };
 
-  // (row, bucket) counts: open addressing, multiplicative hash.
-  constexpr uint64_t kEmpty = ~0ull;
-  std::vector<uint64_t>& hkey = s->hkey;
-  std::vector<int64_t>& hcount = s->hcount;
-  int shift = 64 - 10;  // 1024 slots
-  hkey.assign(size_t{1} << 10, kEmpty);
-  hcount.assign(hkey.size(), 0);
-  size_t mask = hkey.size() - 1, used = 0;
-  auto grow = [&] {
-    std::vector<uint64_t> old_key = std::move(hkey);
-    std::vector<int64_t> old_count = std::move(hcount);
-    --shift;
-    hkey.assign(old_key.size() * 2, kEmpty);
-    hcount.assign(hkey.size(), 0);
-    mask = hkey.size() - 1;
-    for (size_t i = 0; i < old_key.size(); ++i) {
-      if (old_key[i] == kEmpty) continue;
-      size_t slot = (old_key[i] * 0x9E3779B97F4A7C15ull) >> shift;
-      while (hkey[slot] != kEmpty) slot = (slot + 1) & mask;
-      hkey[slot] = old_key[i];
-      hcount[slot] = old_count[i];
+  // The rows the sweep folded, classed once each.
+  rows.resize(fold.rows.size());
+  for (size_t h = 0; h < fold.rows.size(); ++h) {
+    const FoldRow& f = fold.rows[h];
+    OpRow& row = rows[h];
+    row.name = f.name;
+    row.shape = f.shape;
+    if (f.group == kGroupCompute) {
+      int8_t& c = name_slot(s->name_class, f.name, int8_t{-1});
+      if (c < 0) c = static_cast<int8_t>(ClassOf(f.group, f.name < n_names ? rank.strings.Get(f.name) : ""));
+      row.cls = static_cast<ViewClass>(c);
+    } else {
+      row.cls = ClassOf(f.group, "");
     }
-  };
-
-  // Pass 1: each op to its row (name, shape, group), counts and totals; the
-  // launch join by name.
-  for (size_t k = 0; k < n; ++k) {
-    const OpRecord& r = rec[k];
-    int32_t& head = name_slot(s->head, r.name, -1);
-    int32_t h = head;
-    while (h >= 0 && (rows[h].shape != r.shape || row_group[h] != r.group)) h = s->next[h];
-    if (h < 0) {
-      ViewClass cls;
-      if (r.group == kGroupCompute) {
-        int8_t& c = name_slot(s->name_class, r.name, int8_t{-1});
-        if (c < 0) c = static_cast<int8_t>(ClassOf(r.group, r.name < n_names ? rank.strings.Get(r.name) : ""));
-        cls = static_cast<ViewClass>(c);
-      } else {
-        cls = ClassOf(r.group, "");
-      }
-      h = static_cast<int32_t>(rows.size());
-      OpRow& row = rows.emplace_back();
-      row.name = r.name;
-      row.shape = r.shape;
-      row.cls = cls;
-      row_group.push_back(r.group);
-      s->next.push_back(head);
-      head = h;
-    }
-    s->row_of[k] = static_cast<uint32_t>(h);
-    const int64_t dur = std::max<TimeNs>(r.dur, 0);
-    OpRow& row = rows[static_cast<size_t>(h)];
-    if (row.count == 0 || dur < row.min) row.min = dur;
-    row.max = std::max(row.max, dur);
-    row.count += 1;
-    row.total += dur;
-    {
-      const uint64_t key = (static_cast<uint64_t>(h) << 10) | LogHistogram::Bucket(dur);
-      size_t slot = (key * 0x9E3779B97F4A7C15ull) >> shift;
-      while (hkey[slot] != key && hkey[slot] != kEmpty) slot = (slot + 1) & mask;
-      if (hkey[slot] == kEmpty) {
-        hkey[slot] = key;
-        hcount[slot] = 0;
-        if (++used * 2 > hkey.size()) grow();
-        // grow() moved the entries: find the key again.
-        slot = (key * 0x9E3779B97F4A7C15ull) >> shift;
-        while (hkey[slot] != key) slot = (slot + 1) & mask;
-      }
-      ++hcount[slot];
-    }
-    if (r.host >= 0) {
-      DispatchRow& dr = out.dispatch[dispatch_row(r.name)];
-      dr.count += 1;
-      dr.host_ns += r.host;
-      dr.small += dur < r.host;
-      dr.device_ns += dur;
-    }
+    row.count = f.count;
+    row.total = f.total;
+    row.min = f.min;
+    row.max = f.max;
+  }
+  // The launch join by name, folded into operator types; a type's row is
+  // named by its first name seen in op order (as one pass over the ops would).
+  std::vector<std::pair<uint64_t, StringId>> launched;
+  for (StringId id = 0; id < fold.launch.size(); ++id) {
+    if (fold.launch[id].count > 0) launched.emplace_back(fold.launch[id].first, id);
+  }
+  std::sort(launched.begin(), launched.end());
+  for (const auto& [first, id] : launched) {
+    const NameLaunch& l = fold.launch[id];
+    DispatchRow& dr = out.dispatch[dispatch_row(id)];
+    dr.count += l.count;
+    dr.host_ns += l.host;
+    dr.small += l.small;
+    dr.device_ns += l.device;
   }
   for (const WaitShare& w : m.host_bound_by_op) out.dispatch[dispatch_row(w.name)].host_bound_ns += w.ns;
   for (const OpRow& row : rows) {
     out.class_count[static_cast<int>(row.cls)] += row.count;
     out.class_total[static_cast<int>(row.cls)] += row.total;
   }
-  for (StringId id = 0; id < s->head.size(); ++id) out.distinct_names += s->head[id] >= 0;
+  for (StringId id = 0; id < fold.head.size(); ++id) out.distinct_names += fold.head[id] >= 0;
 
   // The rows by total; exact percentiles of the rows kept, from their
   // durations gathered in one more pass over the records.
@@ -180,9 +129,21 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
       gather = true;
     }
   }
-  for (size_t k = 0; gather && k < n; ++k) {
-    const int32_t slot = kept_of[s->row_of[k]];
-    if (slot >= 0) s->kept[static_cast<size_t>(slot)].push_back(std::max<TimeNs>(rec[k].dur, 0));
+  // The device events in the sweep's numbering (track by track, table
+  // order); the order within a row does not change its percentiles.
+  size_t base = 0;
+  for (size_t t = 0; gather && t < rank.tracks.size(); ++t) {
+    const Track& track = rank.tracks[t];
+    if (track.kind != TrackKind::kDeviceStream) continue;
+    const TimeNs* dur = track.events.dur.data();
+    const uint32_t* row_of = fold.row_of.data() + base;
+    const size_t n_ev = track.events.size();
+    base += n_ev;
+    for (size_t i = 0; i < n_ev; ++i) {
+      if (row_of[i] == OpFold::kNoRow) continue;
+      const int32_t slot = kept_of[row_of[i]];
+      if (slot >= 0) s->kept[static_cast<size_t>(slot)].push_back(std::max<TimeNs>(dur[i], 0));
+    }
   }
   for (size_t r = 0; r < kept; ++r) {
     std::vector<int64_t>& v = s->kept[r];
@@ -195,10 +156,11 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   for (size_t r = 0; r < R; ++r) rank_of[order[r]] = static_cast<uint32_t>(r);
   struct Entry { uint64_t key; int64_t count; };  // key: (rank in `order`, bucket)
   std::vector<Entry> entries;
-  entries.reserve(used);
-  for (size_t i = 0; i < hkey.size(); ++i) {
-    if (hkey[i] == kEmpty) continue;
-    entries.push_back({(static_cast<uint64_t>(rank_of[hkey[i] >> 10]) << 10) | (hkey[i] & 1023), hcount[i]});
+  entries.reserve(fold.hused);
+  for (size_t i = 0; i < fold.hkey.size(); ++i) {
+    const uint64_t key = fold.hkey[i];
+    if (key == OpFold::kEmpty) continue;
+    entries.push_back({(static_cast<uint64_t>(rank_of[key >> 10]) << 10) | (key & 1023), fold.hcount[i]});
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
   out.buckets.reserve(entries.size());

@@ -1,9 +1,9 @@
 // The operator view of one rank (analyzer/ops/README.md "Metrics"): device
 // time by class, per operator (name, input shape, class) with exact
 // percentiles for the rows kept, and the host's launch cost per operator
-// type with the host-bound time each type ended. Built from the OpRecords
-// AnalyzeRank leaves in its scratch: tables indexed by interned name id, no
-// string per op.
+// type with the host-bound time each type ended. Built from the rows
+// AnalyzeRank folded into its scratch (op_fold.h): tables indexed by
+// interned name id, no string per op.
 #pragma once
 
 #include <cstdint>
@@ -58,15 +58,8 @@ struct RankOps {
 
 // Reusable buffers of one worker.
 struct OpsScratch {
-  std::vector<int32_t> head;        // by name id: first row of the name
-  std::vector<int32_t> next;        // by row: next row of the same name
-  std::vector<uint32_t> row_of;     // by record
   std::vector<int8_t> name_class;   // by name id: compute ViewClass, -1 unknown
   std::vector<int32_t> dispatch_of; // by name id: its type's dispatch row
-  // (row, bucket) -> count, open addressing: a row's durations take a few
-  // buckets, so the table stays small and in cache.
-  std::vector<uint64_t> hkey;
-  std::vector<int64_t> hcount;
   std::vector<std::vector<int64_t>> kept;  // durations of the rows kept
 };
 

@@ -21,7 +21,7 @@ std::string_view ViewClassName(ViewClass c);
 // The class of a name from ViewClassName; false when unknown.
 bool ParseViewClass(std::string_view name, ViewClass* out);
 bool IsCompute(ViewClass c);
-// A device op's class from its OpRecord group and name. Compute: by name as
+// A device op's class from its group (op_record.h) and name. Compute: by name as
 // replay classes it (vector includes permute / unpermute and every other
 // named kernel); a compute op without a name is `other`.
 ViewClass ClassOf(uint8_t group, std::string_view name);

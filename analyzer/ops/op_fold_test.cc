@@ -1,0 +1,79 @@
+#include "analyzer/ops/op_fold.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace moetrace::ops {
+namespace {
+
+// The (row, bucket) counts of the fold's table, as a map.
+std::map<std::pair<uint32_t, uint32_t>, int64_t> Buckets(const OpFold& f) {
+  std::map<std::pair<uint32_t, uint32_t>, int64_t> out;
+  for (size_t i = 0; i < f.hkey.size(); ++i) {
+    if (f.hkey[i] != OpFold::kEmpty) out[{static_cast<uint32_t>(f.hkey[i] >> 10), f.hkey[i] & 1023}] += f.hcount[i];
+  }
+  return out;
+}
+
+TEST(OpFold, RowsByNameShapeGroupAndHistogramRunsAddUpPerOp) {
+  OpFold f;
+  f.Begin(/*n_names=*/4, /*device_events=*/8);
+  // Name 1: 100 and 101 share bucket 57 (octave 6: 16 * 3 + ((v >> 2) & 15)), 5000 is
+  // bucket 147; the run 100, 101 is broken by 5000, then resumes.
+  f.Add(1, 0, kGroupCompute, 100, -1, 0);
+  f.Add(1, 0, kGroupCompute, 101, 50, 1);
+  f.Add(1, 0, kGroupCompute, 5000, 70, 2);
+  f.Add(1, 0, kGroupCompute, 100, -1, 4);
+  // Same name, another shape and another group: rows of their own.
+  f.Add(1, 2, kGroupCompute, 7, -1, 5);
+  f.Add(1, 0, kGroupCopy, 9, 20, 6);
+  // Name 3: a comm op (group 0), its launch the fourth joined op.
+  f.Add(3, 0, 0, 30, 40, 7);
+  f.Finish();
+
+  ASSERT_EQ(f.rows.size(), 4u);
+  EXPECT_EQ(f.rows[0].count, 4);
+  EXPECT_EQ(f.rows[0].total, 5301);
+  EXPECT_EQ(f.rows[0].min, 100);
+  EXPECT_EQ(f.rows[0].max, 5000);
+  EXPECT_EQ(f.rows[1].shape, 2u);
+  EXPECT_EQ(f.rows[2].group, kGroupCopy);
+  EXPECT_EQ(f.rows[3].name, 3u);
+  EXPECT_EQ(LogHistogram::Bucket(100), 57u);
+  EXPECT_EQ(LogHistogram::Bucket(101), 57u);
+  EXPECT_EQ(LogHistogram::Bucket(5000), 147u);
+  const std::map<std::pair<uint32_t, uint32_t>, int64_t> want = {
+      {{0, 57}, 3}, {{0, 147}, 1}, {{1, 7}, 1}, {{2, 9}, 1}, {{3, 30}, 1}};
+  EXPECT_EQ(Buckets(f), want);
+  EXPECT_EQ(f.hused, 5u);
+
+  // Row ids by device event; event 3 is not a busy op.
+  EXPECT_EQ(f.row_of[0], 0u);
+  EXPECT_EQ(f.row_of[2], 0u);
+  EXPECT_EQ(f.row_of[3], OpFold::kNoRow);
+  EXPECT_EQ(f.row_of[5], 1u);
+  EXPECT_EQ(f.row_of[7], 3u);
+
+  // Launch figures by name: name 1 (two compute ops and the copy joined).
+  EXPECT_EQ(f.launch[1].count, 3);
+  EXPECT_EQ(f.launch[1].host, 140);
+  EXPECT_EQ(f.launch[1].small, 1);  // the copy: 9 ns on the device < 20 ns launching
+  EXPECT_EQ(f.launch[1].device, 5110);
+  EXPECT_EQ(f.launch[1].first, 0u);
+  EXPECT_EQ(f.launch[3].first, 3u);
+  EXPECT_EQ(f.launch[0].count, 0);
+
+  // Reused for the next rank: nothing of this one is left.
+  f.Begin(2, 1);
+  EXPECT_TRUE(f.rows.empty());
+  EXPECT_EQ(f.hused, 0u);
+  EXPECT_EQ(f.row_of[0], OpFold::kNoRow);
+  // A name id past the string table (a hostile file) grows the tables.
+  f.Add(9, 0, kGroupCompute, 5, 1, 0);
+  EXPECT_EQ(f.rows.size(), 1u);
+  EXPECT_EQ(f.launch[9].count, 1);
+}
+
+}  // namespace
+}  // namespace moetrace::ops
