@@ -7,6 +7,7 @@ static_assert(960 <= 1024, "LogHistogram::Bucket (at most 959) fits the table's 
 void OpFold::Begin(size_t n_names, size_t device_events) {
   head.assign(n_names, -1);
   rows.clear();
+  shaped_.clear();
   launch.assign(n_names, NameLaunch{});
   // Non-busy events keep kNoRow: every slot is written here, so a stale
   // row id of the previous rank cannot be read.
@@ -30,8 +31,21 @@ int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group) {
   row.name = name;
   row.shape = shape;
   row.group = group;
-  row.next = head[name];
-  head[name] = h;
+  if (shape == 0) {
+    row.next = head[name];
+    head[name] = h;
+  }
+  return h;
+}
+
+int32_t OpFold::ShapedRow(StringId name, StringId shape, uint8_t group) {
+  auto [it, inserted] = shaped_.try_emplace((static_cast<uint64_t>(name) << 32) | shape, -1);
+  int32_t h = it->second;
+  while (h >= 0 && rows[static_cast<size_t>(h)].group != group) h = rows[static_cast<size_t>(h)].next;
+  if (h >= 0) return h;
+  h = NewRow(name, shape, group);
+  rows[static_cast<size_t>(h)].next = it->second;
+  it->second = h;
   return h;
 }
 

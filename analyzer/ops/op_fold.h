@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/ops/log_histogram.h"
@@ -19,7 +20,7 @@ namespace moetrace::ops {
 
 struct FoldRow {
   StringId name = 0, shape = 0;  // shape 0: the trace records none
-  int32_t next = -1;             // next row of the same name
+  int32_t next = -1;             // next row of the same name (unshaped) or (name, shape)
   uint8_t group = 0;             // CommClass, kGroupCompute or kGroupCopy
   int64_t count = 0, total = 0, min = 0, max = 0;
   // The current run of durations in one histogram bucket: consecutive ops of
@@ -52,11 +53,16 @@ class OpFold {
   [[gnu::always_inline]] void Add(StringId name, StringId shape, uint8_t group, int64_t dur,
                                   int64_t host, size_t at) {
     if (name >= head.size()) GrowNames(name);
-    int32_t h = head[name];
-    while (h >= 0 && (rows[static_cast<size_t>(h)].shape != shape || rows[static_cast<size_t>(h)].group != group)) {
-      h = rows[static_cast<size_t>(h)].next;
+    int32_t h;
+    if (shape == 0) {
+      // A name's unshaped rows differ only by group: a chain of 1-3.
+      h = head[name];
+      while (h >= 0 && rows[static_cast<size_t>(h)].group != group) h = rows[static_cast<size_t>(h)].next;
+      if (h < 0) h = NewRow(name, shape, group);
+    } else {
+      // Shapes per name are unbounded (dynamic shapes): hashed, not chained.
+      h = ShapedRow(name, shape, group);
     }
-    if (h < 0) h = NewRow(name, shape, group);
     row_of[at] = static_cast<uint32_t>(h);
     FoldRow& row = rows[static_cast<size_t>(h)];
     if (row.count == 0 || dur < row.min) row.min = dur;
@@ -90,7 +96,7 @@ class OpFold {
   // Flushes the open runs into the (row, bucket) table.
   void Finish();
 
-  std::vector<int32_t> head;       // by name id: its latest row, -1 none
+  std::vector<int32_t> head;       // by name id: its latest unshaped row, -1 none
   std::vector<FoldRow> rows;
   std::vector<NameLaunch> launch;  // by name id
   std::vector<uint32_t> row_of;    // by device event: its row, kNoRow when not a busy op
@@ -102,6 +108,9 @@ class OpFold {
  private:
   void GrowNames(StringId name);
   int32_t NewRow(StringId name, StringId shape, uint8_t group);
+  int32_t ShapedRow(StringId name, StringId shape, uint8_t group);
+  // (name << 32 | shape) -> its latest row (rows of other groups chained by next).
+  std::unordered_map<uint64_t, int32_t> shaped_;
   void AddBucket(uint32_t row, uint32_t bucket, int64_t count);
   int shift_ = 64 - 10;
   uint64_t seq_ = 0;

@@ -75,5 +75,24 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramRunsAddUpPerOp) {
   EXPECT_EQ(f.launch[9].count, 1);
 }
 
+// Dynamic shapes: every op of one name with its own shape gets its own row,
+// found again by hash (a chain per name made this quadratic in the shapes).
+TEST(OpFold, ManyShapesOfOneNameAreRowsOfTheirOwn) {
+  OpFold f;
+  f.Begin(/*n_names=*/2, /*device_events=*/3000);
+  for (uint32_t k = 0; k < 1000; ++k) f.Add(1, 100 + k, kGroupCompute, 10, -1, k);
+  for (uint32_t k = 0; k < 1000; ++k) f.Add(1, 100 + k, kGroupCompute, 30, -1, 1000 + k);
+  for (uint32_t k = 0; k < 1000; ++k) f.Add(1, 100 + k, kGroupCopy, 5, -1, 2000 + k);
+  f.Finish();
+  ASSERT_EQ(f.rows.size(), 2000u);
+  for (uint32_t k = 0; k < 1000; ++k) {
+    EXPECT_EQ(f.row_of[k], f.row_of[1000 + k]);
+    EXPECT_NE(f.row_of[k], f.row_of[2000 + k]);
+    EXPECT_EQ(f.rows[f.row_of[k]].total, 40);
+    EXPECT_EQ(f.rows[f.row_of[k]].shape, 100 + k);
+  }
+  EXPECT_EQ(f.head[1], -1);  // no unshaped row
+}
+
 }  // namespace
 }  // namespace moetrace::ops

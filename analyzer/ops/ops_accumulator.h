@@ -44,7 +44,7 @@ class OpsAccumulator {
   static std::string Key(uint8_t cls, std::string_view name, std::string_view shape);
   struct Row {
     int64_t count = 0, total = 0, min = 0, max = 0;
-    std::vector<int64_t> buckets;  // dense by LogHistogram bucket, sized on first use
+    std::vector<std::pair<uint32_t, int64_t>> buckets;  // (LogHistogram bucket, count), sorted
     void Add(int64_t count, int64_t total, int64_t min, int64_t max,
              const std::pair<uint32_t, int64_t>* b, size_t n);
   };

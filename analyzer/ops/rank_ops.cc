@@ -100,7 +100,16 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     out.class_count[static_cast<int>(row.cls)] += row.count;
     out.class_total[static_cast<int>(row.cls)] += row.total;
   }
-  for (StringId id = 0; id < fold.head.size(); ++id) out.distinct_names += fold.head[id] >= 0;
+  {
+    // Names with a row (unshaped rows are on head[], shaped ones hashed).
+    std::vector<bool> named(fold.head.size(), false);
+    for (const FoldRow& row : fold.rows) {
+      if (row.name < named.size() && !named[row.name]) {
+        named[row.name] = true;
+        ++out.distinct_names;
+      }
+    }
+  }
 
   // The rows by total; exact percentiles of the rows kept, from their
   // durations gathered in one more pass over the records.
