@@ -6,6 +6,7 @@
 #include <kainjow/mustache.hpp>
 
 #include "analyzer/diff/diff_text.h"
+#include "reports/report_template.h"
 
 namespace moetrace {
 namespace {
@@ -15,9 +16,8 @@ using kainjow::mustache::list;
 using kainjow::mustache::mustache;
 using kainjow::mustache::object;
 
-// The report's stylesheet (reports/report_template.cc), the parts a page of
-// tables and cards uses.
-const char kDiffTemplate[] = R"MUSTACHE(<!DOCTYPE html>
+// The page around the report's stylesheet (kReportCss).
+const char kDiffHead[] = R"MUSTACHE(<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -25,27 +25,9 @@ const char kDiffTemplate[] = R"MUSTACHE(<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>moetrace diff: {{a}} vs {{b}}</title>
 <style>
-:root { --good:#1a7f37; --warn:#b35900; --bad:#c62828; --info:#455a64; --ink:#1f2328; --muted:#57606a; --line:#d0d7de; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); margin: 0; background: #f6f8fa; }
-main { max-width: 1120px; margin: 0 auto; padding: 24px; background: #fff; }
-h1 { font-size: 22px; margin: 0 0 4px; }
-h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
-.sub { color: var(--muted); margin: 0 0 12px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 10px; }
-.card { border: 1px solid var(--line); border-left: 6px solid var(--info); border-radius: 6px; padding: 8px 10px; }
-.card.good { border-left-color: var(--good); } .card.bad { border-left-color: var(--bad); }
-.card .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
-.card .value { font-size: 22px; font-weight: 600; }
-.card.good .value { color: var(--good); } .card.bad .value { color: var(--bad); }
-.card .detail { color: var(--muted); font-size: 12px; }
-table { border-collapse: collapse; margin: 6px 0; font-variant-numeric: tabular-nums; }
-th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; }
-td.num { text-align: right; white-space: nowrap; }
-th { background: #f6f8fa; }
-.note { color: var(--muted); font-size: 12px; }
-@media print { body { background: #fff; } main { max-width: none; padding: 0; } section { break-inside: avoid; } }
-</style>
+)MUSTACHE";
+
+const char kDiffBody[] = R"MUSTACHE(</style>
 </head>
 <body>
 <main>
@@ -106,7 +88,7 @@ std::string RenderDiffHtml(const analysis::Diff& d) {
   for (const std::string& n : d.notes()) notes.push_back(n);
   root.set("notes", notes);
   root.set("has_notes", data(!d.notes().empty()));
-  mustache tmpl{std::string(kDiffTemplate)};
+  mustache tmpl{std::string(kDiffHead) + kReportCss + kDiffBody};
   return tmpl.render(root);
 }
 

@@ -524,7 +524,7 @@ std::string RenderHtmlReport(const ReportData& rd) {
   if (!f.warnings.empty()) sections.push_back(Section("warnings", "Warnings"));
 
   root.set("sections", sections);
-  mustache tmpl{std::string(kReportHtmlTemplate)};
+  mustache tmpl{ReportHtmlTemplate()};
   if (!tmpl.is_valid()) return "template error: " + tmpl.error_message();  // a bug, caught by the tests
   return tmpl.render(root);
 }

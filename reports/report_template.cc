@@ -5,17 +5,11 @@
 // source except inline styles and data: images, and there is no script.
 #include "reports/report_template.h"
 
+#include <string>
+
 namespace moetrace {
 
-const char kReportHtmlTemplate[] = R"MUSTACHE(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>moetrace report: {{title}}</title>
-<style>
-:root { --good:#1a7f37; --warn:#b35900; --bad:#c62828; --info:#455a64; --ink:#1f2328; --muted:#57606a; --line:#d0d7de; }
+const char kReportCss[] = R"CSS(:root { --good:#1a7f37; --warn:#b35900; --bad:#c62828; --info:#455a64; --ink:#1f2328; --muted:#57606a; --line:#d0d7de; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); margin: 0; background: #f6f8fa; }
 main { max-width: 1120px; margin: 0 auto; padding: 24px; background: #fff; }
@@ -33,7 +27,7 @@ nav a { margin-right: 14px; color: #0969da; text-decoration: none; }
 .card .detail { color: var(--muted); font-size: 12px; }
 table { border-collapse: collapse; margin: 6px 0; font-variant-numeric: tabular-nums; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; }
-td.num { text-align: right; }
+td.num { text-align: right; white-space: nowrap; }
 th { background: #f6f8fa; }
 svg { display: block; max-width: 100%; height: auto; }
 svg text { font: 11px system-ui, sans-serif; fill: var(--ink); }
@@ -49,7 +43,21 @@ ul.warn li { color: var(--warn); }
   body { background: #fff; } main { max-width: none; padding: 0; } nav { display: none; }
   section { break-inside: avoid; } h2 { break-after: avoid; }
 }
-</style>
+)CSS";
+
+namespace {
+
+const char kHead[] = R"MUSTACHE(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>moetrace report: {{title}}</title>
+<style>
+)MUSTACHE";
+
+const char kBody[] = R"MUSTACHE(</style>
 </head>
 <body>
 <main>
@@ -279,5 +287,9 @@ ul.warn li { color: var(--warn); }
 </body>
 </html>
 )MUSTACHE";
+
+}  // namespace
+
+std::string ReportHtmlTemplate() { return std::string(kHead) + kReportCss + kBody; }
 
 }  // namespace moetrace

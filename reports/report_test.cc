@@ -28,7 +28,7 @@ ReportData FromTrace(Trace t) {
 }
 
 TEST(Report, TemplateHasNoUnescapedTags) {
-  const std::string t = kReportHtmlTemplate;
+  const std::string t = ReportHtmlTemplate();
   EXPECT_EQ(Count(t, "{{{"), 0u);
   EXPECT_EQ(Count(t, "{{&"), 0u);
 }
