@@ -38,8 +38,10 @@ struct Result {
   // Host-bound by kind (share of the span) and the mean host-bound-sync time
   // per blocking host sync of the measured step (the length of one stall).
   double host_sync = 0, host_dispatch = 0, stall_ns = 0;
-  // Device idle from the counts' arrival to the first op issued after the read.
-  double stall_device_ns = 0;
+  // Device idle from the counts' arrival to the first op issued after the read
+  // (the output_splits read), and from the router's last op to the counts'
+  // all-gather (the input_splits read).
+  double stall_device_ns = 0, stall1_device_ns = 0;
   int64_t syncs = 0;
   bool oom = false;
   // Unmasked share of the MoE layers' EP all-to-alls (migration apart).
@@ -120,18 +122,22 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
   // One synchronous stall, measured on the device: from the end of the
   // token-count all-gather the host waited for to the start of the first op
   // it issued after the read (same micro-batch and layer).
-  double stall_sum = 0;
-  int64_t stalls = 0;
+  double stall_sum = 0, stall1_sum = 0;
+  int64_t stalls = 0, stalls1 = 0;
   for (const auto& rank : t.ranks) {
-    std::map<std::tuple<int32_t, int32_t, int>, int64_t> gather_end;
-    std::vector<std::tuple<int32_t, int32_t, int, int64_t>> first;
+    std::map<std::tuple<int32_t, int32_t, int>, int64_t> gather_end, router_end;
+    std::vector<std::tuple<int32_t, int32_t, int, int64_t>> first, gather_start;
     for (const auto& tr : rank.tracks) {
       if (tr.kind != moetrace::TrackKind::kDeviceStream) continue;
       for (size_t i = 0; i < tr.events.size(); ++i) {
         if (tr.events.step[i] != (full_dp ? 0 : 1)) continue;
         const std::string_view n = rank.strings.Get(tr.events.name[i]);
         auto key = std::make_tuple(tr.events.micro_batch[i], tr.events.layer[i], int(tr.events.phase[i]));
-        if (n == "HcomAllGather_token_counts") gather_end[key] = tr.events.End(i);
+        if (n == "HcomAllGather_token_counts") {
+          gather_end[key] = tr.events.End(i);
+          gather_start.emplace_back(std::get<0>(key), std::get<1>(key), std::get<2>(key), tr.events.ts[i]);
+        }
+        if (n == "ReduceSum_aux_loss") router_end[key] = tr.events.End(i);
         if (n == "ArgSort_topk_indices") first.emplace_back(std::get<0>(key), std::get<1>(key), std::get<2>(key), tr.events.ts[i]);
       }
     }
@@ -141,8 +147,15 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
       stall_sum += double(ts - it->second);
       ++stalls;
     }
+    for (auto& [mb, layer, ph, ts] : gather_start) {
+      auto it = router_end.find({mb, layer, ph});
+      if (it == router_end.end()) continue;
+      stall1_sum += double(ts - it->second);
+      ++stalls1;
+    }
   }
   r.stall_device_ns = stalls > 0 ? stall_sum / double(stalls) : 0;
+  r.stall1_device_ns = stalls1 > 0 ? stall1_sum / double(stalls1) : 0;
   double devices = c.parallel().world_size();
   r.mfu = t.metadata.model_flops_per_step / (r.span * 1e-9 * t.metadata.device_peak_flops * devices);
   for (const auto& [key, value] : t.metadata.attributes)
@@ -157,9 +170,9 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
       if (tr.kind == moetrace::TrackKind::kCounter && tr.counter == moetrace::CounterKind::kMemActivations)
         for (double v : tr.sample_value) r.act_peak = std::max(r.act_peak, v);
   std::fprintf(stderr, "  run done: span %.1f ms mfu %.3f hfu %.3f ep %.1f/%.1f ms host-bound %.4f (sync %.4f, %lld syncs, "
-               "%.3f ms each; read to next op %.3f ms) act %.1f GiB peak %.1f GiB%s\n",
+               "%.3f ms each; reads to next op %.3f / %.3f ms) act %.1f GiB peak %.1f GiB%s\n",
                r.span / 1e6, r.mfu, r.hfu, r.ep_exposed / 1e6, r.ep_total / 1e6, r.host_bound, r.host_sync,
-               static_cast<long long>(r.syncs), r.stall_ns / 1e6, r.stall_device_ns / 1e6,
+               static_cast<long long>(r.syncs), r.stall_ns / 1e6, r.stall1_device_ns / 1e6, r.stall_device_ns / 1e6,
                r.act_peak / (1 << 30), r.mem_peak / (1 << 30), r.oom ? " OOM" : "");
   return r;
 }
@@ -333,14 +346,17 @@ int main(int argc, char** argv) {
   if (on("host")) {
   // None of the host knobs: no task queue, no NUMA binding, MBS 1, the
   // token counts read on the host before every dispatch. The preset has all
-  // of them (task queue, binding, MBS 2, no token-count read). Every run of
+  // of them (task queue, binding, MBS 2, no token-count read). Without the
+  // knobs there is no swap either: MBS 1 fits without it, and swap is the
+  // memory technique (Selective R/S, its own rows) that made MBS 2 fit, so
+  // the system before the host work did not run it. Every run of
   // these rows issues the MoE layer's small routing ops one by one (the
   // unfused dispatcher, host.unfused_routing_ops), the "with" run too: the
   // rows measure the host knobs, not operator fusion. The preset itself
   // keeps them fused, so its full-size trace keeps its ~200 M events.
   const std::vector<std::string> no_knobs = {"host.task_queue=false", "host.numa_affinity=false",
                                              "host.sync_before_a2a=true", "parallel.micro_batch_size=1",
-                                             "host.unfused_routing_ops=true"};
+                                             "host.unfused_routing_ops=true", "memory.swap=false"};
   std::fprintf(stderr, "host dispatch, the knobs (unfused routing ops)\n");
   Result host_good = Run({"host.unfused_routing_ops=true"});
   std::fprintf(stderr, "host dispatch, none of the knobs\n");
@@ -355,15 +371,18 @@ int main(int argc, char** argv) {
     return fmt::format("{:.2f}% (sync {:.2f}%, dispatch {:.2f}%)", 100 * r.host_bound, 100 * r.host_sync,
                        100 * r.host_dispatch);
   };
-  row("Host-device dispatch", "none of the knobs (no task queue, no binding, MBS 1, token-count syncs) -> preset (all of them)",
+  row("Host-device dispatch", "none of the knobs (no task queue, no binding, MBS 1 without swap, two token-count reads per MoE forward) -> preset (all of them)",
       "host-bound < 2% of step", fmt::format("{} -> {}", pct(host_bad), pct(host_good)),
       "the preset's swap-outs run during most stalls (a copying device is busy, METRICS.md)");
   row("One synchronous stall", "as above -> task queue + binding + MBS 2 with the token-count syncs kept",
       "2.1 ms -> 0.6 ms",
-      fmt::format("{:.2f} ms -> {:.2f} ms (host-bound-sync per sync {:.2f} -> {:.2f} ms; {} syncs)",
-                  host_bad.stall_device_ns / 1e6, host_sync.stall_device_ns / 1e6, host_bad.stall_ns / 1e6,
-                  host_sync.stall_ns / 1e6, host_bad.syncs),
-      "device idle from the token counts' arrival to the first op issued after the read, mean over the 16 stages");
+      fmt::format("{:.2f} ms -> {:.2f} ms (the input_splits read before it {:.2f} -> {:.2f} ms; host-bound-sync per "
+                  "sync {:.2f} -> {:.2f} ms; {} syncs)",
+                  host_bad.stall_device_ns / 1e6, host_sync.stall_device_ns / 1e6, host_bad.stall1_device_ns / 1e6,
+                  host_sync.stall1_device_ns / 1e6, host_bad.stall_ns / 1e6, host_sync.stall_ns / 1e6,
+                  host_bad.syncs),
+      "the output_splits read: device idle from the gathered counts' arrival to the first op issued after the read, "
+      "mean over the 16 stages");
   row("Kunpeng NUMA binding", "none of the knobs -> + host.numa_affinity", "+4% (approx.)",
       fmt::format("{:+.1f}% (host-bound {:.2f}% -> {:.2f}%)", 100 * (host_bad.span / host_bind.span - 1),
                   100 * host_bad.host_bound, 100 * host_bind.host_bound),

@@ -133,5 +133,42 @@ TEST(EngineHost, OneSynchronousStallIsReadPlusSplitListsPlusLaunches) {
   }
 }
 
+TEST(EngineHost, TwoBlockingReadsPerMoeForward) {
+  // MindSpeed's alltoall preprocess reads the counts twice: input_splits
+  // from the local counts (the host waits for the router's last op, here
+  // ReduceSum_aux_loss, + d2h, converts one count per EP rank, then issues
+  // the counts' all-gather), and output_splits from the gathered counts (the
+  // stall of OneSynchronousStallIsReadPlusSplitListsPlusLaunches). The
+  // first stall, on the device: from the router's last op to the gather.
+  for (bool bound : {true, false}) {
+    HostRun run = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false",
+                            std::string("host.numa_affinity=") + (bound ? "true" : "false")});
+    const HardwareConfig& hw = run.config.hardware();
+    const double f = bound ? 1.0 : hw.cross_numa_factor();
+    const TimeNs splits = std::llround(hw.token_count_host_ns() * 8 * f);  // EP group of 8
+    const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f);
+    const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + splits + issue;
+    // atlas-800t-a2: 30 us read, 66.6 ns x 8 counts, (12 + 10 us) per issue, x 3.65 off-NUMA.
+    EXPECT_EQ(stall, bound ? 30000 + 533 + 22000 : 30000 + 1945 + 80300);
+    auto router_last = Device(run.trace, "ReduceSum_aux_loss");
+    auto gather = Device(run.trace, "HcomAllGather_token_counts");
+    ASSERT_EQ(router_last.size(), 4u);
+    ASSERT_EQ(gather.size(), 4u);
+    for (size_t i = 0; i < gather.size(); ++i) EXPECT_EQ(gather[i].ts - router_last[i].end, stall) << "bound " << bound;
+    // Two blocking token-count reads per MoE layer forward (4 micro-batches,
+    // one MoE layer on stage 0), none in the backward.
+    int reads = 0;
+    const Rank& r0 = run.trace.ranks[0];
+    for (const Track& tr : r0.tracks) {
+      if (tr.kind != TrackKind::kHostThread) continue;
+      for (size_t i = 0; i < tr.events.size(); ++i)
+        if (tr.events.category[i] == Category::kSync && r0.strings.Get(tr.events.name[i]) ==
+                                                            "aclrtSynchronizeStream (token counts)")
+          ++reads;
+    }
+    EXPECT_EQ(reads, 8);
+  }
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen

@@ -134,18 +134,26 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     if (ph == Phase::kForward) b.ops[router].routing = a2a_idx;
     AddRouterSmallOps(b, chain, mb, layer, ph);
     // With sync_before_a2a the dispatcher reads the token counts on the host
-    // before permuting (Megatron/MindSpeed alltoall preprocess): the counts
-    // are all-gathered over the EP group, copied to the host (blocking), and
-    // turned into split lists in Python, one element at a time, before the
-    // host can issue the permutation and the all-to-all. The device runs out
-    // of work meanwhile.
+    // before permuting (MindSpeed's alltoall preprocess): two blocking reads.
+    // First `input_splits` (tokens this rank sends to each EP rank) from the
+    // local counts: the host waits for the router's last op + d2h, converts
+    // one count per EP rank, and only then issues the counts' all-gather.
+    // Then `output_splits` from the gathered counts: the host waits for the
+    // gather (so for the EP rank that arrives last) + d2h and turns the
+    // EP x experts matrix into split lists in Python, one element at a
+    // time, before it can issue the permutation and the all-to-all. The
+    // device runs out of work at each read.
     // A stream sync waits for every op issued before it: the router's last.
     int32_t counts_ready = chain;
     const bool sync = cfg.host().sync_before_a2a() && ph != Phase::kBackward;
-    if (sync && group_members > 1)
-      counts_ready = Add(b, chain, Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather,
-                                              CommClass::kEP, ep_gid, members,
-                                              double(E) * 4 * group_members, ph, mb, layer, bw));
+    if (sync && group_members > 1) {
+      Op gather = Collective(r, kAllGatherTokenCounts, CollectiveKind::kAllGather, CommClass::kEP, ep_gid, members,
+                             double(E) * 4 * group_members, ph, mb, layer, bw);
+      gather.host_sync = true;
+      gather.sync_on = chain;
+      gather.host_work = TimeNs(std::llround(hw.token_count_host_ns() * group_members * HostFactor()));
+      counts_ready = Add(b, chain, gather);
+    }
     // The permutation's index ops follow the read: with the sync the host
     // issues them (and the permutation) only after the split lists, so the
     // device runs out of work and then waits for each launch in turn.
