@@ -225,14 +225,15 @@ TEST(Engine, SyncBeforeDispatchIsHostBoundSync) {
           (tr.events.flags[i] & kFlagBlocking))
         ++syncs;
   EXPECT_GT(syncs, 1);
-  // The counts are all-gathered over the EP group before the host reads them,
-  // and turned into split lists on the host after the read.
+  // The counts are all-gathered over the EP group; the host reads them twice
+  // (input_splits from the local counts before the gather, output_splits
+  // from the gathered ones after it) and converts each on the host.
   EXPECT_GT(CountDevice(sync, "HcomAllGather_token_counts", Phase::kForward), 0);
   int lists = 0;
   for (const Track& tr : sync.ranks[0].tracks)
     for (size_t i = 0; i < tr.events.size(); ++i)
       if (tr.kind == TrackKind::kHostThread && tr.events.category[i] == Category::kHostOp) ++lists;
-  EXPECT_EQ(lists, CountDevice(sync, "HcomAllGather_token_counts", Phase::kForward));
+  EXPECT_EQ(lists, 2 * CountDevice(sync, "HcomAllGather_token_counts", Phase::kForward));
 }
 
 TEST(Engine, SlowDispatchIsHostBoundDispatch) {
