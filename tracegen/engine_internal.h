@@ -285,9 +285,12 @@ struct RankSim {
   std::vector<int64_t> corr;  // per op of the block
   size_t mem_ptr = 0;
   // Per (micro-batch, layer): activation bytes kept, swapped out, and the
-  // extra bytes a recompute rebuilds.
+  // extra bytes a recompute rebuilds; `tokens`: the swap reaches the
+  // dispatched tokens (saved after the attention module's tensors), so the
+  // backward's first reader of a swapped tensor is the expert GEMM's.
   struct Act {
     int64_t kept = 0, swapped = 0, extra = 0;
+    bool tokens = false;
   };
   std::unordered_map<uint64_t, Act> acts;
   std::vector<std::pair<int, int32_t>> swap_ins;  // layer -> swap-in op of this block
