@@ -423,6 +423,12 @@ class EngineImpl {
   void InitRankOutput(RankSim& r, const EmitScratch& s) const;
   void FinishRankOutput(RankSim& r) const;
 
+  // The GEMM whose forward saves the last swapped tensor of a layer and
+  // whose backward reads the first one: the expert gate/up projection when
+  // the swap reaches the dispatched tokens (its input), else the attention
+  // output projection (the attention module's tensors). The swap-out
+  // starts after it, the backward waits for the swap-in there.
+  static uint16_t SwapGemm(const RankSim::Act& a) { return a.tokens ? kGroupedMatmulGateUp : kMatMulOProj; }
   // The host-to-device copy that brings back a swapped-out activation.
   Op SwapIn(int mb, int layer, int64_t bytes) const {
     Op si;

@@ -287,12 +287,27 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
       so.layer = layer;
       so.bytes = uint64_t(bytes);
       so.dur = TransferNsHost(bytes);
+      // The copy starts when the last swapped tensor is saved, as the
+      // swap hooks launch each tensor's device-to-host copy when autograd
+      // saves it (MindSpeed swap_attention/prefetch.py, pack_hook): the
+      // dispatched tokens at the expert gate/up GEMM, the attention
+      // module's tensors at the output projection. From the layer's last
+      // op, the last layer's copy ran past the end of a forward item and
+      // the next backward's swap-ins queued behind it. Full recompute keeps
+      // the layer input, saved as the layer starts: its first op.
+      rec.tokens = act.permuted > 0 && bytes > act.attention;
       so.dep = chain;
+      if (cfg.memory().recompute() != "full") {
+        const uint16_t saver = SwapGemm(rec);
+        for (size_t i = first; i < b.ops.size(); ++i)
+          if (b.ops[i].name == saver) so.dep = int32_t(i);
+      } else {
+        so.dep = first;
+      }
       b.ops.push_back(so);
       int32_t idx = int32_t(b.ops.size() - 1);
       b.mem.push_back({idx, true, uint8_t(CounterKind::kMemActivations), -int64_t(bytes)});
       rec.swapped = int64_t(bytes);
-      rec.tokens = act.permuted > 0 && bytes > act.attention;
     }
   }
 }
@@ -399,7 +414,7 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   // copy ends. Waiting at the first op, every backward item whose swap-in
   // queued behind the previous forward's last swap-out stalled for both
   // copies (21 ms per item at MBS 1 on the 718B preset: +14% step).
-  uint16_t reader = rec.tokens ? kGroupedMatmulGateUp : kMatMulOProj;
+  uint16_t reader = SwapGemm(rec);
   if (std::none_of(fwd.begin(), fwd.end(), [&](const Op& o) { return o.name == reader; }))
     reader = fwd.empty() ? uint16_t(kOpNameCount) : fwd.back().name;  // no such op: the first one waits
   // Selective recompute: before the backward of the op that consumed it,

@@ -287,35 +287,56 @@ TEST(Engine, SwapOfNamedTensorsLowersActivations) {
             CountDevice(swap, "MemcpyH2D_swap_in", Phase::kBackward));
 }
 
-// A backward layer's first op reads its swapped-out tensors: it starts no
-// earlier than their swap-in ends (prefetched during the previous item).
-// TP 8 with EP across nodes makes each layer's forward mostly all-to-all, so
-// the copies are as long as the layers and the wait shows.
-TEST(Engine, BackwardWaitsForItsSwapIn) {
+// A backward layer waits for its swap-in at the first op that reads a
+// swapped tensor, as the swap hooks do (the unpack hook waits for the copy):
+// the attention output projection's gradient (attention module's tensors)
+// or the expert gate/up GEMM's (the dispatched tokens); the ops before it
+// read only what stayed on the device and run while the copy ends. The
+// swap-out starts once that GEMM's forward has saved the tensor (the pack
+// hook), not when the layer ends. TP 8 with EP across nodes and a 2 GB/s
+// host link make the copies as long as the layers' forwards, so the waits
+// show. Before, the layer's first backward op waited (0 of the 16 ran
+// before their swap-in ended) and the swap-outs started at the layers' ends.
+TEST(Engine, BackwardWaitsForItsSwapInAtTheFirstReader) {
   Trace t = Simulate("tiny-moe", {"steps=1", "parallel.world_size=64", "parallel.tp=8", "parallel.dp=4",
                                   "parallel.ep=4", "parallel.vpp=2", "schedule.kind=interleaved",
-                                  "memory.swap=true"},
+                                  "memory.swap=true", "hardware.host_link_bandwidth=2e9"},
                      {0});
   const Rank& r = t.ranks[0];
-  std::map<std::pair<int, int>, TimeNs> swap_in_end, first_backward;
+  using Key = std::pair<int, int>;
+  std::map<Key, TimeNs> in_end, out_start, first_bwd, reader, saver_end;
   for (const Track& tr : r.tracks) {
     if (tr.kind != TrackKind::kDeviceStream) continue;
     for (size_t i = 0; i < tr.events.size(); ++i) {
-      const std::pair<int, int> key{tr.events.micro_batch[i], tr.events.layer[i]};
+      const Key key{tr.events.micro_batch[i], tr.events.layer[i]};
+      const TimeNs ts = tr.events.ts[i];
+      const std::string_view name = r.strings.Get(tr.events.name[i]);
       if (tr.events.flags[i] & kFlagSwapIn) {
-        swap_in_end[key] = tr.events.ts[i] + tr.events.dur[i];
-      } else if (tr.events.phase[i] == Phase::kBackward && tr.events.category[i] != Category::kCopy) {
-        auto [it, fresh] = first_backward.emplace(key, tr.events.ts[i]);
-        if (!fresh) it->second = std::min(it->second, tr.events.ts[i]);
+        in_end[key] = ts + tr.events.dur[i];
+      } else if (tr.events.flags[i] & kFlagSwapOut) {
+        out_start[key] = ts;
+      } else if (tr.events.phase[i] == Phase::kForward && name == "MatMul_o_proj") {
+        saver_end[key] = ts + tr.events.dur[i];
+      } else if (tr.events.phase[i] == Phase::kBackward) {
+        auto [it, fresh] = first_bwd.emplace(key, ts);
+        if (!fresh) it->second = std::min(it->second, ts);
+        if (name == "MatMul_o_projGrad" && !reader.count(key)) reader[key] = ts;
       }
     }
   }
-  // Stage 0 holds layers 0 and 2 (one per virtual stage), 8 micro-batches.
-  ASSERT_EQ(swap_in_end.size(), 16u);
-  for (const auto& [key, end] : swap_in_end) {
-    ASSERT_TRUE(first_backward.count(key)) << "mb " << key.first << " layer " << key.second;
-    EXPECT_GE(first_backward[key], end) << "mb " << key.first << " layer " << key.second;
+  // Stage 0 holds layers 0 and 2 (one per virtual stage), 8 micro-batches;
+  // the link takes only part of the attention module's tensors.
+  ASSERT_EQ(in_end.size(), 16u);
+  int early = 0, at_saver = 0;  // the rest queue behind earlier copies
+  for (const auto& [key, end] : in_end) {
+    ASSERT_TRUE(reader.count(key)) << "mb " << key.first << " layer " << key.second;
+    EXPECT_GE(reader[key], end) << "mb " << key.first << " layer " << key.second;
+    EXPECT_GE(out_start[key], saver_end[key]) << "mb " << key.first << " layer " << key.second;
+    early += first_bwd[key] < end;
+    at_saver += out_start[key] == saver_end[key];
   }
+  EXPECT_EQ(early, 6);
+  EXPECT_EQ(at_saver, 13);
 }
 
 // At the last stage the adaptive schedule pairs a micro-batch's forward

@@ -75,6 +75,12 @@ struct Prober {
       for (int mb = 0; mb < 3; ++mb) routing[Key(s.EpGroupId(r.rank), 0, mb, layer)] = g;
   }
 
+  // Set by Run: when the block's swap-out starts, and when its first
+  // backward op named `swap_reader` starts (the op that waits for the
+  // swap-in), from the block's start; -1 if there is none.
+  uint16_t swap_reader = kOpNameCount;
+  TimeNs swap_out_at = -1, swap_reader_at = -1;
+
   TaskCost Run() {
     Block& b = r.block;
     // What the stats need, copied: Advance clears the block when it ends.
@@ -83,12 +89,14 @@ struct Prober {
       uint8_t stream;
       bool compute, ep;
       int32_t mb;
+      bool swap_out, reader;
     };
     std::vector<Brief> brief;
     brief.reserve(b.ops.size());
     for (const Op& o : b.ops)
       brief.push_back({o.dur, o.stream, o.cat == Category::kCompute,
-                       o.cat == Category::kCollective && o.cclass == CommClass::kEP, o.mb});
+                       o.cat == Category::kCollective && o.cclass == CommClass::kEP, o.mb,
+                       (o.flags & kFlagSwapOut) != 0, o.name == swap_reader && o.phase != Phase::kForward});
     e.Finalize(r, b);
     for (TimeNs& t : r.ready) t = kBaseTime;
     r.last_dev_end = kBaseTime;
@@ -103,8 +111,11 @@ struct Prober {
     // Sweep: EP time not covered by compute.
     std::vector<std::pair<TimeNs, int>> edges;  // +-1 compute (x1), ep (x1000)
     TimeNs end = kBaseTime, mb_end[2] = {kBaseTime, kBaseTime};
+    swap_out_at = swap_reader_at = -1;
     for (size_t i = 0; i < brief.size(); ++i) {
       const Brief& o = brief[i];
+      if (o.swap_out && swap_out_at < 0) swap_out_at = r.end[i] - o.dur - kBaseTime;
+      if (o.reader && swap_reader_at < 0) swap_reader_at = r.end[i] - o.dur - kBaseTime;
       if (o.stream != kSSend && o.stream != kSCopy) end = std::max(end, r.end[i]);
       // The fused probe's chains: the forward of micro-batch 1, the backward of 0.
       if (o.stream != kSSend && o.stream != kSCopy && (o.mb == 0 || o.mb == 1))
@@ -145,6 +156,7 @@ struct Prober {
     lc.act_swapped = double(act.swapped);
     lc.act_extra = double(act.extra);
     lc.swap_ns = act.swapped > 0 ? e.TransferNsHost(double(act.swapped)) : 0;
+    lc.swap_out_at_ns = act.swapped > 0 ? std::max<TimeNs>(0, swap_out_at) : 0;
     if (next >= 0) {  // its activations, for the two-layer backward below
       b.Clear();
       chain = -1;
@@ -156,9 +168,14 @@ struct Prober {
     // back during the previous item; the search times the copies).
     b.Clear();
     chain = -1;
+    // Full recompute: the re-run forward's first op reads the swapped input.
+    const bool full = e.cfg.memory().recompute() == "full";
+    swap_reader = full ? uint16_t(kOpNameCount) : EngineImpl::SwapGemm(act);
     e.LayerBackward(r, b, chain, layer, 0);
     e.FlushWgrads(r, b);  // adaptive: the weight gradients stay in this block
     lc.bwd = Run();
+    swap_reader = kOpNameCount;
+    lc.swap_in_slack_ns = act.swapped > 0 ? std::max<TimeNs>(0, swap_reader_at) : 0;
     r.acts = saved;
     auto fused = [&](int layers) {
       b.Clear();

@@ -30,6 +30,10 @@ struct LayerCost {
   TaskCost fused;
   TaskCost fused_next;     // what each further layer pair adds to a fused item
   int64_t swap_ns = 0;     // the host-link copy of the swapped part, each way
+  // From the layer's forward start to its swap-out's start (the GEMM that
+  // saves the last swapped tensor has run), and from its backward start to
+  // the first op that reads a swapped tensor (which waits for the swap-in).
+  int64_t swap_out_at_ns = 0, swap_in_slack_ns = 0;
   double act_kept = 0;     // bytes held per micro-batch from forward to backward
   double act_swapped = 0;  // of them, on the host meanwhile
   double act_extra = 0;    // rebuilt by recompute during the backward

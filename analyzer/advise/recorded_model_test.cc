@@ -151,7 +151,7 @@ TEST(RecordedModel, BubbleEvidenceFromTheModel) {
 // Where the answer is known: tiny-moe generated, then converted to a Kineto
 // set (one file per rank, as `convert -o DIR/`), which keeps the world size
 // and drops the configuration. Given the preset, advise searches the same
-// layouts as on the tracegen trace (layout_rule_test.cc: rank 499 of
+// layouts as on the tracegen trace (layout_rule_test.cc: rank 535 of
 // 10,968, TP 2 PP 2 EP 2 x TP dualpipe, 13.821 -> 9.434 ms simulated) and
 // applies the simulated ratio to the recorded step, which the model
 // predicts within 0.3 % here.
@@ -180,7 +180,7 @@ TEST(RecordedModel, TinyMoeConvertedToKinetoGetsTheTracegenLayout) {
   EXPECT_EQ(p, &proposals[0]);  // the largest gain
   EXPECT_EQ(p->title,
             "change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 dualpipe flat recompute-none "
-            "(model-based, searched on 16 cards: the configured one ranks 499 of the 10968 that fit)");
+            "(model-based, searched on 16 cards: the configured one ranks 535 of the 10968 that fit)");
   EXPECT_EQ(EvidenceOf(*p, "recorded cluster.step_time_ns.max"), 13859078);
   EXPECT_EQ(EvidenceOf(*p, "model step_ns of the configured layout"), 13820669);
   EXPECT_EQ(p->step_before_ns, 13859078);  // the recorded step
@@ -224,7 +224,7 @@ TEST(RecordedModel, RealKinetoTraceGetsAModelBasedProposal) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->title,
             "change the layout to TP 8 PP 1 VPP 2 EP 1 (x TP: 8) DP 16 MBS 8 adaptive flat "
-            "recompute-none (model-based, searched on 128 cards: the configured one ranks 4186 of "
+            "recompute-none (model-based, searched on 128 cards: the configured one ranks 4397 of "
             "the 17328 that fit)");
   EXPECT_EQ(p->step_before_ns, 615593000);
   EXPECT_EQ(EvidenceOf(*p, "model step_ns of the configured layout"), 28203718);

@@ -25,6 +25,9 @@ struct Slice {
   // Per layer kind (the slice runs its dense layers, then its MoE layers):
   // forward, backward and one swap copy; the embedding and LM head parts.
   double dense_fwd = 0, dense_bwd = 0, dense_swap = 0, moe_fwd = 0, moe_bwd = 0, moe_swap = 0;
+  // Per layer kind: the swap-out's start into the forward, the swap-in's
+  // reader's start into the backward (LayerCost).
+  double dense_out_at = 0, dense_in_slack = 0, moe_out_at = 0, moe_in_slack = 0;
   double pre_fwd = 0, post_fwd = 0, pre_bwd = 0;  // embedding fwd; head fwd; head bwd
 };
 
@@ -48,6 +51,8 @@ Slice MakeSlice(const ModelShape& s, const CostProbe& p, int ms) {
   add(p.moe, sl.moe);
   sl.dense_fwd = double(p.dense.fwd.ns), sl.dense_bwd = double(p.dense.bwd.ns), sl.dense_swap = double(p.dense.swap_ns);
   sl.moe_fwd = double(p.moe.fwd.ns), sl.moe_bwd = double(p.moe.bwd.ns), sl.moe_swap = double(p.moe.swap_ns);
+  sl.dense_out_at = double(p.dense.swap_out_at_ns), sl.dense_in_slack = double(p.dense.swap_in_slack_ns);
+  sl.moe_out_at = double(p.moe.swap_out_at_ns), sl.moe_in_slack = double(p.moe.swap_in_slack_ns);
   auto ends = [&](const TaskCost& f, const TaskCost& b) {
     sl.fwd += f.ns, sl.bwd += b.ns, sl.fwd_ops += f.ops, sl.bwd_ops += b.ops;
   };
@@ -64,11 +69,13 @@ Slice MakeSlice(const ModelShape& s, const CostProbe& p, int ms) {
 }
 
 // The copy stream of one pipeline stage, as the engine issues it: a
-// forward layer's swap-out starts when the layer ends (its last op); the
-// swap-ins of the next item's backward are issued after this item's ops,
-// so they queue behind its swap-outs, each starting no earlier than this
-// item's start (the device-side trigger), last layer first; a backward
-// layer's first op waits for its own swap-in (engine.cc, wait_prefetch).
+// forward layer's swap-out starts when the GEMM saving its last swapped
+// tensor has run (out_at into the layer); the swap-ins of the next item's
+// backward are issued after this item's ops, so they queue behind its
+// swap-outs, each starting no earlier than this item's start (the
+// device-side trigger), last layer first; a backward layer's first op
+// reading a swapped tensor (in_slack into the layer) waits for its own
+// swap-in (engine.cc, wait_prefetch).
 struct CopyStream {
   double free = 0;               // the copy stream's end so far
   std::vector<double> in_end;    // the prefetched swap-ins, in backward order
@@ -78,14 +85,14 @@ struct CopyStream {
   // by `scale` (a fused item shares the device with the other task).
   void Outs(const Slice& sl, double t0, double scale) {
     double t = t0 + sl.pre_fwd * scale;
-    auto run = [&](int n, double fwd, double swap) {
+    auto run = [&](int n, double fwd, double swap, double at) {
       for (int i = 0; i < n; ++i) {
+        if (swap > 0) free = std::max(free, t + at * scale) + swap;
         t += fwd * scale;
-        if (swap > 0) free = std::max(free, t) + swap;
       }
     };
-    run(sl.dense, sl.dense_fwd, sl.dense_swap);
-    run(sl.moe, sl.moe_fwd, sl.moe_swap);
+    run(sl.dense, sl.dense_fwd, sl.dense_swap, sl.dense_out_at);
+    run(sl.moe, sl.moe_fwd, sl.moe_swap, sl.moe_out_at);
   }
   // Prefetch for the next item's backward of `sl`.
   void Prefetch(const Slice& sl, double trigger) {
@@ -102,14 +109,15 @@ struct CopyStream {
   double Stall(const Slice& sl, double t0, double scale) const {
     double t = t0 + sl.pre_bwd * scale, stall = 0;
     size_t j = 0;
-    auto run = [&](int n, double bwd) {
+    auto run = [&](int n, double bwd, double slack) {
       for (int i = 0; i < n; ++i, ++j) {
-        if (j < in_end.size() && in_end[j] > t) stall += in_end[j] - t, t = in_end[j];
+        const double reads = t + slack * scale;
+        if (j < in_end.size() && in_end[j] > reads) stall += in_end[j] - reads, t += in_end[j] - reads;
         t += bwd * scale;
       }
     };
-    run(sl.moe, sl.moe_bwd);
-    run(sl.dense, sl.dense_bwd);
+    run(sl.moe, sl.moe_bwd, sl.moe_in_slack);
+    run(sl.dense, sl.dense_bwd, sl.dense_in_slack);
     return stall;
   }
 };
