@@ -361,7 +361,11 @@ class EngineImpl {
   void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) const;
   // Interleaves the fused item's two chains already in b (the first `na`
   // ops, then the rest): see BuildItem.
-  void FuseChains(Block& b, size_t na, bool second_first, size_t start = 0) const;
+  // `hook_on_attention` (adaptive pipe, F&B pair, TP > 1): the backward's
+  // combine gradient is launched after the forward's attention TP
+  // all-gather (LaunchCombineGradAfterTp).
+  void FuseChains(Block& b, size_t na, bool second_first, size_t start = 0, bool hook_on_attention = false) const;
+  void LaunchCombineGradAfterTp(Block& b, size_t na, int bwd_chain, std::vector<int32_t>& order) const;
   // A task cut into two halves of its micro-batch whose segments alternate
   // (adaptive pipe's chunks without an opposite-direction partner).
   void BuildHalves(RankSim& r, const PipeTask& t, Block& b) const;

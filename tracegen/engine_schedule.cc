@@ -6,6 +6,7 @@
 // Finalize, which numbers collectives and readies a block to run.
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "tracegen/engine_internal.h"
 #include "tracegen/overlap.h"
@@ -129,7 +130,7 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   size_t na = b.ops.size();
   BuildTask(r, it.b, b);
   const bool fb = it.a.backward != it.b.backward;
-  FuseChains(b, na, fb && it.b.backward);
+  FuseChains(b, na, fb && it.b.backward, 0, fb && SplitsA2A() && shape.tp > 1);
 }
 
 void EngineImpl::FlushWgrads(RankSim& r, Block& b) const {
@@ -231,7 +232,7 @@ void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
   FuseChains(b, na, false, n0);
 }
 
-void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start) const {
+void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start, bool hook_on_attention) const {
   size_t n = b.ops.size();
   // The backward task communicates on its own HCCL stream, so the two
   // tasks' all-to-alls do not queue behind each other.
@@ -250,6 +251,7 @@ void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start
   }
   std::vector<int32_t> order = AlternateSegments(kinds, second_first ? 1 : 0);
   for (auto& o : order) o += int32_t(start);
+  if (hook_on_attention) LaunchCombineGradAfterTp(b, na, second_first ? 1 : 0, order);
   order.insert(order.begin(), start, 0);
   for (size_t k = 0; k < start; ++k) order[k] = int32_t(k);
   std::vector<int32_t> where(n);
@@ -264,6 +266,42 @@ void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start
   }
   b.ops = std::move(ops);
   for (auto& m : b.mem) m.op = where[m.op];
+}
+
+void EngineImpl::LaunchCombineGradAfterTp(Block& b, size_t na, int bwd_chain, std::vector<int32_t>& order) const {
+  // MindSpeed's fb-overlap with TP > 1 (`a2a_hooked_on_attention`) launches
+  // the backward's combine-gradient all-to-all from inside the forward's
+  // attention, once its TP all-gather has finished ("to avoid bandwidth
+  // compete"): the all-to-all then flies during the attention's matmuls
+  // instead of while the device waits for that all-gather (and for the
+  // reduce-scatter before it). Here: the combine gradient's first step moves
+  // in issue order to just after the forward chain's next TP all-gather and
+  // waits for its end; it is issued no later than the backward chain's next
+  // op, which depends on it, so each chain keeps its own order.
+  auto backward = [&](int32_t i) { return (size_t(i) >= na) == (bwd_chain == 1); };
+  std::vector<int32_t> out;
+  out.reserve(order.size());
+  int32_t held = -1;
+  for (int32_t i : order) {
+    const Op& o = b.ops[size_t(i)];
+    if (backward(i)) {
+      if (held >= 0) out.push_back(std::exchange(held, -1));
+      if (o.cat == Category::kCollective && o.cclass == CommClass::kEP && o.dep2 < 0 &&
+          (o.name == kAllToAllVCombineInter || o.name == kAllToAllVCombine)) {
+        held = i;
+        continue;
+      }
+      out.push_back(i);
+      continue;
+    }
+    out.push_back(i);
+    if (held >= 0 && o.name == kAllGatherTp && o.cat == Category::kCollective) {
+      b.ops[size_t(held)].dep2 = i;
+      out.push_back(std::exchange(held, -1));
+    }
+  }
+  if (held >= 0) out.push_back(held);
+  order = std::move(out);
 }
 
 void EngineImpl::AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const {
