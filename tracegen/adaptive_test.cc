@@ -8,10 +8,14 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "tracegen/schedule.h"
 
 namespace moetrace::tracegen {
 namespace {
@@ -198,6 +202,82 @@ TEST(Adaptive, WeightGradientsLeaveTheChainAndFollowTheAllToAll) {
     TimeNs wgrad = std::max(after[layer][0].first, after[layer][1].first);
     EXPECT_GE(wgrad, dispatch[layer][0].first);
   }
+}
+
+TEST(Adaptive, OneMoreWarmupForwardSoNoPairHoldsOneMicroBatch) {
+  // PP 4, VPP 2, 8 micro-batches. Megatron's VPP warms stage s up with
+  // 2(p-s-1) + (v-1)p forwards; adaptive pipe with one more (MindSpeed's
+  // --moe-fb-overlap, Megatron's combined 1F1B), so at the last stage no
+  // steady pair is a micro-batch's forward with its own backward.
+  const ScheduleShape ad{"adaptive", 4, 2, 8}, pipe{"adaptive_pipe", 4, 2, 8};
+  auto warmup = [](const std::vector<PipeItem>& items) {
+    int n = 0;
+    while (n < int(items.size()) && !items[n].fused && !items[n].a.backward) ++n;
+    return n;
+  };
+  auto same_mb_pairs = [](const std::vector<PipeItem>& items) {
+    int n = 0;
+    for (const PipeItem& it : items)
+      if (it.fused && it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage) ++n;
+    return n;
+  };
+  const int expect_ad[4] = {10, 8, 6, 4};
+  for (int s = 0; s < 4; ++s) {
+    auto a = StageSchedule(ad, s), p = StageSchedule(pipe, s);
+    EXPECT_EQ(warmup(a), expect_ad[s]) << s;
+    EXPECT_EQ(warmup(p), expect_ad[s] + 1) << s;
+    // 16 forwards and 16 backwards: one fused pair fewer, one more unpaired
+    // forward and backward.
+    EXPECT_EQ(p.size(), a.size() + 1) << s;
+    EXPECT_EQ(same_mb_pairs(p), 0) << s;
+  }
+  // Megatron's count at the last stage: the last slice's forward and
+  // backward of micro-batches 0-3 and again of 4-7 fall in one pair.
+  EXPECT_EQ(same_mb_pairs(StageSchedule(ad, 3)), 8);
+}
+
+TEST(Adaptive, CombineGradientLaunchedAfterTheForwardAttentionsAllGather) {
+  // TP 2 with sequence parallelism, PP 2, 8 micro-batches; stage 0 holds the
+  // dense layer and one MoE layer. In a fused pair the backward's combine
+  // gradient waits for the forward attention's TP all-gather issued after
+  // it (MindSpeed's a2a_hooked_on_attention); without it, it would start as
+  // soon as MoeFinalizeRoutingGrad ends, before that all-gather does.
+  Trace t = Simulate({"steps=1", "parallel.tp=2", "parallel.sp=true", "parallel.dp=4", "parallel.ep=4",
+                      "schedule.kind=adaptive_pipe"},
+                     {0});
+  std::vector<std::pair<TimeNs, TimeNs>> gathers;  // forward TP all-gathers
+  std::map<std::pair<int, int>, std::vector<TimeNs>> finalize, combine;  // (mb, layer) -> ends / starts
+  const Rank& r = t.ranks[0];
+  for (const Track& tr : r.tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      const std::string_view n = r.strings.Get(tr.events.name[i]);
+      const auto key = std::make_pair(tr.events.micro_batch[i], tr.events.layer[i]);
+      if (n == "HcomAllGather_tp" && tr.events.phase[i] == Phase::kForward)
+        gathers.emplace_back(tr.events.ts[i], tr.events.End(i));
+      if (n == "MoeFinalizeRoutingGrad") finalize[key].push_back(tr.events.End(i));
+      if (n == "HcomAllToAllV_combineGrad") combine[key].push_back(tr.events.ts[i]);
+    }
+  std::sort(gathers.begin(), gathers.end());
+  int hooked = 0, alone = 0;
+  for (auto& [key, starts] : combine) {
+    auto& ends = finalize[key];
+    ASSERT_EQ(ends.size(), starts.size());
+    std::sort(ends.begin(), ends.end());
+    std::sort(starts.begin(), starts.end());
+    for (size_t k = 0; k < starts.size(); ++k) {
+      auto g = std::lower_bound(gathers.begin(), gathers.end(), std::make_pair(ends[k], TimeNs(0)));
+      if (g == gathers.end()) {
+        ++alone;  // a cooldown backward: no forward left to hook on
+        continue;
+      }
+      EXPECT_GE(starts[k], g->second) << key.first;
+      ++hooked;
+    }
+  }
+  // 8 micro-batches, warmup 2 (1 + the extra one): 6 fused pairs; the 2
+  // cooldown backwards run as two halves each.
+  EXPECT_EQ(hooked, 6);
+  EXPECT_EQ(alone, 4);
 }
 
 int64_t Weights(const Trace& t) {
