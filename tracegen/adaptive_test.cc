@@ -280,6 +280,37 @@ TEST(Adaptive, CombineGradientLaunchedAfterTheForwardAttentionsAllGather) {
   EXPECT_EQ(alone, 4);
 }
 
+TEST(Adaptive, PairsLastWeightGradientsFollowTheForwardsTail) {
+  // PP 2, 8 micro-batches; stage 0 warms up with F0, F1 (one more than
+  // 1F1B), then pairs F(k+2) with B(k). The backward chunk's last weight
+  // gradients are issued after the whole pair, so the forward's tail (and
+  // its output's send) no longer queues behind them: the backward's last
+  // compute op is a weight gradient starting after the forward's last one.
+  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {0});
+  const Rank& r = t.ranks[0];
+  std::map<int, std::pair<TimeNs, TimeNs>> fwd_last;  // mb -> (start, end) of the last forward compute op
+  std::map<int, std::pair<TimeNs, std::string>> bwd_last;  // mb -> (start, name) of the last backward one
+  for (const Track& tr : r.tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (tr.events.category[i] != Category::kCompute) continue;
+      const int mb = tr.events.micro_batch[i];
+      if (tr.events.phase[i] == Phase::kForward) {
+        auto& f = fwd_last[mb];
+        if (tr.events.ts[i] >= f.first) f = {tr.events.ts[i], tr.events.End(i)};
+      } else if (tr.events.phase[i] == Phase::kBackward) {
+        auto& b = bwd_last[mb];
+        if (tr.events.ts[i] >= b.first) b = {tr.events.ts[i], std::string(r.strings.Get(tr.events.name[i]))};
+      }
+    }
+  int after = 0;
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_GE(bwd_last[k].first, fwd_last[k + 2].second) << k;
+    EXPECT_TRUE(bwd_last[k].second.starts_with("MatMul_")) << bwd_last[k].second;
+    after += bwd_last[k].first >= fwd_last[k + 2].second;
+  }
+  EXPECT_EQ(after, 6);
+}
+
 int64_t Weights(const Trace& t) {
   int64_t sum = 0;
   for (const Rank& r : t.ranks)

@@ -77,7 +77,9 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     if (last_slice) AddHead(b, chain, t.mb, true);
     for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
     if (ms == 0) AddEmbedding(b, chain, t.mb, true);
-    FlushWgrads(r, b);  // the task's last weight gradients; nothing waits for them
+    // The task's last weight gradients; nothing waits for them. In a fused
+    // pair adaptive pipe issues them after the whole pair (BuildItem).
+    if (!r.defer_wgrads) FlushWgrads(r, b);
     if (t.up >= 0) Add(b, chain, p2p(true, t.up, ms - 1, true));
   }
 }
@@ -126,11 +128,23 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   // Fine-grained F&B overlap: interleave the two tasks segment by segment,
   // a segment ending at a communication op, so that one task's all-to-all
   // runs while the other computes.
+  const bool fb = it.a.backward != it.b.backward;
+  r.defer_wgrads = fb && SplitsA2A();
   BuildTask(r, it.a, b);
   size_t na = b.ops.size();
   BuildTask(r, it.b, b);
-  const bool fb = it.a.backward != it.b.backward;
+  r.defer_wgrads = false;
   FuseChains(b, na, fb && it.b.backward, 0, fb && SplitsA2A() && shape.tp > 1);
+  if (!r.pending_wgrads.empty()) {
+    // Adaptive pipe: the backward chunk's last weight gradients go after
+    // the whole pair, so the forward's tail and its output's p2p send do not
+    // queue behind them on the compute stream (MindSpeed's fb-overlap pops
+    // its WeightGradStore after the layer's forward output and p2p sends).
+    // Their dependencies were indices before the fusion: the compute
+    // stream's order already puts them after their input gradients.
+    for (Op& w : r.pending_wgrads) w.dep = w.dep2 = -1;
+    FlushWgrads(r, b);
+  }
 }
 
 void EngineImpl::FlushWgrads(RankSim& r, Block& b) const {
