@@ -311,6 +311,35 @@ TEST(Adaptive, PairsLastWeightGradientsFollowTheForwardsTail) {
   EXPECT_EQ(after, 6);
 }
 
+TEST(Adaptive, CooldownBackwardSendsBeforeItsWeightGradients) {
+  // PP 2, 8 micro-batches: stage 1 (layers 2 and 3, both MoE) ends with one
+  // cooldown backward, micro-batch 7. Its input gradients run first (as two
+  // halves) and its gradient leaves for stage 0; then its 10 weight
+  // gradients (q, kv and o projections, grouped gate-up and down, per layer;
+  // the shared expert's backward runs whole beside the combine gradient),
+  // each for the whole micro-batch, as DualPipe's cooldown does.
+  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {8});
+  const Rank& r = t.ranks[0];
+  TimeNs send = -1;
+  std::vector<std::pair<TimeNs, std::string>> bwd;  // backward compute ops of micro-batch 7
+  for (const Track& tr : r.tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (tr.events.micro_batch[i] != 7 || tr.events.phase[i] != Phase::kBackward) continue;
+      const std::string_view n = r.strings.Get(tr.events.name[i]);
+      if (n == "HcomSend") send = tr.events.ts[i];
+      if (tr.events.category[i] == Category::kCompute) bwd.emplace_back(tr.events.ts[i], std::string(n));
+    }
+  ASSERT_GE(send, 0);
+  int after = 0;
+  for (auto& [ts, name] : bwd)
+    if (ts >= send) {
+      ++after;
+      EXPECT_TRUE(name.ends_with("Grad") && (name.starts_with("MatMul_") || name.starts_with("GroupedMatmul_")))
+          << name;
+    }
+  EXPECT_EQ(after, 10);
+}
+
 int64_t Weights(const Trace& t) {
   int64_t sum = 0;
   for (const Rank& r : t.ranks)

@@ -244,6 +244,9 @@ struct RankSim {
   // While a fused F&B pair is built (adaptive pipe): the backward task's last
   // weight gradients stay pending, issued after the fused pair.
   bool defer_wgrads = false;
+  // While a cooldown backward is built (adaptive pipe): every weight
+  // gradient of the chunk stays pending, issued after its p2p send.
+  bool zb_wgrads = false;
   // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
   const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
     std::vector<int32_t>& m = kind == 1 ? ep_members : kind == 2 ? tp_members : kind == 3 ? dp_members : edp_members;

@@ -79,17 +79,30 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     if (ms == 0) AddEmbedding(b, chain, t.mb, true);
     // The task's last weight gradients; nothing waits for them. In a fused
     // pair adaptive pipe issues them after the whole pair (BuildItem).
-    if (!r.defer_wgrads) FlushWgrads(r, b);
+    if (!r.defer_wgrads && !r.zb_wgrads) FlushWgrads(r, b);
     if (t.up >= 0) Add(b, chain, p2p(true, t.up, ms - 1, true));
   }
 }
 
 void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   if (!it.fused) {
+    // Adaptive pipe's cooldown backwards run their input gradients only and
+    // issue the chunk's weight gradients after its p2p send, as DualPipe's
+    // cooldown steps do (`_backward_chunk(enable_zb=True)`, then
+    // `_weight_chunk()` before the next backward): the upstream stage gets
+    // its gradient sooner, and the weight gradients compute while this
+    // stage waits for its next one (zero-bubble's W in the drain).
+    const bool zb = it.halves && it.a.backward && SplitsA2A();
+    r.zb_wgrads = zb;
     if (it.halves)
       BuildHalves(r, it.a, b);
     else
       BuildTask(r, it.a, b);
+    r.zb_wgrads = false;
+    if (zb && !r.pending_wgrads.empty()) {
+      for (Op& w : r.pending_wgrads) w.dep = w.dep2 = -1;  // indices before the halving
+      FlushWgrads(r, b);
+    }
     return;
   }
   if (it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage && it.a.backward != it.b.backward) {
