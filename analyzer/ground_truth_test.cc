@@ -68,6 +68,9 @@ std::vector<Case> Cases() {
                {"steps=2", "data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1",
                 "model.mtp_layers=1", "model.mtp_modelled=true", "routing.edpb=true",
                 "parallel.balance_stages=true", "memory.swap=true"}});
+  c.push_back({"tiny_moe_edpb_mixture", "tiny-moe",
+               {"steps=2", "data.doc_distribution=mixture", "data.doc_mix=100:64,10:900,1:5000",
+                "routing.edpb=true"}});
   // The mid-size preset whole (32 ranks, EP 1: no all-to-all, selective
   // recompute), and with experts spread over nodes (PP 2, EP 8 x TP 2 = 16
   // ranks on two nodes, hierarchical all-to-all).
@@ -95,7 +98,8 @@ std::vector<Case> Cases() {
   c.push_back({"pangu_edpb", p, Pangu({"routing.edpb=true"}, 2)});
   c.push_back({"pangu_edpb_all_parts", p,
                Pangu({"routing.edpb=true", "parallel.balance_stages=true", "model.mtp_modelled=true",
-                      "data.doc_distribution=lognormal", "data.doc_mean=2048", "data.doc_sigma=1"},
+                      "data.doc_distribution=mixture",
+                      "data.doc_mix=3150:1432,83.8:9606,526:778,9.10:5582,95.5:1592,4.24:592"},
                      2)});
   c.push_back({"pangu_recompute_none", p, Pangu({"memory.recompute=none"})});
   c.push_back({"pangu_recompute_full", p, Pangu({"memory.recompute=full"})});

@@ -8,10 +8,14 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "tracegen/schedule.h"
 
 namespace moetrace::tracegen {
 namespace {
@@ -198,6 +202,142 @@ TEST(Adaptive, WeightGradientsLeaveTheChainAndFollowTheAllToAll) {
     TimeNs wgrad = std::max(after[layer][0].first, after[layer][1].first);
     EXPECT_GE(wgrad, dispatch[layer][0].first);
   }
+}
+
+TEST(Adaptive, OneMoreWarmupForwardSoNoPairHoldsOneMicroBatch) {
+  // PP 4, VPP 2, 8 micro-batches. Megatron's VPP warms stage s up with
+  // 2(p-s-1) + (v-1)p forwards; adaptive pipe with one more (MindSpeed's
+  // --moe-fb-overlap, Megatron's combined 1F1B), so at the last stage no
+  // steady pair is a micro-batch's forward with its own backward.
+  const ScheduleShape ad{"adaptive", 4, 2, 8}, pipe{"adaptive_pipe", 4, 2, 8};
+  auto warmup = [](const std::vector<PipeItem>& items) {
+    int n = 0;
+    while (n < int(items.size()) && !items[n].fused && !items[n].a.backward) ++n;
+    return n;
+  };
+  auto same_mb_pairs = [](const std::vector<PipeItem>& items) {
+    int n = 0;
+    for (const PipeItem& it : items)
+      if (it.fused && it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage) ++n;
+    return n;
+  };
+  const int expect_ad[4] = {10, 8, 6, 4};
+  for (int s = 0; s < 4; ++s) {
+    auto a = StageSchedule(ad, s), p = StageSchedule(pipe, s);
+    EXPECT_EQ(warmup(a), expect_ad[s]) << s;
+    EXPECT_EQ(warmup(p), expect_ad[s] + 1) << s;
+    // 16 forwards and 16 backwards: one fused pair fewer, one more unpaired
+    // forward and backward.
+    EXPECT_EQ(p.size(), a.size() + 1) << s;
+    EXPECT_EQ(same_mb_pairs(p), 0) << s;
+  }
+  // Megatron's count at the last stage: the last slice's forward and
+  // backward of micro-batches 0-3 and again of 4-7 fall in one pair.
+  EXPECT_EQ(same_mb_pairs(StageSchedule(ad, 3)), 8);
+}
+
+TEST(Adaptive, CombineGradientLaunchedAfterTheForwardAttentionsAllGather) {
+  // TP 2 with sequence parallelism, PP 2, 8 micro-batches; stage 0 holds the
+  // dense layer and one MoE layer. In a fused pair the backward's combine
+  // gradient waits for the forward attention's TP all-gather issued after
+  // it (MindSpeed's a2a_hooked_on_attention); without it, it would start as
+  // soon as MoeFinalizeRoutingGrad ends, before that all-gather does.
+  Trace t = Simulate({"steps=1", "parallel.tp=2", "parallel.sp=true", "parallel.dp=4", "parallel.ep=4",
+                      "schedule.kind=adaptive_pipe"},
+                     {0});
+  std::vector<std::pair<TimeNs, TimeNs>> gathers;  // forward TP all-gathers
+  std::map<std::pair<int, int>, std::vector<TimeNs>> finalize, combine;  // (mb, layer) -> ends / starts
+  const Rank& r = t.ranks[0];
+  for (const Track& tr : r.tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      const std::string_view n = r.strings.Get(tr.events.name[i]);
+      const auto key = std::make_pair(tr.events.micro_batch[i], tr.events.layer[i]);
+      if (n == "HcomAllGather_tp" && tr.events.phase[i] == Phase::kForward)
+        gathers.emplace_back(tr.events.ts[i], tr.events.End(i));
+      if (n == "MoeFinalizeRoutingGrad") finalize[key].push_back(tr.events.End(i));
+      if (n == "HcomAllToAllV_combineGrad") combine[key].push_back(tr.events.ts[i]);
+    }
+  std::sort(gathers.begin(), gathers.end());
+  int hooked = 0, alone = 0;
+  for (auto& [key, starts] : combine) {
+    auto& ends = finalize[key];
+    ASSERT_EQ(ends.size(), starts.size());
+    std::sort(ends.begin(), ends.end());
+    std::sort(starts.begin(), starts.end());
+    for (size_t k = 0; k < starts.size(); ++k) {
+      auto g = std::lower_bound(gathers.begin(), gathers.end(), std::make_pair(ends[k], TimeNs(0)));
+      if (g == gathers.end()) {
+        ++alone;  // a cooldown backward: no forward left to hook on
+        continue;
+      }
+      EXPECT_GE(starts[k], g->second) << key.first;
+      ++hooked;
+    }
+  }
+  // 8 micro-batches, warmup 2 (1 + the extra one): 6 fused pairs; the 2
+  // cooldown backwards run as two halves each.
+  EXPECT_EQ(hooked, 6);
+  EXPECT_EQ(alone, 4);
+}
+
+TEST(Adaptive, PairsLastWeightGradientsFollowTheForwardsTail) {
+  // PP 2, 8 micro-batches; stage 0 warms up with F0, F1 (one more than
+  // 1F1B), then pairs F(k+2) with B(k). The backward chunk's last weight
+  // gradients are issued after the whole pair, so the forward's tail (and
+  // its output's send) no longer queues behind them: the backward's last
+  // compute op is a weight gradient starting after the forward's last one.
+  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {0});
+  const Rank& r = t.ranks[0];
+  std::map<int, std::pair<TimeNs, TimeNs>> fwd_last;  // mb -> (start, end) of the last forward compute op
+  std::map<int, std::pair<TimeNs, std::string>> bwd_last;  // mb -> (start, name) of the last backward one
+  for (const Track& tr : r.tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (tr.events.category[i] != Category::kCompute) continue;
+      const int mb = tr.events.micro_batch[i];
+      if (tr.events.phase[i] == Phase::kForward) {
+        auto& f = fwd_last[mb];
+        if (tr.events.ts[i] >= f.first) f = {tr.events.ts[i], tr.events.End(i)};
+      } else if (tr.events.phase[i] == Phase::kBackward) {
+        auto& b = bwd_last[mb];
+        if (tr.events.ts[i] >= b.first) b = {tr.events.ts[i], std::string(r.strings.Get(tr.events.name[i]))};
+      }
+    }
+  int after = 0;
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_GE(bwd_last[k].first, fwd_last[k + 2].second) << k;
+    EXPECT_TRUE(bwd_last[k].second.starts_with("MatMul_")) << bwd_last[k].second;
+    after += bwd_last[k].first >= fwd_last[k + 2].second;
+  }
+  EXPECT_EQ(after, 6);
+}
+
+TEST(Adaptive, CooldownBackwardSendsBeforeItsWeightGradients) {
+  // PP 2, 8 micro-batches: stage 1 (layers 2 and 3, both MoE) ends with one
+  // cooldown backward, micro-batch 7. Its input gradients run first (as two
+  // halves) and its gradient leaves for stage 0; then its 10 weight
+  // gradients (q, kv and o projections, grouped gate-up and down, per layer;
+  // the shared expert's backward runs whole beside the combine gradient),
+  // each for the whole micro-batch, as DualPipe's cooldown does.
+  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {8});
+  const Rank& r = t.ranks[0];
+  TimeNs send = -1;
+  std::vector<std::pair<TimeNs, std::string>> bwd;  // backward compute ops of micro-batch 7
+  for (const Track& tr : r.tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (tr.events.micro_batch[i] != 7 || tr.events.phase[i] != Phase::kBackward) continue;
+      const std::string_view n = r.strings.Get(tr.events.name[i]);
+      if (n == "HcomSend") send = tr.events.ts[i];
+      if (tr.events.category[i] == Category::kCompute) bwd.emplace_back(tr.events.ts[i], std::string(n));
+    }
+  ASSERT_GE(send, 0);
+  int after = 0;
+  for (auto& [ts, name] : bwd)
+    if (ts >= send) {
+      ++after;
+      EXPECT_TRUE(name.ends_with("Grad") && (name.starts_with("MatMul_") || name.starts_with("GroupedMatmul_")))
+          << name;
+    }
+  EXPECT_EQ(after, 10);
 }
 
 int64_t Weights(const Trace& t) {

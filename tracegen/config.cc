@@ -15,6 +15,7 @@
 #include <google/protobuf/util/type_resolver_util.h>
 
 #include "formats/errors.h"
+#include "tracegen/documents.h"
 #include "tracegen/embedded_files.h"
 #include "tracegen/rl/rl_config.h"
 
@@ -347,12 +348,22 @@ void Validate(const RunConfig& c) {
   if (p.balance_stages() && int64_t{p.pp()} * std::max(1, p.vpp()) > 256)
     KeyError("parallel.balance_stages", "at most 256 (virtual) stages (parallel.pp x parallel.vpp)");
   const std::string& docs = c.data().doc_distribution();
-  if (!docs.empty() && docs != "fixed" && docs != "lognormal")
-    KeyError("data.doc_distribution", "'" + docs + "' is not one of fixed, lognormal");
-  if (!docs.empty() && (c.data().doc_mean() < 1 || c.data().doc_mean() > m.seq_length()))
+  if (!docs.empty() && docs != "fixed" && docs != "lognormal" && docs != "mixture")
+    KeyError("data.doc_distribution", "'" + docs + "' is not one of fixed, lognormal, mixture");
+  if (docs == "mixture") {
+    std::string error;
+    const std::vector<DocSource> mix = ParseDocMix(c.data().doc_mix(), &error);
+    if (mix.empty()) KeyError("data.doc_mix", error);
+    // Lengths are drawn one document at a time (documents.cc).
+    if (m.seq_length() / MixtureMeanLength(mix) > 65536)
+      KeyError("data.doc_mix", "at most 65,536 documents per sequence on average (model.seq_length / mean length)");
+  } else if (!c.data().doc_mix().empty()) {
+    KeyError("data.doc_mix", "only with data.doc_distribution=mixture");
+  }
+  if (!docs.empty() && docs != "mixture" && (c.data().doc_mean() < 1 || c.data().doc_mean() > m.seq_length()))
     KeyError("data.doc_mean", fmt::format("must be between 1 and model.seq_length ({})", m.seq_length()));
   // Lengths are drawn one document at a time (documents.cc).
-  if (!docs.empty() && c.data().doc_mean() >= 1 && m.seq_length() / c.data().doc_mean() > 65536)
+  if (!docs.empty() && docs != "mixture" && c.data().doc_mean() >= 1 && m.seq_length() / c.data().doc_mean() > 65536)
     KeyError("data.doc_mean", "at most 65,536 documents per sequence on average (model.seq_length / data.doc_mean)");
   if (c.data().doc_sigma() < 0 || c.data().doc_sigma() > 5 || !std::isfinite(c.data().doc_sigma()))
     KeyError("data.doc_sigma", "must be between 0 and 5");

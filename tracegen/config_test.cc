@@ -111,12 +111,25 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_EQ(ErrorOf({"parallel.layers_per_stage=1,3"}), "");
   // EDPB's data and pipeline parts (documents.h, stage_split.h).
   EXPECT_NE(ErrorOf({"data.doc_distribution=zipf"})
-                .find("data.doc_distribution: 'zipf' is not one of fixed, lognormal"),
+                .find("data.doc_distribution: 'zipf' is not one of fixed, lognormal, mixture"),
             std::string::npos);
   EXPECT_NE(ErrorOf({"data.doc_distribution=fixed"}).find("data.doc_mean: must be between 1 and model.seq_length (1024)"),
             std::string::npos);
   EXPECT_NE(ErrorOf({"data.doc_sigma=-1"}).find("data.doc_sigma"), std::string::npos);
   EXPECT_EQ(ErrorOf({"data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1"}), "");
+  // A mixture needs its sources and nothing else (no doc_mean).
+  EXPECT_EQ(ErrorOf({"data.doc_distribution=mixture", "data.doc_mix=3150:1432,83.8:9606"}), "");
+  EXPECT_NE(ErrorOf({"data.doc_distribution=mixture"}).find("data.doc_mix: '' is not documents:mean_tokens"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"data.doc_distribution=mixture", "data.doc_mix=3150:1432,83.8"})
+                .find("data.doc_mix: '83.8' is not documents:mean_tokens"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_mix=1:100"})
+                .find("data.doc_mix: only with data.doc_distribution=mixture"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"model.seq_length=100000000", "data.doc_distribution=mixture", "data.doc_mix=1:1"})
+                .find("data.doc_mix: at most 65,536 documents per sequence"),
+            std::string::npos);
   // Bounds on the work: documents drawn one at a time, a cubic split search.
   EXPECT_NE(ErrorOf({"model.seq_length=100000000", "data.doc_distribution=lognormal", "data.doc_mean=1"})
                 .find("data.doc_mean: at most 65,536 documents per sequence"),

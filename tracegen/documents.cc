@@ -2,11 +2,88 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "tracegen/rng.h"
 
 namespace moetrace::tracegen {
+
+std::vector<DocSource> ParseDocMix(const std::string& text, std::string* error) {
+  std::vector<DocSource> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const size_t colon = item.find(':');
+    DocSource s;
+    char* end = nullptr;
+    bool ok = colon != std::string::npos && colon > 0 && colon + 1 < item.size();
+    if (ok) {
+      const std::string docs = item.substr(0, colon), mean = item.substr(colon + 1);
+      s.docs = std::strtod(docs.c_str(), &end);
+      ok = end == docs.c_str() + docs.size();
+      s.mean = std::strtod(mean.c_str(), &end);
+      ok = ok && end == mean.c_str() + mean.size();
+    }
+    if (!ok || !std::isfinite(s.docs) || !std::isfinite(s.mean) || s.docs <= 0 || s.mean < 1 || s.mean > 1e9) {
+      *error = "'" + item + "' is not documents:mean_tokens (documents > 0, mean 1 to 1e9 tokens)";
+      return {};
+    }
+    out.push_back(s);
+    if (out.size() > 64) {
+      *error = "at most 64 sources";
+      return {};
+    }
+    at = comma + 1;
+  }
+  return out;
+}
+
+double MixtureMeanLength(const std::vector<DocSource>& sources) {
+  double docs = 0, tokens = 0;
+  for (const DocSource& s : sources) {
+    docs += s.docs;
+    tokens += s.docs * s.mean;
+  }
+  return docs > 0 ? tokens / docs : 0;
+}
+
+namespace {
+
+// Attention work of one sequence packed from a mixture's documents,
+// concatenated and chunked: the sequence starts inside a document, which a
+// token picks with probability proportional to its source's tokens; with
+// exponential lengths what is left of it is again exponential with its
+// source's mean (memoryless), so no earlier sequence needs drawing. Later
+// documents start whole, their source picked by document count.
+double MixtureLoad(const std::vector<DocSource>& sources, int64_t seq, Rng& rng) {
+  double docs = 0, tokens = 0;
+  for (const DocSource& s : sources) {
+    docs += s.docs;
+    tokens += s.docs * s.mean;
+  }
+  auto pick = [&](bool by_tokens) {
+    double u = rng.Uniform() * (by_tokens ? tokens : docs);
+    for (const DocSource& s : sources) {
+      u -= by_tokens ? s.docs * s.mean : s.docs;
+      if (u < 0) return s.mean;
+    }
+    return sources.back().mean;  // rounding at the top end
+  };
+  double load = 0;
+  int64_t left = seq;
+  for (bool first = true; left > 0; first = false) {
+    const double mean = pick(first);
+    int64_t len = std::max<int64_t>(1, std::llround(-mean * std::log1p(-rng.Uniform())));
+    len = std::min(len, left);  // the rest continues in the next sequence
+    load += double(len) * double(len);
+    left -= len;
+  }
+  return load;
+}
+
+}  // namespace
 
 double DocumentModel::SequenceLoad(int step, int64_t index) const {
   const double s = seq;
@@ -14,6 +91,7 @@ double DocumentModel::SequenceLoad(int step, int64_t index) const {
   // lognormal: mu chosen so that the mean length is `mean`.
   const double mu = std::log(double(mean)) - 0.5 * sigma * sigma;
   Rng rng(Key(seed, 0xd0c5, uint64_t(step), uint64_t(index)));
+  if (distribution == "mixture") return MixtureLoad(sources, seq, rng);
   if (distribution != "lognormal") {
     // Fixed lengths: floor(s/m) whole documents and the cut remainder.
     const double m = double(mean), q = std::floor(s / m), r = s - q * m;

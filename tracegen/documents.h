@@ -8,6 +8,13 @@
 // waits for the slowest. EDPB re-arranges the step's sequences across DP
 // ranks and micro-batches so that each micro-batch index carries about the
 // same attention work on every DP rank.
+//
+// `mixture` draws documents from a corpus's sources as a published data-mix
+// table gives them (documents and tokens per source, tracegen/README.md):
+// exponential lengths within a source (the maximum-entropy law given only
+// its mean: no shape to choose), concatenated and chunked as Megatron's
+// GPTDataset does, so a long document continues into the next sequence
+// instead of being dropped at the cut.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +23,28 @@
 
 namespace moetrace::tracegen {
 
+// One source of a mixture: its share of the documents (any unit) and their
+// mean length in tokens.
+struct DocSource {
+  double docs = 0;
+  double mean = 0;
+  bool operator==(const DocSource&) const = default;
+};
+
+// "docs:mean,docs:mean,...", e.g. "3150:1432,83.8:9606". Empty on a
+// malformed list, with *error saying why (both > 0 and finite, at most 64
+// sources).
+std::vector<DocSource> ParseDocMix(const std::string& text, std::string* error);
+
+// Mean document length of a mixture, documents weighted by their count
+// (the mean a corpus's total tokens / total documents gives).
+double MixtureMeanLength(const std::vector<DocSource>& sources);
+
 struct DocumentModel {
-  std::string distribution;  // "" (one document per sequence) | fixed | lognormal
+  std::string distribution;  // "" (one document per sequence) | fixed | lognormal | mixture
   int mean = 0;              // tokens
   double sigma = 0;          // lognormal shape
+  std::vector<DocSource> sources;  // mixture
   int seq = 1;               // tokens per sequence
   int mbs = 1;               // sequences per micro-batch
   int dp = 1;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 namespace moetrace::tracegen {
 namespace {
@@ -76,6 +77,79 @@ TEST(Documents, LognormalImbalanceAndItsRearrangement) {
   }
   EXPECT_NEAR(before, 0.382230 + 0.748395 + 0.823903 + 0.320669, 1e-5);
   EXPECT_NEAR(after, 0.823903 + 0.357269 + 0.281842 + 0.206273, 1e-5);
+}
+
+
+// Dolma 3 Mix (the 6T-token pre-training mix of OLMo 3), per source: documents
+// (millions) and mean length (tokens = the table's tokens / documents).
+constexpr const char* kDolma3 = "3150:1432,83.8:9606,526:778,9.10:5582,95.5:1592,4.24:592";
+
+TEST(Documents, ParsesAMixAndItsMeanLength) {
+  std::string error;
+  const std::vector<DocSource> mix = ParseDocMix(kDolma3, &error);
+  ASSERT_EQ(mix.size(), 6u) << error;
+  EXPECT_EQ(mix[1], (DocSource{83.8, 9606}));
+  // 5,930,353 M tokens over 3,868.64 M documents, the table's totals
+  // (5.93 T tokens, 3.87 B documents).
+  EXPECT_NEAR(MixtureMeanLength(mix), 1532.9297, 1e-4);
+  for (const char* bad : {"", "3150", "3150:", ":1432", "0:100", "1:0.5", "1:x", "1:100,", "1:nan"}) {
+    error.clear();
+    EXPECT_TRUE(ParseDocMix(bad, &error).empty()) << bad;
+    EXPECT_NE(error.find("is not documents:mean_tokens"), std::string::npos) << bad;
+  }
+}
+
+TEST(Documents, MixtureOfOneVeryLongSourceFillsEverySequence) {
+  // Documents far longer than a sequence: every sequence is one piece of
+  // one document (s^2), as concatenate-and-chunk makes it.
+  DocumentModel d;
+  d.distribution = "mixture";
+  d.sources = {{1, 1e9}};
+  d.seq = 8192;
+  EXPECT_EQ(d.SequenceLoad(0, 0), 8192.0 * 8192.0);
+  EXPECT_EQ(d.SequenceLoad(3, 17), 8192.0 * 8192.0);
+}
+
+TEST(Documents, Dolma3MixtureLoadsAndItsRearrangement) {
+  DocumentModel d;
+  d.distribution = "mixture";
+  std::string error;
+  d.sources = ParseDocMix(kDolma3, &error);
+  d.seq = 8192;
+  d.dp = 4;
+  d.micro_batches = 4;
+  d.seed = 1;
+  // Sums of squared document lengths, seed-driven.
+  // Sequence 0 is one piece of a document (s^2); sequence 1 several.
+  EXPECT_EQ(d.SequenceLoad(0, 0), 67108864.0);
+  EXPECT_EQ(d.SequenceLoad(0, 1), 23717662.0);
+  // Over many sequences: the mean share of seq^2 and how often a sequence
+  // is one piece of a document (a long science PDF or arXiv paper).
+  double sum = 0;
+  int whole = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const double l = d.SequenceLoad(1, i);
+    sum += l / (8192.0 * 8192.0);
+    whole += l == 8192.0 * 8192.0;
+  }
+  EXPECT_NEAR(sum / 4000, 0.3502421, 1e-6);
+  EXPECT_EQ(whole, 268);  // 6.7%
+  // The re-arrangement evens out the slowest DP rank per micro-batch.
+  auto worst_sum = [&](const std::vector<double>& f) {
+    double total = 0;
+    for (int mb = 0; mb < 4; ++mb) {
+      double w = 0;
+      for (int k = 0; k < 4; ++k) w = std::max(w, f[size_t(k * 4 + mb)]);
+      total += w;
+    }
+    return total;
+  };
+  const double before = worst_sum(d.AttentionFactors(0));
+  d.rearrange = true;
+  const double after = worst_sum(d.AttentionFactors(0));
+  // Sum over the 4 micro-batches of the slowest rank's share of seq^2.
+  EXPECT_NEAR(before, 3.0100546, 1e-6);
+  EXPECT_NEAR(after, 2.2344144, 1e-6);
 }
 
 }  // namespace

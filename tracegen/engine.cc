@@ -64,6 +64,10 @@ EngineImpl::EngineImpl(const RunConfig& c, bool probe_only) : cfg(c), shape(c), 
   docs_.distribution = c.data().doc_distribution();
   docs_.mean = c.data().doc_mean();
   docs_.sigma = c.data().doc_sigma();
+  if (docs_.distribution == "mixture") {
+    std::string error;  // validated with the config (config.cc)
+    docs_.sources = ParseDocMix(c.data().doc_mix(), &error);
+  }
   docs_.seq = shape.seq;
   docs_.mbs = shape.mbs;
   docs_.dp = shape.dp;

@@ -241,6 +241,12 @@ struct RankSim {
   // Adaptive pipe: weight-gradient halves of backward matmuls waiting to be
   // issued after the chain's next expert all-to-all (EngineImpl::FlushWgrads).
   std::vector<Op> pending_wgrads;
+  // While a fused F&B pair is built (adaptive pipe): the backward task's last
+  // weight gradients stay pending, issued after the fused pair.
+  bool defer_wgrads = false;
+  // While a cooldown backward is built (adaptive pipe): every weight
+  // gradient of the chunk stays pending, issued after its p2p send.
+  bool zb_wgrads = false;
   // Members of this rank's group of kind 1 EP, 2 TP, 3 DP, 4 EDP.
   const std::vector<int32_t>& Members(int kind, const ModelShape& shape) {
     std::vector<int32_t>& m = kind == 1 ? ep_members : kind == 2 ? tp_members : kind == 3 ? dp_members : edp_members;
@@ -364,7 +370,11 @@ class EngineImpl {
   void PrefetchSwapIns(RankSim& r, const PipeItem& next, Block& b) const;
   // Interleaves the fused item's two chains already in b (the first `na`
   // ops, then the rest): see BuildItem.
-  void FuseChains(Block& b, size_t na, bool second_first, size_t start = 0) const;
+  // `hook_on_attention` (adaptive pipe, F&B pair, TP > 1): the backward's
+  // combine gradient is launched after the forward's attention TP
+  // all-gather (LaunchCombineGradAfterTp).
+  void FuseChains(Block& b, size_t na, bool second_first, size_t start = 0, bool hook_on_attention = false) const;
+  void LaunchCombineGradAfterTp(Block& b, size_t na, int bwd_chain, std::vector<int32_t>& order) const;
   // A task cut into two halves of its micro-batch whose segments alternate
   // (adaptive pipe's chunks without an opposite-direction partner).
   void BuildHalves(RankSim& r, const PipeTask& t, Block& b) const;

@@ -461,7 +461,7 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
     // Pending weight gradients are issued right after the next expert
     // all-to-all (issued just before it, measured on the 718B preset: 6.8%
     // instead of 4.7% of EP time unmasked with balanced routing).
-    if (fwd[i].cat == Category::kCollective && fwd[i].cclass == CommClass::kEP) FlushWgrads(r, b);
+    if (fwd[i].cat == Category::kCollective && fwd[i].cclass == CommClass::kEP && !r.zb_wgrads) FlushWgrads(r, b);
     if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV &&
         (fwd[i].name == kAllToAllVCombine || fwd[i].name == kAllToAllVCombineInter)) {
       // Shared expert backward overlaps the combine-gradient all-to-all.

@@ -6,6 +6,7 @@
 // Finalize, which numbers collectives and readies a block to run.
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "tracegen/engine_internal.h"
 #include "tracegen/overlap.h"
@@ -76,17 +77,32 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     if (last_slice) AddHead(b, chain, t.mb, true);
     for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
     if (ms == 0) AddEmbedding(b, chain, t.mb, true);
-    FlushWgrads(r, b);  // the task's last weight gradients; nothing waits for them
+    // The task's last weight gradients; nothing waits for them. In a fused
+    // pair adaptive pipe issues them after the whole pair (BuildItem).
+    if (!r.defer_wgrads && !r.zb_wgrads) FlushWgrads(r, b);
     if (t.up >= 0) Add(b, chain, p2p(true, t.up, ms - 1, true));
   }
 }
 
 void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   if (!it.fused) {
+    // Adaptive pipe's cooldown backwards run their input gradients only and
+    // issue the chunk's weight gradients after its p2p send, as DualPipe's
+    // cooldown steps do (`_backward_chunk(enable_zb=True)`, then
+    // `_weight_chunk()` before the next backward): the upstream stage gets
+    // its gradient sooner, and the weight gradients compute while this
+    // stage waits for its next one (zero-bubble's W in the drain).
+    const bool zb = it.halves && it.a.backward && SplitsA2A();
+    r.zb_wgrads = zb;
     if (it.halves)
       BuildHalves(r, it.a, b);
     else
       BuildTask(r, it.a, b);
+    r.zb_wgrads = false;
+    if (zb && !r.pending_wgrads.empty()) {
+      for (Op& w : r.pending_wgrads) w.dep = w.dep2 = -1;  // indices before the halving
+      FlushWgrads(r, b);
+    }
     return;
   }
   if (it.a.mb == it.b.mb && it.a.model_stage == it.b.model_stage && it.a.backward != it.b.backward) {
@@ -125,11 +141,23 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
   // Fine-grained F&B overlap: interleave the two tasks segment by segment,
   // a segment ending at a communication op, so that one task's all-to-all
   // runs while the other computes.
+  const bool fb = it.a.backward != it.b.backward;
+  r.defer_wgrads = fb && SplitsA2A();
   BuildTask(r, it.a, b);
   size_t na = b.ops.size();
   BuildTask(r, it.b, b);
-  const bool fb = it.a.backward != it.b.backward;
-  FuseChains(b, na, fb && it.b.backward);
+  r.defer_wgrads = false;
+  FuseChains(b, na, fb && it.b.backward, 0, fb && SplitsA2A() && shape.tp > 1);
+  if (!r.pending_wgrads.empty()) {
+    // Adaptive pipe: the backward chunk's last weight gradients go after
+    // the whole pair, so the forward's tail and its output's p2p send do not
+    // queue behind them on the compute stream (MindSpeed's fb-overlap pops
+    // its WeightGradStore after the layer's forward output and p2p sends).
+    // Their dependencies were indices before the fusion: the compute
+    // stream's order already puts them after their input gradients.
+    for (Op& w : r.pending_wgrads) w.dep = w.dep2 = -1;
+    FlushWgrads(r, b);
+  }
 }
 
 void EngineImpl::FlushWgrads(RankSim& r, Block& b) const {
@@ -231,7 +259,7 @@ void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
   FuseChains(b, na, false, n0);
 }
 
-void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start) const {
+void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start, bool hook_on_attention) const {
   size_t n = b.ops.size();
   // The backward task communicates on its own HCCL stream, so the two
   // tasks' all-to-alls do not queue behind each other.
@@ -250,6 +278,7 @@ void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start
   }
   std::vector<int32_t> order = AlternateSegments(kinds, second_first ? 1 : 0);
   for (auto& o : order) o += int32_t(start);
+  if (hook_on_attention) LaunchCombineGradAfterTp(b, na, second_first ? 1 : 0, order);
   order.insert(order.begin(), start, 0);
   for (size_t k = 0; k < start; ++k) order[k] = int32_t(k);
   std::vector<int32_t> where(n);
@@ -264,6 +293,42 @@ void EngineImpl::FuseChains(Block& b, size_t na, bool second_first, size_t start
   }
   b.ops = std::move(ops);
   for (auto& m : b.mem) m.op = where[m.op];
+}
+
+void EngineImpl::LaunchCombineGradAfterTp(Block& b, size_t na, int bwd_chain, std::vector<int32_t>& order) const {
+  // MindSpeed's fb-overlap with TP > 1 (`a2a_hooked_on_attention`) launches
+  // the backward's combine-gradient all-to-all from inside the forward's
+  // attention, once its TP all-gather has finished ("to avoid bandwidth
+  // compete"): the all-to-all then flies during the attention's matmuls
+  // instead of while the device waits for that all-gather (and for the
+  // reduce-scatter before it). Here: the combine gradient's first step moves
+  // in issue order to just after the forward chain's next TP all-gather and
+  // waits for its end; it is issued no later than the backward chain's next
+  // op, which depends on it, so each chain keeps its own order.
+  auto backward = [&](int32_t i) { return (size_t(i) >= na) == (bwd_chain == 1); };
+  std::vector<int32_t> out;
+  out.reserve(order.size());
+  int32_t held = -1;
+  for (int32_t i : order) {
+    const Op& o = b.ops[size_t(i)];
+    if (backward(i)) {
+      if (held >= 0) out.push_back(std::exchange(held, -1));
+      if (o.cat == Category::kCollective && o.cclass == CommClass::kEP && o.dep2 < 0 &&
+          (o.name == kAllToAllVCombineInter || o.name == kAllToAllVCombine)) {
+        held = i;
+        continue;
+      }
+      out.push_back(i);
+      continue;
+    }
+    out.push_back(i);
+    if (held >= 0 && o.name == kAllGatherTp && o.cat == Category::kCollective) {
+      b.ops[size_t(held)].dep2 = i;
+      out.push_back(std::exchange(held, -1));
+    }
+  }
+  if (held >= 0) out.push_back(held);
+  order = std::move(out);
 }
 
 void EngineImpl::AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const {

@@ -25,6 +25,14 @@ std::vector<PipeItem> Interleaved(const ScheduleShape& sh, int s, bool fuse_stea
     return t;
   };
   int warmup = v == 1 ? p - s - 1 : (p - s - 1) * 2 + (v - 1) * p;
+  // Adaptive pipe runs one more warmup forward than Megatron's VPP, as
+  // MindSpeed's --moe-fb-overlap and Megatron-LM's combined 1F1B do
+  // (`num_warmup_microbatches += 1`): the forward of each steady pair is then
+  // one micro-batch ahead, so no pair is a micro-batch's forward with its
+  // own backward (at the last stage, warmup p·(v-1) pairs F(k) with B(k),
+  // which cannot overlap: the backward starts from the forward's loss). One
+  // more micro-batch's activations are held.
+  if (halves) ++warmup;
   warmup = std::min(warmup, total);
   std::vector<PipeItem> out;
   // Warmup forwards and cooldown backwards have no opposite-direction

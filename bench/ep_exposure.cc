@@ -1,0 +1,100 @@
+// ep_exposure: where the EP communication of a seed_table-size run stays
+// exposed. Runs the seed_table layout (pangu-ultra-moe-718b, DP 4, 64
+// micro-batches per pipeline, rank 0 of every stage, 2 steps) with the given
+// --set keys and prints, for the second step summed over the ranks, each EP
+// operator name and phase with its total time and the part no compute
+// overlaps, so that a change to the overlap can be traced to the op it
+// uncovers or covers. Usage: ep_exposure KEY=VALUE...
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formats/trace_io.h"
+#include "tracegen/config.h"
+#include "tracegen/generate.h"
+
+int main(int argc, char** argv) {
+  using namespace moetrace;
+  std::vector<std::string> all = {"steps=2", "parallel.dp=4", "parallel.world_size=512"};
+  for (int i = 1; i < argc; ++i) all.push_back(argv[i]);
+  tracegen::RunConfig probe = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
+  all.push_back("parallel.global_batch_size=" +
+                std::to_string(64 * probe.parallel().micro_batch_size() * probe.parallel().dp()));
+  tracegen::RunConfig c = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
+  std::vector<int32_t> ranks;
+  for (int s = 0; s < c.parallel().pp(); ++s) ranks.push_back(s * c.parallel().dp() * c.parallel().tp());
+  MemorySink sink;
+  tracegen::Generate(c, ranks, sink);
+  const Trace& t = sink.trace();
+  std::map<std::pair<std::string, int>, std::pair<double, double>> by;  // (name, phase) -> total, exposed
+  std::map<std::string, double> gaps;  // "ep op <- compute op that ended the gap" -> exposed
+  double span = 0, total = 0, exposed = 0;
+  for (const Rank& r : t.ranks) {
+    std::vector<std::pair<TimeNs, TimeNs>> busy;
+    std::vector<std::pair<TimeNs, std::string>> busy_named;
+    TimeNs lo = INT64_MAX, hi = INT64_MIN;
+    for (const Track& tr : r.tracks) {
+      if (tr.kind != TrackKind::kDeviceStream) continue;
+      for (size_t i = 0; i < tr.events.size(); ++i) {
+        if (tr.events.step[i] != 1) continue;
+        lo = std::min(lo, tr.events.ts[i]);
+        hi = std::max(hi, tr.events.End(i));
+        if (tr.events.category[i] == Category::kCompute) {
+          busy.emplace_back(tr.events.ts[i], tr.events.End(i));
+          busy_named.emplace_back(tr.events.ts[i], std::string(r.strings.Get(tr.events.name[i])) + "/" +
+                                                       std::to_string(int(tr.events.phase[i])));
+        }
+      }
+    }
+    span += double(hi - lo);
+    std::sort(busy.begin(), busy.end());
+    std::sort(busy_named.begin(), busy_named.end());
+    std::vector<std::pair<TimeNs, TimeNs>> u;  // union of compute
+    for (auto& b : busy)
+      if (!u.empty() && b.first <= u.back().second) u.back().second = std::max(u.back().second, b.second);
+      else u.push_back(b);
+    for (const Track& tr : r.tracks) {
+      if (tr.kind != TrackKind::kDeviceStream) continue;
+      for (size_t i = 0; i < tr.events.size(); ++i) {
+        if (tr.events.step[i] != 1 || tr.events.category[i] != Category::kCollective) continue;
+        if (tr.events.comm[i] < 0 || tr.comms[size_t(tr.events.comm[i])].comm_class != CommClass::kEP) continue;
+        const TimeNs a = tr.events.ts[i], b = tr.events.End(i);
+        TimeNs cov = 0;
+        auto it = std::lower_bound(u.begin(), u.end(), std::make_pair(a, INT64_MIN),
+                                   [](auto& x, auto& y) { return x.second < y.first; });
+        TimeNs at = a;  // start of the next uncovered piece
+        auto blame = [&](TimeNs from, TimeNs to) {
+          if (to <= from) return;
+          // The compute op the device waited for: the first to start at or after the gap.
+          auto nx = std::lower_bound(busy_named.begin(), busy_named.end(), std::make_pair(from, std::string()));
+          std::string who = nx == busy_named.end() ? "(none)" : nx->second;
+          gaps[std::string(r.strings.Get(tr.events.name[i])) + " <- " + who] += double(to - from);
+        };
+        for (; it != u.end() && it->first < b; ++it) {
+          cov += std::max<TimeNs>(0, std::min(b, it->second) - std::max(a, it->first));
+          blame(at, std::min(b, it->first));
+          at = std::max(at, it->second);
+        }
+        blame(at, b);
+        auto& e = by[{std::string(r.strings.Get(tr.events.name[i])), int(tr.events.phase[i])}];
+        e.first += double(b - a);
+        e.second += double(b - a - cov);
+        total += double(b - a);
+        exposed += double(b - a - cov);
+      }
+    }
+  }
+  std::printf("mean span %.3f s; EP %.2f s, exposed %.3f s (%.2f%%)\n", span / t.ranks.size() / 1e9, total / 1e9,
+              exposed / 1e9, 100 * exposed / total);
+  for (auto& [k, v] : by)
+    std::printf("  %-40s phase %d  total %8.3f s  exposed %7.3f s\n", k.first.c_str(), k.second, v.first / 1e9,
+                v.second / 1e9);
+  std::vector<std::pair<double, std::string>> top;
+  for (auto& [k, v] : gaps) top.emplace_back(-v, k);
+  std::sort(top.begin(), top.end());
+  std::printf("largest exposures by the compute op that ended them:\n");
+  for (size_t i = 0; i < top.size() && i < 25; ++i) std::printf("  %7.3f s  %s\n", -top[i].first / 1e9, top[i].second.c_str());
+}
