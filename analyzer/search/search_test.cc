@@ -144,6 +144,29 @@ TEST(SearchEstimate, SwapCopiesPerLayerMatchTheSimulation) {
   EXPECT_LT(std::abs(e.step_s / s.step_s - 1), 0.02);
 }
 
+// The two offsets the estimator's copy stream uses, as the probe measures
+// them on the layout above: a MoE layer's swap-out starts once the GEMM that
+// saves its last swapped tensor has run (the expert gate/up GEMM when the
+// swap reaches the dispatched tokens, else the output projection), and its
+// backward first reads a swapped tensor at that GEMM's gradient. Both were 0 before
+// (swap-out at the layer's end, i.e. fwd.ns; the wait at the first op).
+TEST(SearchEstimate, ProbeTimesTheSwapOffsetsInTheLayer) {
+  Layout l;
+  l.tp = 8, l.pp = 2, l.vpp = 2, l.ep = 4, l.dp = 4, l.mbs = 1, l.swap = true;
+  l.schedule = 1;
+  l.a2a = 0;
+  l.recompute = 0;
+  const tracegen::RunConfig c = ApplyLayout(Tiny(), l);
+  const int experts = c.model().num_experts();  // balanced routing
+  const tracegen::CostProbe p = tracegen::ProbeCosts(c, std::vector<double>(experts, 1.0 / experts));
+  ASSERT_TRUE(p.has_moe);
+  EXPECT_EQ(p.moe.swap_ns, 673089);
+  EXPECT_EQ(p.moe.swap_out_at_ns, 458406);
+  EXPECT_EQ(p.moe.swap_in_slack_ns, 445521);
+  EXPECT_LT(p.moe.swap_out_at_ns, p.moe.fwd.ns);
+  EXPECT_LT(p.moe.swap_in_slack_ns, p.moe.bwd.ns);
+}
+
 // routing.redundant_experts: the probe's routing has the engine's copies
 // (the hot experts' tokens split over their holders) and its static memory
 // the copies of the position that holds the most. tiny-moe with one
