@@ -520,7 +520,6 @@ class LaunchTable {
     }
     const int64_t lo = static_cast<int64_t>(lo_u);
     s_->launch_end.clear();
-    s_->launch_host.clear();
     s_->launch_threads.clear();
     if (hi < 0) {
       size_ = 0;
@@ -530,11 +529,9 @@ class LaunchTable {
     const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
     sparse_ = range > static_cast<uint64_t>(4 * n + (1 << 16));
     if (!sparse_) {
-      s_->launch_end.assign(range, kNoTime);
-      s_->launch_host.assign(range, 0);
+      s_->launch_end.assign(range, EndHost{kNoTime, 0});
       s_->launch_threads.assign(range, Threads{-1, -1});
       end_ = s_->launch_end.data();
-      host_ = s_->launch_host.data();
       threads_ = s_->launch_threads.data();
       size_ = range;
     }
@@ -551,8 +548,8 @@ class LaunchTable {
       th = &slot.threads;
     } else {
       const uint64_t k = static_cast<uint64_t>(corr - base_);
-      slot_end = end_ + k;
-      host_[k] += dur;
+      slot_end = &end_[k].end;
+      end_[k].host += dur;
       th = threads_ + k;
     }
     if (th->first < 0) th->first = thread;
@@ -566,16 +563,12 @@ class LaunchTable {
   // its threads (the host pass).
   void Prefetch(int64_t corr) const {
     const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
-    if (k < size_) {
-      __builtin_prefetch(end_ + k);
-      __builtin_prefetch(host_ + k);
-    }
+    if (k < size_) __builtin_prefetch(end_ + k);
   }
   void PrefetchAll(int64_t corr) const {
     const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
     if (k < size_) {
       __builtin_prefetch(end_ + k, 1);
-      __builtin_prefetch(host_ + k, 1);
       __builtin_prefetch(threads_ + k, 1);
     }
   }
@@ -593,8 +586,8 @@ class LaunchTable {
         return kNoTime;
       }
       *th = threads_ + k;
-      *host = host_[k];
-      return end_[k];
+      *host = end_[k].host;
+      return end_[k].end;
     }
     auto it = corr < 0 ? map_.end() : map_.find(corr);
     if (it == map_.end()) {
@@ -613,9 +606,9 @@ class LaunchTable {
     Threads threads;
   };
   static constexpr Threads kNoThreads{-1, -1};
+  using EndHost = RankScratch::LaunchEnd;
   RankScratch* s_;
-  TimeNs* end_ = nullptr;
-  TimeNs* host_ = nullptr;
+  EndHost* end_ = nullptr;
   Threads* threads_ = nullptr;
   int64_t base_ = 0;
   uint64_t size_ = 0;
