@@ -93,6 +93,7 @@ struct RankScratch {
   std::vector<uint32_t> order;
   std::vector<int32_t> op_step;
   std::vector<int64_t> delays;
+  std::vector<int64_t> op_host;  // by item: the op's summed launch time, -1 none (operator view)
   std::vector<int64_t> selected;  // percentile buckets
   std::vector<std::vector<TimeNs>> sync_ends;  // by track: ends of host syncs
   // L(b) by correlation (dense tables): latest launch end and, apart, the

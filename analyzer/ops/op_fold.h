@@ -58,41 +58,26 @@ class OpFold {
   // One busy device op: the `at`-th device event (track by track, each in
   // its table order), its device time `dur` (>= 0) and summed launch time
   // `host` (-1: no launch joined).
-  // Always inline: GCC kept it out of line, a call per op with every
-  // argument spilled (4% of analyze's samples).
-  [[gnu::always_inline]] void Add(StringId name, StringId shape, uint8_t group, int64_t dur,
-                                  int64_t host, size_t at) {
-    if (name >= n_names_) GrowNames(name);
-    int32_t h;
-    if (shape == 0) {
-      // One flat slot per (name, group): no chain to walk.
-      h = slot_[static_cast<size_t>(name) * kGroupStride + group];
-      if (h < 0) h = NewRow(name, 0, group, dur);
-    } else {
-      // Shapes per name are unbounded (dynamic shapes): hashed.
-      h = ShapedRow(name, shape, group, dur);
-    }
-    row_of[at] = static_cast<uint32_t>(h);
-    FoldRow& row = rows[static_cast<size_t>(h)];
-    row.min = dur < row.min ? dur : row.min;
-    row.max = dur > row.max ? dur : row.max;
-    row.count += 1;
-    row.total += dur;
-    const uint32_t b = LogHistogram::Bucket(dur);
-    const uint32_t o = b - row.hist_lo;  // wraps to huge below the window
-    if (o < kWindow) {
-      ++window_[static_cast<size_t>(h) * kWindow + o];
-    } else {
-      AddBucket(static_cast<uint32_t>(h), b, 1);
-    }
-    if (host >= 0) {
-      NameLaunch& l = launch[name];
-      if (l.count == 0) l.first = seq_;
-      ++seq_;
-      l.count += 1;
-      l.host += host;
-      l.small += dur < host;
-      l.device += dur;
+  void Add(StringId name, StringId shape, uint8_t group, int64_t dur, int64_t host, size_t at) {
+    Cursor c = cursor();
+    AddOne(&c, name, shape, group, dur, host, at);
+  }
+
+  // A track's busy ops as AnalyzeRank's pass 1 leaves them: `items[q]` has
+  // start, end, mask and, in its name slot, the op's index i in the track's
+  // table (names[i], shapes[i] when shapes is not null; device event
+  // base + i); host[q] its launch time; group_of(mask) its group.
+  // A loop of its own with the tables' pointers in registers: inlined into
+  // pass 1 (or calling Add per op) the pointers were reloaded from memory
+  // per op.
+  template <class Item, class GroupOf>
+  void AddItems(const Item* items, size_t n, const int64_t* host, const StringId* names,
+                const StringId* shapes, size_t base, GroupOf group_of) {
+    Cursor c = cursor();
+    for (size_t q = 0; q < n; ++q) {
+      const Item& it = items[q];
+      const uint32_t i = it.name;
+      AddOne(&c, names[i], shapes ? shapes[i] : 0, group_of(it.mask), it.end - it.start, host[q], base + i);
     }
   }
 
@@ -113,6 +98,59 @@ class OpFold {
   size_t spilled() const { return hused_; }
 
  private:
+  // The tables' storage, refreshed when a new row or name grows them.
+  struct Cursor {
+    FoldRow* rows;
+    int32_t* slot;
+    uint32_t* window;
+    uint32_t* row_of;
+    NameLaunch* launch;
+  };
+  Cursor cursor() { return {rows.data(), slot_.data(), window_.data(), row_of.data(), launch.data()}; }
+
+  [[gnu::always_inline]] void AddOne(Cursor* c, StringId name, StringId shape, uint8_t group,
+                                     int64_t dur, int64_t host, size_t at) {
+    if (name >= n_names_) {
+      GrowNames(name);
+      *c = cursor();
+    }
+    int32_t h;
+    if (shape == 0) {
+      // One flat slot per (name, group): no chain to walk.
+      h = c->slot[static_cast<size_t>(name) * kGroupStride + group];
+      if (h < 0) {
+        h = NewRow(name, 0, group, dur);
+        *c = cursor();
+      }
+    } else {
+      // Shapes per name are unbounded (dynamic shapes): hashed.
+      h = ShapedRow(name, shape, group, dur);
+      *c = cursor();
+    }
+    c->row_of[at] = static_cast<uint32_t>(h);
+    FoldRow& row = c->rows[static_cast<size_t>(h)];
+    row.min = dur < row.min ? dur : row.min;
+    row.max = dur > row.max ? dur : row.max;
+    row.count += 1;
+    row.total += dur;
+    const uint32_t b = LogHistogram::Bucket(dur);
+    const uint32_t o = b - row.hist_lo;  // wraps to huge below the window
+    if (o < kWindow) {
+      ++c->window[static_cast<size_t>(h) * kWindow + o];
+    } else {
+      AddBucket(static_cast<uint32_t>(h), b, 1);
+    }
+    if (host >= 0) {
+      NameLaunch& l = c->launch[name];
+      if (l.count == 0) l.first = seq_;
+      ++seq_;
+      l.count += 1;
+      l.host += host;
+      l.small += dur < host;
+      l.device += dur;
+    }
+  }
+
   void GrowNames(StringId name);
   int32_t NewRow(StringId name, StringId shape, uint8_t group, int64_t first_dur);
   int32_t ShapedRow(StringId name, StringId shape, uint8_t group, int64_t first_dur);
