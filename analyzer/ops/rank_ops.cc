@@ -123,12 +123,13 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   struct Want {
     int64_t lo = 0, hi = 0;  // the bucket's values [lo, hi)
     size_t k = 0;            // 0-based rank within the bucket
+    size_t at = 0, n = 0;    // its durations: s->kept_buf[at, at + n)
   };
   const size_t kept = std::min(R, kRankTopRows);
   Want want[kRankTopRows][2];
   std::vector<int32_t>& kept_of = s->kept_of;
   kept_of.assign(R, -1);
-  if (s->kept.size() < 2 * kept) s->kept.resize(2 * kept);
+  size_t buf_size = 0;
   bool gather = false;
   static constexpr int kNum[2] = {1, 99}, kDen[2] = {2, 100};
   for (size_t r = 0; r < kept; ++r) {
@@ -136,7 +137,6 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     int64_t* result[2] = {&row.p50, &row.p99};
     const size_t n = static_cast<size_t>(row.count);
     for (int p = 0; p < 2; ++p) {
-      s->kept[2 * r + p].clear();
       want[r][p] = Want{};
       size_t k = (n * static_cast<size_t>(kNum[p]) + static_cast<size_t>(kDen[p]) - 1) /
                  static_cast<size_t>(kDen[p]);
@@ -157,7 +157,10 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
         if (hi - lo == 1) {
           *result[p] = lo;
         } else {
-          want[r][p] = Want{lo, hi, k - seen - 1};
+          // The bucket's count is known: room for exactly its values, and
+          // one slot past them for the branch-free gather's writes.
+          want[r][p] = Want{lo, hi, k - seen - 1, buf_size, 0};
+          buf_size += static_cast<size_t>(c) + 1;
           kept_of[order[r]] = static_cast<int32_t>(r);
           gather = true;
         }
@@ -166,7 +169,17 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     }
   }
   // The device events in the sweep's numbering (track by track, table
-  // order); the order within a bucket does not change the rank.
+  // order); the order within a bucket does not change the rank. Every
+  // duration of a kept row is written and kept only when in its bucket
+  // (no branch: jittered durations made the test a coin toss).
+  // A percentile known already writes to one spare slot, never kept.
+  for (size_t r = 0; r < kept; ++r) {
+    for (Want& w : want[r]) {
+      if (w.hi == 0) w.at = buf_size;
+    }
+  }
+  if (s->kept_buf.size() < buf_size + 1) s->kept_buf.resize(buf_size + 1);
+  int64_t* buf = s->kept_buf.data();
   size_t base = 0;
   for (size_t t = 0; gather && t < rank.tracks.size(); ++t) {
     const Track& track = rank.tracks[t];
@@ -181,18 +194,20 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
       if (slot < 0) continue;
       const int64_t d = std::max<TimeNs>(dur[i], 0);
       for (int p = 0; p < 2; ++p) {
-        const Want& w = want[slot][p];
-        if (d >= w.lo && d < w.hi) s->kept[2 * static_cast<size_t>(slot) + p].push_back(d);
+        Want& w = want[slot][p];
+        buf[w.at + w.n] = d;
+        w.n += static_cast<size_t>((d >= w.lo) & (d < w.hi));
       }
     }
   }
   for (size_t r = 0; gather && r < kept; ++r) {
     int64_t* result[2] = {&rows[r].p50, &rows[r].p99};
     for (int p = 0; p < 2; ++p) {
-      std::vector<int64_t>& v = s->kept[2 * r + p];
-      if (want[r][p].hi == 0 || v.empty()) continue;
-      const size_t k = std::min(want[r][p].k, v.size() - 1);
-      std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+      const Want& w = want[r][p];
+      if (w.hi == 0 || w.n == 0) continue;
+      int64_t* v = buf + w.at;
+      const size_t k = std::min(w.k, w.n - 1);
+      std::nth_element(v, v + k, v + w.n);
       *result[p] = v[k];
     }
   }

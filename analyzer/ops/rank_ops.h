@@ -69,9 +69,9 @@ struct OpsScratch {
   std::vector<std::pair<uint64_t, StringId>> launched;
   std::unordered_map<std::string_view, int32_t> type_row;
   std::vector<std::pair<uint64_t, int64_t>> spills;  // OpFold::SortedSpills
-  // Per kept row and percentile (p50, p99): the durations of the one log
-  // bucket holding the nearest rank, and that rank within the bucket.
-  std::vector<std::vector<int64_t>> kept;
+  // Per kept row and percentile (p50, p99), one after the other: the
+  // durations of the one log bucket holding the nearest rank.
+  std::vector<int64_t> kept_buf;
 };
 
 // `m` and `scratch` are AnalyzeRank's result and buffers for `rank`.
