@@ -1,11 +1,12 @@
-// The operator view's per-op work, folded into AnalyzeRank's pass 1
-// (analyzer/rank_metrics.cc): each device op goes straight to its row
-// (name, shape, group) in tables indexed by interned name id, and its launch
-// time to its name. No record per op: what is left per op is a 4-byte row id
-// (by the op's index in the device events), read back only to gather the
-// durations of the few rows whose exact percentiles are written
-// (rank_ops.h). The buffers live in RankScratch: no allocation per rank
-// once warm.
+// The operator view's per-op work, done by AnalyzeRank (analyzer/
+// rank_metrics.cc) right after its pass 1 over each device stream
+// (AddItems over the stream's items): each device op goes straight to its
+// row (name, shape, group) in tables indexed by interned name id, and its
+// launch time to its name. No record per op beyond the item pass 1 writes
+// anyway: what is left per op is a 4-byte row id (by the op's index in the
+// device events), read back only to gather the durations of the few rows
+// whose exact percentiles are written (rank_ops.h). The buffers live in
+// RankScratch: no allocation per rank once warm.
 #pragma once
 
 #include <cstddef>
