@@ -520,7 +520,6 @@ class LaunchTable {
     }
     const int64_t lo = static_cast<int64_t>(lo_u);
     s_->launch_end.clear();
-    s_->launch_host.clear();
     s_->launch_threads.clear();
     if (hi < 0) {
       size_ = 0;
@@ -530,11 +529,9 @@ class LaunchTable {
     const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
     sparse_ = range > static_cast<uint64_t>(4 * n + (1 << 16));
     if (!sparse_) {
-      s_->launch_end.assign(range, kNoTime);
-      s_->launch_host.assign(range, 0);
+      s_->launch_end.assign(range, EndHost{kNoTime, 0});
       s_->launch_threads.assign(range, Threads{-1, -1});
       end_ = s_->launch_end.data();
-      host_ = s_->launch_host.data();
       threads_ = s_->launch_threads.data();
       size_ = range;
     }
@@ -551,8 +548,8 @@ class LaunchTable {
       th = &slot.threads;
     } else {
       const uint64_t k = static_cast<uint64_t>(corr - base_);
-      slot_end = end_ + k;
-      host_[k] += dur;
+      slot_end = &end_[k].end;
+      end_[k].host += dur;
       th = threads_ + k;
     }
     if (th->first < 0) th->first = thread;
@@ -566,16 +563,12 @@ class LaunchTable {
   // its threads (the host pass).
   void Prefetch(int64_t corr) const {
     const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
-    if (k < size_) {
-      __builtin_prefetch(end_ + k);
-      __builtin_prefetch(host_ + k);
-    }
+    if (k < size_) __builtin_prefetch(end_ + k);
   }
   void PrefetchAll(int64_t corr) const {
     const uint64_t k = static_cast<uint64_t>(corr) - static_cast<uint64_t>(base_);
     if (k < size_) {
       __builtin_prefetch(end_ + k, 1);
-      __builtin_prefetch(host_ + k, 1);
       __builtin_prefetch(threads_ + k, 1);
     }
   }
@@ -593,8 +586,8 @@ class LaunchTable {
         return kNoTime;
       }
       *th = threads_ + k;
-      *host = host_[k];
-      return end_[k];
+      *host = end_[k].host;
+      return end_[k].end;
     }
     auto it = corr < 0 ? map_.end() : map_.find(corr);
     if (it == map_.end()) {
@@ -613,9 +606,9 @@ class LaunchTable {
     Threads threads;
   };
   static constexpr Threads kNoThreads{-1, -1};
+  using EndHost = RankScratch::LaunchEnd;
   RankScratch* s_;
-  TimeNs* end_ = nullptr;
-  TimeNs* host_ = nullptr;
+  EndHost* end_ = nullptr;
   Threads* threads_ = nullptr;
   int64_t base_ = 0;
   uint64_t size_ = 0;
@@ -709,6 +702,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   if (s->items.size() < device_events) s->items.resize(device_events);
   if (s->waits.size() < device_events) s->waits.resize(device_events);
   if (s->delays.size() < device_events) s->delays.resize(device_events);
+  if (s->op_host.size() < device_events) s->op_host.resize(device_events);
   ops::OpFold& op_fold = s->op_fold;
   op_fold.Begin(rank.strings.size(), device_events);
   size_t device_base = 0;  // index of the track's first event among the device events
@@ -716,6 +710,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   RankScratch::Item* waits_out = s->waits.data();
   size_t n_items = 0, n_waits = 0;
   int64_t* delays_out = s->delays.data();
+  int64_t* op_host_out = s->op_host.data();
   size_t n_delays = 0;
   int64_t delay_max = 0;
   s->run_begin.clear();
@@ -846,12 +841,6 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       TimeNs host = -1;
       const TimeNs L = launches.Find(col_corr[i], &th, &host);
       const StringId op_name = col_name[i];
-      // The operator view: the op to its row by the comm class, or compute / copy.
-      op_fold.Add(op_name, has_shape ? ev.shape[i] : 0,
-                  mask == kBitCopy      ? ops::kGroupCopy
-                  : mask == kBitCompute ? ops::kGroupCompute
-                                        : static_cast<uint8_t>(std::countr_zero(mask / kBitClass0)),
-                  end - start, host, track_base + i);
       if (L != kNoTime) {
         const int64_t delay = std::max<TimeNs>(0, start - L);
         delays_out[n_delays++] = delay;
@@ -865,7 +854,10 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         waits_out[n_waits++] = {max_end, std::min(start, L), wmask, op_name};
         ++mask_count[wmask & (kMaskCount - 1)];
       }
-      items_out[n_items++] = {start, end, mask};
+      // The item's name slot (read for host waits only) holds the op's
+      // index in the table here, for the operator view's fold below.
+      op_host_out[n_items] = host;
+      items_out[n_items++] = {start, end, mask, static_cast<uint32_t>(i)};
       ++mask_count[mask & (kMaskCount - 1)];
       max_end = std::max(max_end, end);
 
@@ -890,6 +882,16 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
       if (step < 0) stepless_starts.push_back(start);
       note_step(step, start, end);
     }
+    // The operator view: each op of the track to its row by the comm class,
+    // or compute / copy, in a loop of its own over the track's items (in
+    // the loop above it spilled that loop's registers).
+    const size_t first_item = s->run_begin.back();
+    op_fold.AddItems(items_out + first_item, n_items - first_item, op_host_out + first_item, col_name,
+                     has_shape ? ev.shape.data() : nullptr, track_base, [](uint32_t mask) {
+                       return mask == kBitCopy      ? ops::kGroupCopy
+                              : mask == kBitCompute ? ops::kGroupCompute
+                                                    : static_cast<uint8_t>(std::countr_zero(mask / kBitClass0));
+                     });
   }
 
   // Every op is one item (and at most one host wait); every launched op

@@ -1,49 +1,56 @@
 #include "analyzer/ops/op_fold.h"
 
+#include <algorithm>
+
 namespace moetrace::ops {
 
-static_assert(960 <= 1024, "LogHistogram::Bucket (at most 959) fits the table's 10 key bits");
+static_assert(960 <= 1024, "LogHistogram::Bucket (at most 959) fits the hash key's 10 bits");
 
 void OpFold::Begin(size_t n_names, size_t device_events) {
-  head.assign(n_names, -1);
+  n_names_ = n_names;
+  slot_.assign(n_names * kGroupStride, -1);
   rows.clear();
+  window_.clear();
   shaped_.clear();
   launch.assign(n_names, NameLaunch{});
   // Non-busy events keep kNoRow: every slot is written here, so a stale
   // row id of the previous rank cannot be read.
   row_of.assign(device_events, kNoRow);
-  shift_ = 64 - 10;  // 1024 slots
-  hkey.assign(size_t{1} << 10, kEmpty);
-  hcount.assign(hkey.size(), 0);
-  hused = 0;
+  if (hused_ > 0 || hkey_.size() != (size_t{1} << 10)) {
+    shift_ = 64 - 10;  // 1024 slots
+    hkey_.assign(size_t{1} << 10, kEmpty);
+    hcount_.assign(hkey_.size(), 0);
+  }
+  hused_ = 0;
   seq_ = 0;
 }
 
 // A name id past the string table (a hostile file) grows the tables.
 void OpFold::GrowNames(StringId name) {
-  head.resize(static_cast<size_t>(name) + 1, -1);
-  launch.resize(static_cast<size_t>(name) + 1);
+  n_names_ = static_cast<size_t>(name) + 1;
+  slot_.resize(n_names_ * kGroupStride, -1);
+  launch.resize(n_names_);
 }
 
-int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group) {
+int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group, int64_t first_dur) {
   const auto h = static_cast<int32_t>(rows.size());
   FoldRow& row = rows.emplace_back();
   row.name = name;
   row.shape = shape;
   row.group = group;
-  if (shape == 0) {
-    row.next = head[name];
-    head[name] = h;
-  }
+  const uint32_t b = LogHistogram::Bucket(first_dur);
+  row.hist_lo = b > kWindowBelow ? b - kWindowBelow : 0;
+  window_.resize(window_.size() + kWindow, 0);
+  if (shape == 0) slot_[static_cast<size_t>(name) * kGroupStride + group] = h;
   return h;
 }
 
-int32_t OpFold::ShapedRow(StringId name, StringId shape, uint8_t group) {
+int32_t OpFold::ShapedRow(StringId name, StringId shape, uint8_t group, int64_t first_dur) {
   auto [it, inserted] = shaped_.try_emplace((static_cast<uint64_t>(name) << 32) | shape, -1);
   int32_t h = it->second;
   while (h >= 0 && rows[static_cast<size_t>(h)].group != group) h = rows[static_cast<size_t>(h)].next;
   if (h >= 0) return h;
-  h = NewRow(name, shape, group);
+  h = NewRow(name, shape, group, first_dur);
   rows[static_cast<size_t>(h)].next = it->second;
   it->second = h;
   return h;
@@ -51,37 +58,61 @@ int32_t OpFold::ShapedRow(StringId name, StringId shape, uint8_t group) {
 
 void OpFold::AddBucket(uint32_t row, uint32_t bucket, int64_t count) {
   const uint64_t key = (static_cast<uint64_t>(row) << 10) | bucket;
-  size_t mask = hkey.size() - 1;
+  size_t mask = hkey_.size() - 1;
   size_t slot = (key * 0x9E3779B97F4A7C15ull) >> shift_;
-  while (hkey[slot] != key && hkey[slot] != kEmpty) slot = (slot + 1) & mask;
-  if (hkey[slot] == key) {
-    hcount[slot] += count;
+  while (hkey_[slot] != key && hkey_[slot] != kEmpty) slot = (slot + 1) & mask;
+  if (hkey_[slot] == key) {
+    hcount_[slot] += count;
     return;
   }
-  hkey[slot] = key;
-  hcount[slot] = count;
-  if (++hused * 2 <= hkey.size()) return;
+  hkey_[slot] = key;
+  hcount_[slot] = count;
+  if (++hused_ * 2 <= hkey_.size()) return;
   // Half full: double, rehash.
-  std::vector<uint64_t> old_key = std::move(hkey);
-  std::vector<int64_t> old_count = std::move(hcount);
+  std::vector<uint64_t> old_key = std::move(hkey_);
+  std::vector<int64_t> old_count = std::move(hcount_);
   --shift_;
-  hkey.assign(old_key.size() * 2, kEmpty);
-  hcount.assign(hkey.size(), 0);
-  mask = hkey.size() - 1;
+  hkey_.assign(old_key.size() * 2, kEmpty);
+  hcount_.assign(hkey_.size(), 0);
+  mask = hkey_.size() - 1;
   for (size_t i = 0; i < old_key.size(); ++i) {
     if (old_key[i] == kEmpty) continue;
     size_t s = (old_key[i] * 0x9E3779B97F4A7C15ull) >> shift_;
-    while (hkey[s] != kEmpty) s = (s + 1) & mask;
-    hkey[s] = old_key[i];
-    hcount[s] = old_count[i];
+    while (hkey_[s] != kEmpty) s = (s + 1) & mask;
+    hkey_[s] = old_key[i];
+    hcount_[s] = old_count[i];
   }
 }
 
-void OpFold::Finish() {
-  for (size_t r = 0; r < rows.size(); ++r) {
-    FoldRow& row = rows[r];
-    if (row.run_count > 0) AddBucket(static_cast<uint32_t>(r), row.run_bucket, row.run_count);
-    row.run_count = 0;
+void OpFold::SortedSpills(std::vector<std::pair<uint64_t, int64_t>>* out) const {
+  out->clear();
+  if (hused_ == 0) return;
+  out->reserve(hused_);
+  for (size_t i = 0; i < hkey_.size(); ++i) {
+    if (hkey_[i] != kEmpty) out->emplace_back(hkey_[i], hcount_[i]);
+  }
+  std::sort(out->begin(), out->end());
+}
+
+void OpFold::AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, int64_t>>& spills,
+                             std::vector<std::pair<uint32_t, int64_t>>* out) const {
+  const uint32_t* w = window_.data() + static_cast<size_t>(r) * kWindow;
+  const uint32_t lo = rows[r].hist_lo;
+  // The row's spills, below and above its window, by bucket.
+  auto it = std::lower_bound(spills.begin(), spills.end(),
+                             std::pair<uint64_t, int64_t>(static_cast<uint64_t>(r) << 10, 0));
+  auto end = spills.end();
+  auto row_spill = [&] { return it != end && (it->first >> 10) == r; };
+  while (row_spill() && (it->first & 1023) < lo) {
+    out->emplace_back(static_cast<uint32_t>(it->first & 1023), it->second);
+    ++it;
+  }
+  for (uint32_t o = 0; o < kWindow; ++o) {
+    if (w[o] != 0) out->emplace_back(lo + o, w[o]);
+  }
+  while (row_spill()) {
+    out->emplace_back(static_cast<uint32_t>(it->first & 1023), it->second);
+    ++it;
   }
 }
 

@@ -1,16 +1,19 @@
-// The operator view's per-op work, folded into AnalyzeRank's pass 1
-// (analyzer/rank_metrics.cc): each device op goes straight to its row
-// (name, shape, group) in tables indexed by interned name id, and its launch
-// time to its name. No record per op: what is left per op is a 4-byte row id
-// (by the op's index in the device events), read back only to gather the
-// durations of the few rows whose exact percentiles are written
-// (rank_ops.h). The buffers live in RankScratch: no allocation per rank
-// once warm.
+// The operator view's per-op work, done by AnalyzeRank (analyzer/
+// rank_metrics.cc) right after its pass 1 over each device stream
+// (AddItems over the stream's items): each device op goes straight to its
+// row (name, shape, group) in tables indexed by interned name id, and its
+// launch time to its name. No record per op beyond the item pass 1 writes
+// anyway: what is left per op is a 4-byte row id (by the op's index in the
+// device events), read back only to gather the durations of the few rows
+// whose exact percentiles are written (rank_ops.h). The buffers live in
+// RankScratch: no allocation per rank once warm.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analyzer/ops/log_histogram.h"
@@ -19,15 +22,13 @@
 namespace moetrace::ops {
 
 struct FoldRow {
+  // What the per-op path touches first, in one cache line with the window base.
+  int64_t count = 0, total = 0;
+  int64_t min = std::numeric_limits<int64_t>::max(), max = -1;
+  uint32_t hist_lo = 0;  // first bucket of the row's dense histogram window
   StringId name = 0, shape = 0;  // shape 0: the trace records none
-  int32_t next = -1;             // next row of the same name (unshaped) or (name, shape)
+  int32_t next = -1;             // next shaped row of the same (name, shape), another group
   uint8_t group = 0;             // CommClass, kGroupCompute or kGroupCopy
-  int64_t count = 0, total = 0, min = 0, max = 0;
-  // The current run of durations in one histogram bucket: consecutive ops of
-  // a row mostly fall in the same bucket, so the (row, bucket) table is
-  // touched once per run, not per op.
-  int64_t run_dur = -1, run_count = 0;
-  uint32_t run_bucket = 0;
 };
 
 // Launch figures of one name (rank_ops.h folds names into operator types).
@@ -40,6 +41,16 @@ class OpFold {
  public:
   static constexpr uint64_t kEmpty = ~0ull;
   static constexpr uint32_t kNoRow = ~0u;
+  // Groups per name in the (name, group) table: a power of two >= kGroupCopy + 1.
+  static constexpr uint32_t kGroupStride = 8;
+  static_assert(kGroupCopy < kGroupStride);
+  // Buckets of a row's dense histogram window: 2 octaves around its first
+  // duration. Durations of one operator mostly stay in it (jitter of a few
+  // %); the others go to the (row, bucket) hash. A dense counter per op
+  // costs an increment, where runs of one bucket broke on jittered
+  // durations and took the hash most of the time.
+  static constexpr uint32_t kWindow = 32;
+  static constexpr uint32_t kWindowBelow = 12;  // window buckets below the first duration's
 
   // `n_names`: the rank's string table size; `device_events`: every event of
   // its device streams (row_of is indexed by them).
@@ -48,42 +59,90 @@ class OpFold {
   // One busy device op: the `at`-th device event (track by track, each in
   // its table order), its device time `dur` (>= 0) and summed launch time
   // `host` (-1: no launch joined).
-  // Always inline: GCC kept it out of line, a call per op with every
-  // argument spilled (4% of analyze's samples).
-  [[gnu::always_inline]] void Add(StringId name, StringId shape, uint8_t group, int64_t dur,
-                                  int64_t host, size_t at) {
-    if (name >= head.size()) GrowNames(name);
+  void Add(StringId name, StringId shape, uint8_t group, int64_t dur, int64_t host, size_t at) {
+    Cursor c = cursor();
+    AddOne(&c, name, shape, group, dur, host, at);
+  }
+
+  // A track's busy ops as AnalyzeRank's pass 1 leaves them: `items[q]` has
+  // start, end, mask and, in its name slot, the op's index i in the track's
+  // table (names[i], shapes[i] when shapes is not null; device event
+  // base + i); host[q] its launch time; group_of(mask) its group.
+  // A loop of its own with the tables' pointers in registers: inlined into
+  // pass 1 (or calling Add per op) the pointers were reloaded from memory
+  // per op.
+  template <class Item, class GroupOf>
+  void AddItems(const Item* items, size_t n, const int64_t* host, const StringId* names,
+                const StringId* shapes, size_t base, GroupOf group_of) {
+    Cursor c = cursor();
+    for (size_t q = 0; q < n; ++q) {
+      const Item& it = items[q];
+      const uint32_t i = it.name;
+      AddOne(&c, names[i], shapes ? shapes[i] : 0, group_of(it.mask), it.end - it.start, host[q], base + i);
+    }
+  }
+
+  // Nothing left to flush (kept for the callers' symmetry with Begin).
+  void Finish() {}
+
+  // The buckets outside the rows' windows, as (row << 10 | bucket, count)
+  // sorted by key: once per rank, for AppendHistogram.
+  void SortedSpills(std::vector<std::pair<uint64_t, int64_t>>* out) const;
+  // Row `r`'s histogram as (bucket, count) pairs sorted by bucket, appended
+  // to `out`: its window's non-empty buckets and its `spills`.
+  void AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, int64_t>>& spills,
+                       std::vector<std::pair<uint32_t, int64_t>>* out) const;
+
+  std::vector<FoldRow> rows;
+  std::vector<NameLaunch> launch;  // by name id
+  std::vector<uint32_t> row_of;    // by device event: its row, kNoRow when not a busy op
+  size_t spilled() const { return hused_; }
+
+ private:
+  // The tables' storage, refreshed when a new row or name grows them.
+  struct Cursor {
+    FoldRow* rows;
+    int32_t* slot;
+    uint32_t* window;
+    uint32_t* row_of;
+    NameLaunch* launch;
+  };
+  Cursor cursor() { return {rows.data(), slot_.data(), window_.data(), row_of.data(), launch.data()}; }
+
+  [[gnu::always_inline]] void AddOne(Cursor* c, StringId name, StringId shape, uint8_t group,
+                                     int64_t dur, int64_t host, size_t at) {
+    if (name >= n_names_) {
+      GrowNames(name);
+      *c = cursor();
+    }
     int32_t h;
     if (shape == 0) {
-      // A name's unshaped rows differ only by group: a chain of 1-3.
-      h = head[name];
-      while (h >= 0 && rows[static_cast<size_t>(h)].group != group) h = rows[static_cast<size_t>(h)].next;
-      if (h < 0) h = NewRow(name, shape, group);
+      // One flat slot per (name, group): no chain to walk.
+      h = c->slot[static_cast<size_t>(name) * kGroupStride + group];
+      if (h < 0) {
+        h = NewRow(name, 0, group, dur);
+        *c = cursor();
+      }
     } else {
-      // Shapes per name are unbounded (dynamic shapes): hashed, not chained.
-      h = ShapedRow(name, shape, group);
+      // Shapes per name are unbounded (dynamic shapes): hashed.
+      h = ShapedRow(name, shape, group, dur);
+      *c = cursor();
     }
-    row_of[at] = static_cast<uint32_t>(h);
-    FoldRow& row = rows[static_cast<size_t>(h)];
-    if (row.count == 0 || dur < row.min) row.min = dur;
-    if (dur > row.max) row.max = dur;
+    c->row_of[at] = static_cast<uint32_t>(h);
+    FoldRow& row = c->rows[static_cast<size_t>(h)];
+    row.min = dur < row.min ? dur : row.min;
+    row.max = dur > row.max ? dur : row.max;
     row.count += 1;
     row.total += dur;
-    if (dur == row.run_dur) {
-      ++row.run_count;
+    const uint32_t b = LogHistogram::Bucket(dur);
+    const uint32_t o = b - row.hist_lo;  // wraps to huge below the window
+    if (o < kWindow) {
+      ++c->window[static_cast<size_t>(h) * kWindow + o];
     } else {
-      const uint32_t b = LogHistogram::Bucket(dur);
-      if (b == row.run_bucket && row.run_count > 0) {
-        ++row.run_count;
-      } else {
-        if (row.run_count > 0) AddBucket(static_cast<uint32_t>(h), row.run_bucket, row.run_count);
-        row.run_bucket = b;
-        row.run_count = 1;
-      }
-      row.run_dur = dur;
+      AddBucket(static_cast<uint32_t>(h), b, 1);
     }
     if (host >= 0) {
-      NameLaunch& l = launch[name];
+      NameLaunch& l = c->launch[name];
       if (l.count == 0) l.first = seq_;
       ++seq_;
       l.count += 1;
@@ -93,25 +152,21 @@ class OpFold {
     }
   }
 
-  // Flushes the open runs into the (row, bucket) table.
-  void Finish();
-
-  std::vector<int32_t> head;       // by name id: its latest unshaped row, -1 none
-  std::vector<FoldRow> rows;
-  std::vector<NameLaunch> launch;  // by name id
-  std::vector<uint32_t> row_of;    // by device event: its row, kNoRow when not a busy op
-  // (row, bucket) -> count, open addressing: key row << 10 | bucket.
-  std::vector<uint64_t> hkey;
-  std::vector<int64_t> hcount;
-  size_t hused = 0;
-
- private:
   void GrowNames(StringId name);
-  int32_t NewRow(StringId name, StringId shape, uint8_t group);
-  int32_t ShapedRow(StringId name, StringId shape, uint8_t group);
+  int32_t NewRow(StringId name, StringId shape, uint8_t group, int64_t first_dur);
+  int32_t ShapedRow(StringId name, StringId shape, uint8_t group, int64_t first_dur);
+  void AddBucket(uint32_t row, uint32_t bucket, int64_t count);
+
+  size_t n_names_ = 0;
+  std::vector<int32_t> slot_;     // by name * kGroupStride + group: its unshaped row, -1 none
+  std::vector<uint32_t> window_;  // by row * kWindow + bucket - hist_lo: counts
   // (name << 32 | shape) -> its latest row (rows of other groups chained by next).
   std::unordered_map<uint64_t, int32_t> shaped_;
-  void AddBucket(uint32_t row, uint32_t bucket, int64_t count);
+  // Buckets outside a row's window: (row, bucket) -> count, open
+  // addressing, key row << 10 | bucket.
+  std::vector<uint64_t> hkey_;
+  std::vector<int64_t> hcount_;
+  size_t hused_ = 0;
   int shift_ = 64 - 10;
   uint64_t seq_ = 0;
 };

@@ -2,25 +2,32 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 namespace moetrace::ops {
 namespace {
 
-// The (row, bucket) counts of the fold's table, as a map.
+// The (row, bucket) counts of every row's histogram (window and spills), as
+// a map; each row's pairs must come sorted by bucket.
 std::map<std::pair<uint32_t, uint32_t>, int64_t> Buckets(const OpFold& f) {
   std::map<std::pair<uint32_t, uint32_t>, int64_t> out;
-  for (size_t i = 0; i < f.hkey.size(); ++i) {
-    if (f.hkey[i] != OpFold::kEmpty) out[{static_cast<uint32_t>(f.hkey[i] >> 10), f.hkey[i] & 1023}] += f.hcount[i];
+  std::vector<std::pair<uint64_t, int64_t>> spills;
+  f.SortedSpills(&spills);
+  for (uint32_t r = 0; r < f.rows.size(); ++r) {
+    std::vector<std::pair<uint32_t, int64_t>> h;
+    f.AppendHistogram(r, spills, &h);
+    EXPECT_TRUE(std::is_sorted(h.begin(), h.end())) << "row " << r;
+    for (const auto& [b, c] : h) out[{r, b}] += c;
   }
   return out;
 }
 
-TEST(OpFold, RowsByNameShapeGroupAndHistogramRunsAddUpPerOp) {
+TEST(OpFold, RowsByNameShapeGroupAndHistogramAddUpPerOp) {
   OpFold f;
   f.Begin(/*n_names=*/4, /*device_events=*/8);
   // Name 1: 100 and 101 share bucket 57 (octave 6: 16 * 3 + ((v >> 2) & 15)), 5000 is
-  // bucket 147; the run 100, 101 is broken by 5000, then resumes.
+  // bucket 147: past the row's window (buckets 45-76, from its first op), spilled.
   f.Add(1, 0, kGroupCompute, 100, -1, 0);
   f.Add(1, 0, kGroupCompute, 101, 50, 1);
   f.Add(1, 0, kGroupCompute, 5000, 70, 2);
@@ -46,7 +53,8 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramRunsAddUpPerOp) {
   const std::map<std::pair<uint32_t, uint32_t>, int64_t> want = {
       {{0, 57}, 3}, {{0, 147}, 1}, {{1, 7}, 1}, {{2, 9}, 1}, {{3, 30}, 1}};
   EXPECT_EQ(Buckets(f), want);
-  EXPECT_EQ(f.hused, 5u);
+  EXPECT_EQ(f.rows[0].hist_lo, 45u);
+  EXPECT_EQ(f.spilled(), 1u);  // only (row 0, bucket 147)
 
   // Row ids by device event; event 3 is not a busy op.
   EXPECT_EQ(f.row_of[0], 0u);
@@ -67,7 +75,8 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramRunsAddUpPerOp) {
   // Reused for the next rank: nothing of this one is left.
   f.Begin(2, 1);
   EXPECT_TRUE(f.rows.empty());
-  EXPECT_EQ(f.hused, 0u);
+  EXPECT_EQ(f.spilled(), 0u);
+  EXPECT_TRUE(Buckets(f).empty());
   EXPECT_EQ(f.row_of[0], OpFold::kNoRow);
   // A name id past the string table (a hostile file) grows the tables.
   f.Add(9, 0, kGroupCompute, 5, 1, 0);
@@ -91,7 +100,12 @@ TEST(OpFold, ManyShapesOfOneNameAreRowsOfTheirOwn) {
     EXPECT_EQ(f.rows[f.row_of[k]].total, 40);
     EXPECT_EQ(f.rows[f.row_of[k]].shape, 100 + k);
   }
-  EXPECT_EQ(f.head[1], -1);  // no unshaped row
+  // Each shaped row's histogram is its own: 10 and 30 ns (buckets 10 and 30), or 5.
+  const auto b = Buckets(f);
+  EXPECT_EQ(b.size(), 3000u);
+  EXPECT_EQ(b.at({f.row_of[0], 10}), 1);
+  EXPECT_EQ(b.at({f.row_of[0], 30}), 1);
+  EXPECT_EQ(b.at({f.row_of[2000], 5}), 1);
 }
 
 }  // namespace

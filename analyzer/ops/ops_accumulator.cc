@@ -27,7 +27,8 @@ std::string OpsAccumulator::Key(uint8_t cls, std::string_view name, std::string_
 }
 
 void OpsAccumulator::Row::Add(int64_t n, int64_t sum, int64_t lo, int64_t hi,
-                              const std::pair<uint32_t, int64_t>* b, size_t nb) {
+                              const std::pair<uint32_t, int64_t>* b, size_t nb,
+                              std::vector<std::pair<uint32_t, int64_t>>* scratch) {
   if (n == 0) return;
   min = count == 0 ? lo : std::min(min, lo);
   max = count == 0 ? hi : std::max(max, hi);
@@ -35,10 +36,32 @@ void OpsAccumulator::Row::Add(int64_t n, int64_t sum, int64_t lo, int64_t hi,
   total += sum;
   // Sparse, sorted by bucket: a row holds the few buckets its durations
   // fall in (a dense table was 7.5 KB per row: 750 MB for 100 k shapes).
-  std::vector<std::pair<uint32_t, int64_t>> in;
-  in.reserve(nb);
-  for (size_t i = 0; i < nb; ++i) {
-    if (b[i].first < kBucketCount && b[i].second != 0) in.push_back(b[i]);
+  // Usually every incoming bucket is one the row has already (the same
+  // operator on another rank): added in place, no allocation.
+  bool clean = true;  // sorted, in range, no zero count
+  for (size_t k = 0; k < nb; ++k) {
+    clean &= b[k].first < kBucketCount && b[k].second != 0 && (k == 0 || b[k - 1].first < b[k].first);
+  }
+  if (clean) {
+    size_t i = 0, j = 0;
+    while (j < nb) {
+      while (i < buckets.size() && buckets[i].first < b[j].first) ++i;
+      if (i == buckets.size() || buckets[i].first != b[j].first) break;
+      ++j;
+    }
+    if (j == nb) {
+      i = 0;
+      for (j = 0; j < nb; ++j) {
+        while (buckets[i].first < b[j].first) ++i;
+        buckets[i].second += b[j].second;
+      }
+      return;
+    }
+  }
+  std::vector<std::pair<uint32_t, int64_t>>& in = *scratch;
+  in.clear();
+  for (size_t k = 0; k < nb; ++k) {
+    if (b[k].first < kBucketCount && b[k].second != 0) in.push_back(b[k]);
   }
   if (!std::is_sorted(in.begin(), in.end())) std::sort(in.begin(), in.end());
   std::vector<std::pair<uint32_t, int64_t>> merged;
@@ -59,7 +82,6 @@ void OpsAccumulator::Row::Add(int64_t n, int64_t sum, int64_t lo, int64_t hi,
 }
 
 void OpsAccumulator::Add(const RankOps& ops, const StringTable& strings) {
-  auto str = [&](StringId id) { return id < strings.size() ? std::string(strings.Get(id)) : std::string(); };
   std::lock_guard<std::mutex> lock(*mu_);
   for (int c = 0; c < kViewClassCount; ++c) {
     class_count_[c] += ops.class_count[c];
@@ -73,10 +95,16 @@ void OpsAccumulator::Add(const RankOps& ops, const StringTable& strings) {
     if (r.shape != 0 && r.shape < strings.size()) key_.append(strings.Get(r.shape));
     auto it = rows_.find(key_);
     if (it == rows_.end()) it = rows_.emplace(key_, Row{}).first;
-    it->second.Add(r.count, r.total, r.min, r.max, ops.buckets.data() + r.hist_begin, r.hist_end - r.hist_begin);
+    it->second.Add(r.count, r.total, r.min, r.max, ops.buckets.data() + r.hist_begin, r.hist_end - r.hist_begin,
+                   &in_);
   }
   for (const DispatchRow& d : ops.dispatch) {
-    Dispatch& o = dispatch_[str(d.name).substr(0, d.type_len)];
+    // Found by view: a string is made only for a type not seen before.
+    const std::string_view type =
+        d.name < strings.size() ? strings.Get(d.name).substr(0, d.type_len) : std::string_view();
+    auto found = dispatch_.find(type);
+    if (found == dispatch_.end()) found = dispatch_.emplace(std::string(type), Dispatch{}).first;
+    Dispatch& o = found->second;
     o.count += d.count;
     o.host_ns += d.host_ns;
     o.small += d.small;
@@ -149,7 +177,7 @@ void OpsAccumulator::Merge(const partial::OpsState& st) {
     buckets.clear();
     for (uint32_t i = 0; i < st.bucket_n(k); ++i, ++b) buckets.emplace_back(st.bucket(b), st.bucket_count(b));
     rows_[Key(static_cast<uint8_t>(st.op_class(k)), st.name(k), st.shape(k))].Add(
-        st.count(k), st.total(k), st.min(k), st.max(k), buckets.data(), buckets.size());
+        st.count(k), st.total(k), st.min(k), st.max(k), buckets.data(), buckets.size(), &in_);
   }
   for (int k = 0; k < nd; ++k) {
     Dispatch& o = dispatch_[st.dispatch_name(k)];

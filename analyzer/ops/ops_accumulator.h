@@ -45,8 +45,10 @@ class OpsAccumulator {
   struct Row {
     int64_t count = 0, total = 0, min = 0, max = 0;
     std::vector<std::pair<uint32_t, int64_t>> buckets;  // (LogHistogram bucket, count), sorted
+    // `scratch`: a buffer for the buckets coming in when they need a merge.
     void Add(int64_t count, int64_t total, int64_t min, int64_t max,
-             const std::pair<uint32_t, int64_t>* b, size_t n);
+             const std::pair<uint32_t, int64_t>* b, size_t n,
+             std::vector<std::pair<uint32_t, int64_t>>* scratch);
   };
   struct Dispatch {
     int64_t count = 0, host_ns = 0, small = 0, device_ns = 0, host_bound_ns = 0;
@@ -54,7 +56,8 @@ class OpsAccumulator {
   std::unique_ptr<std::mutex> mu_;
   std::map<std::string, Row, std::less<>> rows_;
   std::string key_;  // Add's key buffer (under mu_)
-  std::map<std::string, Dispatch> dispatch_;
+  std::vector<std::pair<uint32_t, int64_t>> in_;  // Row::Add's buffer (under mu_)
+  std::map<std::string, Dispatch, std::less<>> dispatch_;
   int64_t class_count_[kViewClassCount] = {};
   int64_t class_total_[kViewClassCount] = {};
 };

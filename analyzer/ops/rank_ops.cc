@@ -6,19 +6,6 @@
 #include <unordered_map>
 
 namespace moetrace::ops {
-namespace {
-
-// Nearest-rank percentile (k = ceil(p n), as analyzer/percentiles.h) of
-// v[0, n), reordering v.
-int64_t NearestRank(int64_t* v, size_t n, int num, int den) {
-  if (n == 0) return 0;
-  size_t k = (n * static_cast<size_t>(num) + static_cast<size_t>(den) - 1) / static_cast<size_t>(den);
-  k = std::clamp<size_t>(k, 1, n) - 1;
-  std::nth_element(v, v + k, v + n);
-  return v[k];
-}
-
-}  // namespace
 
 std::string_view OperatorType(std::string_view name) {
   size_t end = name.size();
@@ -44,7 +31,8 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   };
 
   // The dispatch row of a name: one per operator type, found once per name.
-  std::unordered_map<std::string_view, int32_t> type_row;
+  std::unordered_map<std::string_view, int32_t>& type_row = s->type_row;
+  type_row.clear();
   auto dispatch_row = [&](StringId name) -> size_t {
     int32_t& d = name_slot(s->dispatch_of, name, -1);
     if (d < 0) {
@@ -61,11 +49,13 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     return static_cast<size_t>(d);
   };
 
-  // The rows the sweep folded, classed once each.
-  rows.resize(fold.rows.size());
-  for (size_t h = 0; h < fold.rows.size(); ++h) {
+  // The rows the sweep folded, classed once per name, counted once per name.
+  const size_t R = fold.rows.size();
+  s->named.assign(n_names, 0);
+  std::vector<OpRow> folded(R);
+  for (size_t h = 0; h < R; ++h) {
     const FoldRow& f = fold.rows[h];
-    OpRow& row = rows[h];
+    OpRow& row = folded[h];
     row.name = f.name;
     row.shape = f.shape;
     if (f.group == kGroupCompute) {
@@ -79,10 +69,16 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     row.total = f.total;
     row.min = f.min;
     row.max = f.max;
+    out.class_count[static_cast<int>(row.cls)] += row.count;
+    out.class_total[static_cast<int>(row.cls)] += row.total;
+    uint8_t& named = name_slot(s->named, f.name, uint8_t{0});
+    out.distinct_names += named == 0;
+    named = 1;
   }
   // The launch join by name, folded into operator types; a type's row is
   // named by its first name seen in op order (as one pass over the ops would).
-  std::vector<std::pair<uint64_t, StringId>> launched;
+  std::vector<std::pair<uint64_t, StringId>>& launched = s->launched;
+  launched.clear();
   for (StringId id = 0; id < fold.launch.size(); ++id) {
     if (fold.launch[id].count > 0) launched.emplace_back(fold.launch[id].first, id);
   }
@@ -96,50 +92,94 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     dr.device_ns += l.device;
   }
   for (const WaitShare& w : m.host_bound_by_op) out.dispatch[dispatch_row(w.name)].host_bound_ns += w.ns;
-  for (const OpRow& row : rows) {
-    out.class_count[static_cast<int>(row.cls)] += row.count;
-    out.class_total[static_cast<int>(row.cls)] += row.total;
-  }
-  {
-    // Names with a row (unshaped rows are on head[], shaped ones hashed).
-    std::vector<bool> named(fold.head.size(), false);
-    for (const FoldRow& row : fold.rows) {
-      if (row.name < named.size() && !named[row.name]) {
-        named[row.name] = true;
-        ++out.distinct_names;
-      }
-    }
-  }
 
-  // The rows by total; exact percentiles of the rows kept, from their
-  // durations gathered in one more pass over the records.
-  const size_t R = rows.size();
-  std::vector<uint32_t> order(R);
+  // The rows by total, each with its histogram (by row, then bucket).
+  std::vector<uint32_t>& order = s->order;
+  order.resize(R);
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const OpRow &x = rows[a], &y = rows[b];
+    const OpRow &x = folded[a], &y = folded[b];
     if (x.total != y.total) return x.total > y.total;
     if (x.cls != y.cls) return x.cls < y.cls;
     if (x.name != y.name) return x.name < y.name;
     return x.shape < y.shape;
   });
+  fold.SortedSpills(&s->spills);
+  rows.reserve(R);
+  out.buckets.reserve(R + fold.spilled());
+  for (uint32_t h : order) {
+    OpRow& row = rows.emplace_back(folded[h]);
+    row.hist_begin = static_cast<uint32_t>(out.buckets.size());
+    fold.AppendHistogram(h, s->spills, &out.buckets);
+    row.hist_end = static_cast<uint32_t>(out.buckets.size());
+  }
+
+  // Exact p50 / p99 of the rows kept. The row's exact log histogram names
+  // the bucket holding each nearest rank: a bucket of one value (below 16
+  // ns, or the rank is the row's min or max) gives it outright; otherwise
+  // one pass over the device events keeps only that bucket's durations of
+  // the row, and the rank is found among them (nth_element over a few, not
+  // over every duration of the row).
+  struct Want {
+    int64_t lo = 0, hi = 0;  // the bucket's values [lo, hi)
+    size_t k = 0;            // 0-based rank within the bucket
+    size_t at = 0, n = 0;    // its durations: s->kept_buf[at, at + n)
+  };
   const size_t kept = std::min(R, kRankTopRows);
-  std::vector<int32_t> kept_of(R, -1);
-  if (s->kept.size() < kept) s->kept.resize(kept);
-  // A row of one duration (most of a generated trace's) needs no pass.
+  Want want[kRankTopRows][2];
+  std::vector<int32_t>& kept_of = s->kept_of;
+  kept_of.assign(R, -1);
+  size_t buf_size = 0;
   bool gather = false;
+  static constexpr int kNum[2] = {1, 99}, kDen[2] = {2, 100};
   for (size_t r = 0; r < kept; ++r) {
-    OpRow& row = rows[order[r]];
-    s->kept[r].clear();
-    if (row.min == row.max) {
-      row.p50 = row.p99 = row.min;
-    } else {
-      kept_of[order[r]] = static_cast<int32_t>(r);
-      gather = true;
+    OpRow& row = rows[r];
+    int64_t* result[2] = {&row.p50, &row.p99};
+    const size_t n = static_cast<size_t>(row.count);
+    for (int p = 0; p < 2; ++p) {
+      want[r][p] = Want{};
+      size_t k = (n * static_cast<size_t>(kNum[p]) + static_cast<size_t>(kDen[p]) - 1) /
+                 static_cast<size_t>(kDen[p]);
+      k = std::clamp<size_t>(k, 1, n);  // 1-based
+      if (row.min == row.max || k == 1 || k == n) {
+        *result[p] = k == n ? row.max : row.min;
+        continue;
+      }
+      size_t seen = 0;
+      for (uint32_t e = row.hist_begin; e < row.hist_end; ++e) {
+        const auto [b, c] = out.buckets[e];
+        if (seen + static_cast<size_t>(c) < k) {
+          seen += static_cast<size_t>(c);
+          continue;
+        }
+        const int64_t lo = std::max(LogHistogram::BucketLow(b), row.min);
+        const int64_t hi = std::min(LogHistogram::BucketHigh(b), row.max + 1);
+        if (hi - lo == 1) {
+          *result[p] = lo;
+        } else {
+          // The bucket's count is known: room for exactly its values, and
+          // one slot past them for the branch-free gather's writes.
+          want[r][p] = Want{lo, hi, k - seen - 1, buf_size, 0};
+          buf_size += static_cast<size_t>(c) + 1;
+          kept_of[order[r]] = static_cast<int32_t>(r);
+          gather = true;
+        }
+        break;
+      }
     }
   }
   // The device events in the sweep's numbering (track by track, table
-  // order); the order within a row does not change its percentiles.
+  // order); the order within a bucket does not change the rank. Every
+  // duration of a kept row is written and kept only when in its bucket
+  // (no branch: jittered durations made the test a coin toss).
+  // A percentile known already writes to one spare slot, never kept.
+  for (size_t r = 0; r < kept; ++r) {
+    for (Want& w : want[r]) {
+      if (w.hi == 0) w.at = buf_size;
+    }
+  }
+  if (s->kept_buf.size() < buf_size + 1) s->kept_buf.resize(buf_size + 1);
+  int64_t* buf = s->kept_buf.data();
   size_t base = 0;
   for (size_t t = 0; gather && t < rank.tracks.size(); ++t) {
     const Track& track = rank.tracks[t];
@@ -151,41 +191,26 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     for (size_t i = 0; i < n_ev; ++i) {
       if (row_of[i] == OpFold::kNoRow) continue;
       const int32_t slot = kept_of[row_of[i]];
-      if (slot >= 0) s->kept[static_cast<size_t>(slot)].push_back(std::max<TimeNs>(dur[i], 0));
+      if (slot < 0) continue;
+      const int64_t d = std::max<TimeNs>(dur[i], 0);
+      for (int p = 0; p < 2; ++p) {
+        Want& w = want[slot][p];
+        buf[w.at + w.n] = d;
+        w.n += static_cast<size_t>((d >= w.lo) & (d < w.hi));
+      }
     }
   }
-  for (size_t r = 0; r < kept; ++r) {
-    std::vector<int64_t>& v = s->kept[r];
-    if (v.empty()) continue;
-    rows[order[r]].p50 = NearestRank(v.data(), v.size(), 1, 2);
-    rows[order[r]].p99 = NearestRank(v.data(), v.size(), 99, 100);
-  }
-  // The histograms, by row then bucket.
-  std::vector<uint32_t> rank_of(R);
-  for (size_t r = 0; r < R; ++r) rank_of[order[r]] = static_cast<uint32_t>(r);
-  struct Entry { uint64_t key; int64_t count; };  // key: (rank in `order`, bucket)
-  std::vector<Entry> entries;
-  entries.reserve(fold.hused);
-  for (size_t i = 0; i < fold.hkey.size(); ++i) {
-    const uint64_t key = fold.hkey[i];
-    if (key == OpFold::kEmpty) continue;
-    entries.push_back({(static_cast<uint64_t>(rank_of[key >> 10]) << 10) | (key & 1023), fold.hcount[i]});
-  }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
-  out.buckets.reserve(entries.size());
-  size_t e = 0;
-  for (size_t r = 0; r < R; ++r) {
-    OpRow& row = rows[order[r]];
-    row.hist_begin = static_cast<uint32_t>(out.buckets.size());
-    for (; e < entries.size() && (entries[e].key >> 10) == r; ++e) {
-      out.buckets.emplace_back(static_cast<uint32_t>(entries[e].key & 1023), entries[e].count);
+  for (size_t r = 0; gather && r < kept; ++r) {
+    int64_t* result[2] = {&rows[r].p50, &rows[r].p99};
+    for (int p = 0; p < 2; ++p) {
+      const Want& w = want[r][p];
+      if (w.hi == 0 || w.n == 0) continue;
+      int64_t* v = buf + w.at;
+      const size_t k = std::min(w.k, w.n - 1);
+      std::nth_element(v, v + k, v + w.n);
+      *result[p] = v[k];
     }
-    row.hist_end = static_cast<uint32_t>(out.buckets.size());
   }
-  std::vector<OpRow> sorted_rows;
-  sorted_rows.reserve(R);
-  for (uint32_t h : order) sorted_rows.push_back(std::move(rows[h]));
-  rows = std::move(sorted_rows);
 
   std::sort(out.dispatch.begin(), out.dispatch.end(), [](const DispatchRow& a, const DispatchRow& b) {
     if (a.host_bound_ns != b.host_bound_ns) return a.host_bound_ns > b.host_bound_ns;

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analyzer/ops/log_histogram.h"
@@ -56,11 +58,20 @@ struct RankOps {
   int64_t distinct_names = 0;
 };
 
-// Reusable buffers of one worker.
+// Reusable buffers of one worker: SummarizeOps allocates nothing of its
+// own per rank once they are warm.
 struct OpsScratch {
   std::vector<int8_t> name_class;   // by name id: compute ViewClass, -1 unknown
   std::vector<int32_t> dispatch_of; // by name id: its type's dispatch row
-  std::vector<std::vector<int64_t>> kept;  // durations of the rows kept
+  std::vector<uint32_t> order;      // rows by total
+  std::vector<int32_t> kept_of;     // by row: its slot among the kept rows, -1
+  std::vector<uint8_t> named;       // by name id: has a row
+  std::vector<std::pair<uint64_t, StringId>> launched;
+  std::unordered_map<std::string_view, int32_t> type_row;
+  std::vector<std::pair<uint64_t, int64_t>> spills;  // OpFold::SortedSpills
+  // Per kept row and percentile (p50, p99), one after the other: the
+  // durations of the one log bucket holding the nearest rank.
+  std::vector<int64_t> kept_buf;
 };
 
 // `m` and `scratch` are AnalyzeRank's result and buffers for `rank`.

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 #include <string>
 
 #include "analyzer/analyze.h"
@@ -126,6 +128,45 @@ TEST(RankOps, KnownTotalsPerClassAndName) {
   EXPECT_EQ(h[2], std::make_pair(LogHistogram::Bucket(70), int64_t{1}));
   EXPECT_EQ(ops.buckets.size(), 10u);  // 2 for FlashAttentionScore, 3 for GroupedMatmul, 1 for each other row
   EXPECT_EQ(rank.strings.Get(ops.rows[6].name), "MEMCPY_ASYNC");
+}
+
+// Exact p50 / p99 of a kept row whose durations vary widely: the first op
+// sets the row's histogram window (2 octaves), the others spill below and
+// above it, and the nearest ranks fall in wide buckets holding many
+// distinct values (found by the gather of that bucket only). Checked
+// against a sort of the same durations, and the histogram against a count.
+TEST(RankOps, ExactPercentilesOfAJitteredRowMatchASort) {
+  Builder b;
+  const size_t comp = b.Track(TrackKind::kDeviceStream, "compute");
+  std::vector<int64_t> durs;
+  uint64_t x = 12345;
+  TimeNs ts = 0;
+  for (int k = 0; k < 3001; ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    // 5 us first, then 3 ns .. ~1 ms: spread over 18 octaves.
+    const int64_t d = k == 0 ? 5000 : static_cast<int64_t>(3 + (x >> 33) % (1 << 20));
+    durs.push_back(d);
+    b.Op(comp, Category::kCompute, "MatMulV2", ts, d);
+    ts += d + 1;
+  }
+  const RankOps ops = Summarize(b.r);
+  ASSERT_EQ(ops.rows.size(), 1u);
+  std::vector<int64_t> sorted = durs;
+  std::sort(sorted.begin(), sorted.end());
+  // Nearest rank: k = ceil(0.5 * 3001) = 1501, ceil(0.99 * 3001) = 2971.
+  EXPECT_EQ(ops.rows[0].p50, sorted[1500]);
+  EXPECT_EQ(ops.rows[0].p99, sorted[2970]);
+  EXPECT_EQ(ops.rows[0].min, sorted.front());
+  EXPECT_EQ(ops.rows[0].max, sorted.back());
+  std::map<uint32_t, int64_t> want;
+  for (int64_t d : durs) ++want[LogHistogram::Bucket(d)];
+  std::map<uint32_t, int64_t> got;
+  for (uint32_t e = ops.rows[0].hist_begin; e + 1 < ops.rows[0].hist_end; ++e) {
+    EXPECT_LT(ops.buckets[e].first, ops.buckets[e + 1].first);  // sorted by bucket
+  }
+  for (uint32_t e = ops.rows[0].hist_begin; e < ops.rows[0].hist_end; ++e) got[ops.buckets[e].first] += ops.buckets[e].second;
+  EXPECT_EQ(got, want);
+  EXPECT_GT(want.size(), 60u);  // far more buckets than the 32 of the window
 }
 
 TEST(RankOps, ClassSharesSumToOneInTheJson) {
