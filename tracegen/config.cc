@@ -355,8 +355,11 @@ void Validate(const RunConfig& c) {
     const std::vector<DocSource> mix = ParseDocMix(c.data().doc_mix(), &error);
     if (mix.empty()) KeyError("data.doc_mix", error);
     // Lengths are drawn one document at a time (documents.cc).
-    if (m.seq_length() / MixtureMeanLength(mix) > 65536)
+    if (!(m.seq_length() / MixtureMeanLength(mix) <= 65536))
       KeyError("data.doc_mix", "at most 65,536 documents per sequence on average (model.seq_length / mean length)");
+    // The mix's own means and the exponential within a source set the lengths.
+    if (c.data().has_doc_mean()) KeyError("data.doc_mean", "only with data.doc_distribution fixed or lognormal");
+    if (c.data().doc_sigma() != 0) KeyError("data.doc_sigma", "only with data.doc_distribution lognormal");
   } else if (!c.data().doc_mix().empty()) {
     KeyError("data.doc_mix", "only with data.doc_distribution=mixture");
   }

@@ -127,6 +127,17 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(ErrorOf({"data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_mix=1:100"})
                 .find("data.doc_mix: only with data.doc_distribution=mixture"),
             std::string::npos);
+  EXPECT_NE(ErrorOf({"data.doc_distribution=mixture", "data.doc_mix=1:100", "data.doc_mean=-5"})
+                .find("data.doc_mean: only with data.doc_distribution fixed or lognormal"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf({"data.doc_distribution=mixture", "data.doc_mix=1:100", "data.doc_sigma=1"})
+                .find("data.doc_sigma: only with data.doc_distribution lognormal"),
+            std::string::npos);
+  // Sums that would overflow (review: 1e308 documents made the mean NaN and
+  // skipped the bound below) are refused per source.
+  EXPECT_NE(ErrorOf({"model.seq_length=100000000", "data.doc_distribution=mixture", "data.doc_mix=1e308:1,1e308:1"})
+                .find("data.doc_mix: '1e308:1' is not documents:mean_tokens"),
+            std::string::npos);
   EXPECT_NE(ErrorOf({"model.seq_length=100000000", "data.doc_distribution=mixture", "data.doc_mix=1:1"})
                 .find("data.doc_mix: at most 65,536 documents per sequence"),
             std::string::npos);

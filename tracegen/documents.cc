@@ -26,8 +26,10 @@ std::vector<DocSource> ParseDocMix(const std::string& text, std::string* error) 
       s.mean = std::strtod(mean.c_str(), &end);
       ok = ok && end == mean.c_str() + mean.size();
     }
-    if (!ok || !std::isfinite(s.docs) || !std::isfinite(s.mean) || s.docs <= 0 || s.mean < 1 || s.mean > 1e9) {
-      *error = "'" + item + "' is not documents:mean_tokens (documents > 0, mean 1 to 1e9 tokens)";
+    // Bounded so that the sums over 64 sources stay finite (their shares are what counts).
+    if (!ok || !std::isfinite(s.docs) || !std::isfinite(s.mean) || !(s.docs > 0 && s.docs <= 1e15) ||
+        !(s.mean >= 1 && s.mean <= 1e9)) {
+      *error = "'" + item + "' is not documents:mean_tokens (documents > 0 up to 1e15, mean 1 to 1e9 tokens)";
       return {};
     }
     out.push_back(s);

@@ -92,7 +92,7 @@ TEST(Documents, ParsesAMixAndItsMeanLength) {
   // 5,930,353 M tokens over 3,868.64 M documents, the table's totals
   // (5.93 T tokens, 3.87 B documents).
   EXPECT_NEAR(MixtureMeanLength(mix), 1532.9297, 1e-4);
-  for (const char* bad : {"", "3150", "3150:", ":1432", "0:100", "1:0.5", "1:x", "1:100,", "1:nan"}) {
+  for (const char* bad : {"", "3150", "3150:", ":1432", "0:100", "1:0.5", "1:x", "1:100,", "1:nan", "1e308:1", "2e15:100"}) {
     error.clear();
     EXPECT_TRUE(ParseDocMix(bad, &error).empty()) << bad;
     EXPECT_NE(error.find("is not documents:mean_tokens"), std::string::npos) << bad;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdint>
 
 namespace moetrace::ops {
 
@@ -12,10 +13,11 @@ int64_t LogHistogram::BucketLow(uint32_t b) {
   return static_cast<int64_t>((16ull + b % 16) << (octave - 4));
 }
 
-int64_t LogHistogram::BucketHigh(uint32_t b) {
-  if (b < 16) return b + 1;
+int64_t LogHistogram::BucketLast(uint32_t b) {
+  if (b < 16) return b;
   const int octave = static_cast<int>(b / 16) + 3;
-  return static_cast<int64_t>((17ull + b % 16) << (octave - 4));
+  const uint64_t end = (17ull + b % 16) << (octave - 4);  // one past: 2^63 for the top bucket
+  return static_cast<int64_t>(std::min<uint64_t>(end - 1, INT64_MAX));
 }
 
 void LogHistogram::AddBuckets(const std::vector<std::pair<uint32_t, int64_t>>& counts,
@@ -67,7 +69,7 @@ int64_t LogHistogram::Percentile(double p) const {
     seen += c;
     if (seen >= k) {
       // Exact below 16 ns; else the bucket's middle.
-      const int64_t mid = b < 16 ? BucketLow(b) : (BucketLow(b) + BucketHigh(b) - 1) / 2;
+      const int64_t mid = BucketLow(b) + (BucketLast(b) - BucketLow(b)) / 2;
       return std::clamp(mid, min_, max_);
     }
   }

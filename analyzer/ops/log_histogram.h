@@ -25,7 +25,9 @@ class LogHistogram {
     return static_cast<uint32_t>(16 * (octave - 3)) + static_cast<uint32_t>((u >> (octave - 4)) & 15);
   }
   static int64_t BucketLow(uint32_t b);     // smallest value of bucket b
-  static int64_t BucketHigh(uint32_t b);    // one past its largest
+  // Its largest value; INT64_MAX for the top bucket (one past it, 2^63,
+  // is not an int64_t).
+  static int64_t BucketLast(uint32_t b);
 
   // Values of one bucket in any order: `counts` holds (bucket, count) sorted
   // by bucket, as Build makes them.

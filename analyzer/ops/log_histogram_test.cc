@@ -18,15 +18,17 @@ TEST(LogHistogram, BucketsCoverEveryValueOnce) {
   EXPECT_EQ(LogHistogram::Bucket(32), 32u);  // [32, 34)
   EXPECT_EQ(LogHistogram::Bucket(33), 32u);
   EXPECT_EQ(LogHistogram::BucketLow(32), 32);
-  EXPECT_EQ(LogHistogram::BucketHigh(32), 34);
+  EXPECT_EQ(LogHistogram::BucketLast(32), 33);
   EXPECT_EQ(LogHistogram::Bucket(100), 57u);  // [100, 104)
   EXPECT_EQ(LogHistogram::BucketLow(57), 100);
-  EXPECT_EQ(LogHistogram::BucketHigh(57), 104);
+  EXPECT_EQ(LogHistogram::BucketLast(57), 103);
   EXPECT_EQ(LogHistogram::Bucket(INT64_MAX), 959u);
+  EXPECT_EQ(LogHistogram::BucketLow(959), int64_t{31} << 58);
+  EXPECT_EQ(LogHistogram::BucketLast(959), INT64_MAX);  // one past it, 2^63, is no int64_t
   for (int64_t v = 0; v < 5000; ++v) {
     const uint32_t b = LogHistogram::Bucket(v);
     ASSERT_LE(LogHistogram::BucketLow(b), v);
-    ASSERT_GT(LogHistogram::BucketHigh(b), v);
+    ASSERT_GE(LogHistogram::BucketLast(b), v);
   }
 }
 

@@ -121,7 +121,8 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   // the row, and the rank is found among them (nth_element over a few, not
   // over every duration of the row).
   struct Want {
-    int64_t lo = 0, hi = 0;  // the bucket's values [lo, hi)
+    int64_t lo = 0, last = 0;  // the bucket's values [lo, last] within the row's [min, max]
+    bool gather = false;       // false: the percentile is known without a gather
     size_t k = 0;            // 0-based rank within the bucket
     size_t at = 0, n = 0;    // its durations: s->kept_buf[at, at + n)
   };
@@ -153,13 +154,13 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
           continue;
         }
         const int64_t lo = std::max(LogHistogram::BucketLow(b), row.min);
-        const int64_t hi = std::min(LogHistogram::BucketHigh(b), row.max + 1);
-        if (hi - lo == 1) {
+        const int64_t last = std::min(LogHistogram::BucketLast(b), row.max);
+        if (last == lo) {
           *result[p] = lo;
         } else {
           // The bucket's count is known: room for exactly its values, and
           // one slot past them for the branch-free gather's writes.
-          want[r][p] = Want{lo, hi, k - seen - 1, buf_size, 0};
+          want[r][p] = Want{lo, last, true, k - seen - 1, buf_size, 0};
           buf_size += static_cast<size_t>(c) + 1;
           kept_of[order[r]] = static_cast<int32_t>(r);
           gather = true;
@@ -175,7 +176,7 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   // A percentile known already writes to one spare slot, never kept.
   for (size_t r = 0; r < kept; ++r) {
     for (Want& w : want[r]) {
-      if (w.hi == 0) w.at = buf_size;
+      if (!w.gather) w.at = buf_size;
     }
   }
   if (s->kept_buf.size() < buf_size + 1) s->kept_buf.resize(buf_size + 1);
@@ -196,7 +197,7 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
       for (int p = 0; p < 2; ++p) {
         Want& w = want[slot][p];
         buf[w.at + w.n] = d;
-        w.n += static_cast<size_t>((d >= w.lo) & (d < w.hi));
+        w.n += static_cast<size_t>((d >= w.lo) & (d <= w.last));
       }
     }
   }
@@ -204,7 +205,7 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     int64_t* result[2] = {&rows[r].p50, &rows[r].p99};
     for (int p = 0; p < 2; ++p) {
       const Want& w = want[r][p];
-      if (w.hi == 0 || w.n == 0) continue;
+      if (!w.gather || w.n == 0) continue;
       int64_t* v = buf + w.at;
       const size_t k = std::min(w.k, w.n - 1);
       std::nth_element(v, v + k, v + w.n);
