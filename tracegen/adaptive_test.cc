@@ -402,6 +402,11 @@ TEST(Adaptive, ActivationsStayUntilTheLastWeightGradientReadsThem) {
   EXPECT_EQ(acts->sample_ts.back(), wgrad_end);
   EXPECT_EQ(wgrad_end, TimeNs(1020971765));
   EXPECT_GT(acts->sample_value[acts->sample_value.size() - 2], 0.0);
+  // Held longer, the activations of several layers and micro-batches now
+  // overlap: the rank's activation peak, 262,711,296 B before the fix.
+  double peak = 0;
+  for (double v : acts->sample_value) peak = std::max(peak, v);
+  EXPECT_EQ(peak, 353123328.0);
 }
 
 }  // namespace
