@@ -363,5 +363,51 @@ TEST(Adaptive, HoldsHalfOfDualPipesWeights) {
   EXPECT_EQ(w_dual, 2 * w_ad);
 }
 
+TEST(Adaptive, ActivationsStayUntilTheLastWeightGradientReadsThem) {
+  // The reviewer's case (issue #17): stage 1's cooldown backward of
+  // micro-batch 7 issues its 10 weight gradients after its p2p send. A
+  // weight gradient computes x^T dy, so the layer's kept activations stay
+  // until its last one has run: the activation counter falls to 0 at the
+  // end of the last weight gradient, not at the end of the input gradients.
+  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {8});
+  const Rank& r = t.ranks[0];
+  TimeNs send = -1;
+  std::vector<std::pair<TimeNs, TimeNs>> compute;  // backward compute ops of micro-batch 7: (start, end)
+  for (const Track& tr : r.tracks)
+    for (size_t i = 0; i < tr.events.size(); ++i) {
+      if (tr.events.micro_batch[i] != 7 || tr.events.phase[i] != Phase::kBackward) continue;
+      if (r.strings.Get(tr.events.name[i]) == "HcomSend") send = tr.events.ts[i];
+      if (tr.events.category[i] == Category::kCompute) compute.emplace_back(tr.events.ts[i], tr.events.End(i));
+    }
+  ASSERT_GE(send, 0);
+  // The compute ops after the send are the 10 weight gradients
+  // (CooldownBackwardSendsBeforeItsWeightGradients).
+  TimeNs wgrad_end = -1;
+  int wgrads = 0;
+  for (auto& [ts, end] : compute)
+    if (ts >= send) {
+      ++wgrads;
+      wgrad_end = std::max(wgrad_end, end);
+    }
+  EXPECT_EQ(wgrads, 10);
+  const Track* acts = nullptr;
+  for (const Track& tr : r.tracks)
+    if (tr.kind == TrackKind::kCounter && tr.counter == CounterKind::kMemActivations) acts = &tr;
+  ASSERT_NE(acts, nullptr);
+  ASSERT_GE(acts->sample_ts.size(), 2u);
+  // The last sample is the last release: to 0, at the last weight
+  // gradient's end (before the fix: at 1020715.360 us, the input gradients' end,
+  // 256.4 us before it).
+  EXPECT_EQ(acts->sample_value.back(), 0.0);
+  EXPECT_EQ(acts->sample_ts.back(), wgrad_end);
+  EXPECT_EQ(wgrad_end, TimeNs(1020971765));
+  EXPECT_GT(acts->sample_value[acts->sample_value.size() - 2], 0.0);
+  // Held longer, the activations of several layers and micro-batches now
+  // overlap: the rank's activation peak, 262,711,296 B before the fix.
+  double peak = 0;
+  for (double v : acts->sample_value) peak = std::max(peak, v);
+  EXPECT_EQ(peak, 353123328.0);
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen

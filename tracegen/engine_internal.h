@@ -241,6 +241,10 @@ struct RankSim {
   // Adaptive pipe: weight-gradient halves of backward matmuls waiting to be
   // issued after the chain's next expert all-to-all (EngineImpl::FlushWgrads).
   std::vector<Op> pending_wgrads;
+  // Releases that wait for a pending weight gradient (op: its index in
+  // pending_wgrads): x^T dy reads the layer's activations, so they stay
+  // until it has run. FlushWgrads moves them to the block with the ops.
+  std::vector<MemAction> pending_wgrad_mem;
   // While a fused F&B pair is built (adaptive pipe): the backward task's last
   // weight gradients stay pending, issued after the fused pair.
   bool defer_wgrads = false;

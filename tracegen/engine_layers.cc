@@ -383,6 +383,7 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
   // nothing in the chunk waits for and which is issued after the chain's
   // next expert all-to-all, so that it computes while that all-to-all flies.
   const bool wsplit = SplitsA2A();
+  bool wgrad_pending = false;  // a weight gradient of this layer not yet in the block
   auto split_w = [&](int32_t dep) {
     Op& o = b.ops.back();
     const bool matmul = o.name == kMatMulQProj || o.name == kMatMulKvProj || o.name == kMatMulQkvProj ||
@@ -403,6 +404,7 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
     w.dep2 = -1;
     w.wait_prefetch = -1;
     r.pending_wgrads.push_back(w);
+    wgrad_pending = true;
   };
   bool selective_done = false;
   // The op that waits for the swap-in is the first one reading a swapped
@@ -461,7 +463,10 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
     // Pending weight gradients are issued right after the next expert
     // all-to-all (issued just before it, measured on the 718B preset: 6.8%
     // instead of 4.7% of EP time unmasked with balanced routing).
-    if (fwd[i].cat == Category::kCollective && fwd[i].cclass == CommClass::kEP && !r.zb_wgrads) FlushWgrads(r, b);
+    if (fwd[i].cat == Category::kCollective && fwd[i].cclass == CommClass::kEP && !r.zb_wgrads) {
+      FlushWgrads(r, b);
+      wgrad_pending = false;
+    }
     if (overlap && fwd[i].ckind == CollectiveKind::kAllToAllV &&
         (fwd[i].name == kAllToAllVCombine || fwd[i].name == kAllToAllVCombineInter)) {
       // Shared expert backward overlaps the combine-gradient all-to-all.
@@ -494,10 +499,21 @@ void EngineImpl::LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, 
     }
   }
   int32_t last = chain;
-  b.mem.push_back({last, true, uint8_t(CounterKind::kMemActivations), -rec.kept});
+  // The layer's activations (kept and recomputed) are read by its weight
+  // gradients too (x^T dy). Adaptive pipe issues some of them later (after
+  // the next layer's expert all-to-all, after a fused pair, after a
+  // cooldown chunk's p2p send): the release waits for the layer's last one,
+  // as MindSpeed's WeightGradStore and DualPipe's weight chunk hold their
+  // inputs. Those already in the block precede `last` on the compute stream.
+  std::vector<MemAction>* rel = &b.mem;
+  if (wgrad_pending) {
+    rel = &r.pending_wgrad_mem;
+    last = int32_t(r.pending_wgrads.size()) - 1;
+  }
+  rel->push_back({last, true, uint8_t(CounterKind::kMemActivations), -rec.kept});
   if (recompute_first >= 0 && rec.extra > 0) {
     b.mem.push_back({recompute_first, false, uint8_t(CounterKind::kMemRecompute), rec.extra});
-    b.mem.push_back({last, true, uint8_t(CounterKind::kMemRecompute), -rec.extra});
+    rel->push_back({last, true, uint8_t(CounterKind::kMemRecompute), -rec.extra});
   }
   (void)first_bwd;
   r.acts.erase(RankSim::ActKey(mb, layer));

@@ -161,8 +161,14 @@ void EngineImpl::BuildItem(RankSim& r, const PipeItem& it, Block& b) const {
 }
 
 void EngineImpl::FlushWgrads(RankSim& r, Block& b) const {
+  const int32_t base = int32_t(b.ops.size());
   for (const Op& w : r.pending_wgrads) b.ops.push_back(w);
+  for (MemAction m : r.pending_wgrad_mem) {
+    m.op += base;
+    b.mem.push_back(m);
+  }
   r.pending_wgrads.clear();
+  r.pending_wgrad_mem.clear();
 }
 
 void EngineImpl::BuildHalves(RankSim& r, const PipeTask& t, Block& b) const {
