@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "formats/native/native_writer.h"
@@ -21,9 +23,13 @@ std::string ReadBytes(const std::string& path) {
   return ss.str();
 }
 
-// The native bytes of `c` generated on `threads` threads.
+// The native bytes of `c` generated on `threads` threads. The file is named
+// by test and process: ctest -j runs these tests at once in one TempDir, and
+// a shared name let one test read another's file (a flaky mismatch).
 std::string NativeBytes(const RunConfig& c, const std::vector<int32_t>& ranks, int threads) {
-  std::string path = ::testing::TempDir() + "threads_" + std::to_string(threads) + ".mtrace";
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string path = ::testing::TempDir() + "threads_" + t->name() + "_" + std::to_string(::getpid()) + "_" +
+                     std::to_string(threads) + ".mtrace";
   auto sink = CreateNativeSink(path);
   Generate(c, ranks, *sink, {}, threads);
   return ReadBytes(path);

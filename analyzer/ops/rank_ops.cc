@@ -121,8 +121,11 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   // the row, and the rank is found among them (nth_element over a few, not
   // over every duration of the row).
   struct Want {
-    int64_t lo = 0, last = 0;  // the bucket's values [lo, last] within the row's [min, max]
-    bool gather = false;       // false: the percentile is known without a gather
+    // The bucket's values [lo, last] within the row's [min, max]; empty by
+    // default: the gather tests every duration against every Want, and a
+    // known percentile's Want must count none (its spare slot is one wide).
+    int64_t lo = 0, last = -1;
+    bool gather = false;  // false: the percentile is known without a gather
     size_t k = 0;            // 0-based rank within the bucket
     size_t at = 0, n = 0;    // its durations: s->kept_buf[at, at + n)
   };

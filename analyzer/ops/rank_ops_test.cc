@@ -187,6 +187,37 @@ TEST(RankOps, ExactPercentilesInTheTopBucket) {
   EXPECT_EQ(ops.rows[0].p99, base + 300);
 }
 
+// Zero-length ops in a row whose percentiles are known without a gather,
+// beside a row that needs one: the gather must not count the zeros for the
+// known row (review fix: its empty bucket range was [0, 0], so every zero
+// was written past its one spare slot; ASan caught the heap overflow).
+TEST(RankOps, ZeroDurationsBesideAGatheredRow) {
+  Builder b;
+  const size_t comp = b.Track(TrackKind::kDeviceStream, "compute");
+  TimeNs ts = 0;
+  for (int k = 0; k < 400; ++k) {
+    b.Op(comp, Category::kCompute, "EmptyOp", ts, 0);
+    ts += 1;
+    const int64_t d = 1000 + (k * 37) % 500;  // 1000..1499: several 16th-octave buckets
+    b.Op(comp, Category::kCompute, "MatMulV2", ts, d);
+    ts += d + 1;
+  }
+  const RankOps ops = Summarize(b.r);
+  ASSERT_EQ(ops.rows.size(), 2u);
+  std::vector<int64_t> sorted;
+  for (int k = 0; k < 400; ++k) sorted.push_back(1000 + (k * 37) % 500);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& row : ops.rows) {
+    if (row.max == 0) {
+      EXPECT_EQ(row.p50, 0);
+      EXPECT_EQ(row.p99, 0);
+    } else {
+      EXPECT_EQ(row.p50, sorted[199]);  // k = ceil(0.5 * 400) = 200
+      EXPECT_EQ(row.p99, sorted[395]);  // k = ceil(0.99 * 400) = 396
+    }
+  }
+}
+
 TEST(RankOps, ClassSharesSumToOneInTheJson) {
   Trace t;
   t.metadata.source = "test";

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include "formats/native/native_writer.h"
 #include "formats/sample_trace.h"
 
@@ -52,7 +54,7 @@ TEST(NativeEncoder, EncodedOnThreadsSameBytesAsAddRank) {
 
 TEST(NativeEncoder, ForeignEncodedRankIsRejected) {
   struct Other : EncodedRank {};
-  auto sink = CreateNativeSink(::testing::TempDir() + "enc_c.mtrace");
+  auto sink = CreateNativeSink(::testing::TempDir() + "enc_c_" + std::to_string(::getpid()) + ".mtrace");
   EXPECT_THROW(sink->AddEncoded(std::make_unique<Other>()), std::invalid_argument);
   MemorySink memory;
   EXPECT_EQ(memory.CreateEncoder(), nullptr);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -310,7 +312,7 @@ TEST(RlEmit, CardOutsideThePlanThrows) {
 }
 
 TEST(RlEmit, CardsRoundTripThroughTheNativeFormat) {
-  const std::string path = ::testing::TempDir() + "rl_emit_roundtrip.mtrace";
+  const std::string path = ::testing::TempDir() + "rl_emit_roundtrip_" + std::to_string(::getpid()) + ".mtrace";
   std::vector<Rank> cards;
   {
     auto sink = CreateNativeSink(path);

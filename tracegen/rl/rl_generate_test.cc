@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -24,7 +26,7 @@ const Plan& SharedPlan() {
 }
 
 std::string Generated(const std::vector<int32_t>& cards, int threads, GenerateSummary* s = nullptr) {
-  const std::string path = ::testing::TempDir() + "rl_gen_" + std::to_string(threads) + ".mtrace";
+  const std::string path = ::testing::TempDir() + "rl_gen_" + std::to_string(threads) + "_" + std::to_string(::getpid()) + ".mtrace";
   {
     auto sink = CreateNativeSink(path);
     GenerateSummary got = GeneratePlan(SharedPlan(), cards, *sink, {}, threads);
@@ -46,7 +48,7 @@ TEST(RlGenerate, SameBytesForAnyThreadCount) {
 }
 
 TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
-  const std::string path = ::testing::TempDir() + "rl_gen_meta.mtrace";
+  const std::string path = ::testing::TempDir() + "rl_gen_meta_" + std::to_string(::getpid()) + ".mtrace";
   {
     auto sink = CreateNativeSink(path);
     std::vector<int> progress;
