@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <unordered_map>
 #include <utility>
@@ -21,6 +22,20 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::Reflection;
+
+// Set by WriteStableJson while it runs on this thread: where a full chunk
+// of the document goes (null: ToStableJson, the whole document in `out`).
+thread_local const std::function<void(std::string_view)>* t_sink = nullptr;
+// A chunk: big enough that the writes are few, small enough to stay in
+// cache; the buffer is reused, so no page is zeroed or copied twice.
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
+void MaybeFlush(std::string* out) {
+  if (t_sink != nullptr && out->size() >= kChunkBytes) {
+    (*t_sink)(*out);
+    out->clear();
+  }
+}
 
 void Indent(std::string* out, int depth) { out->append(static_cast<size_t>(depth) * 2, ' '); }
 
@@ -156,6 +171,7 @@ void AppendMessage(std::string* out, const Message& m, int depth) {
           Indent(out, depth + 2);
           AppendValue(out, m, f, k, depth + 2);
           out->append(k + 1 < n ? ",\n" : "\n");
+          MaybeFlush(out);
         }
         Indent(out, depth + 1);
         out->append("]");
@@ -185,6 +201,19 @@ std::string ToStableJson(const google::protobuf::Message& message) {
   AppendMessage(&out, message, 0);
   out.push_back('\n');
   return out;
+}
+
+void WriteStableJson(const google::protobuf::Message& message,
+                     const std::function<void(std::string_view)>& sink) {
+  struct Reset {
+    ~Reset() { t_sink = nullptr; }
+  } reset;
+  t_sink = &sink;
+  std::string out;
+  out.reserve(kChunkBytes + kChunkBytes / 4);
+  AppendMessage(&out, message, 0);
+  out.push_back('\n');
+  sink(out);
 }
 
 }  // namespace moetrace

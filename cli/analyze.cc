@@ -41,7 +41,11 @@ int RunAnalyze(const AnalyzeArgs& args) {
     // Process 0 alone writes; a failure there (a full disk) ends every process.
     OnFirstProcess(comm, [&] {
       fmt::print("{}", FormatSummary(result));
-      if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(result));
+      if (!args.json.empty()) {
+        AtomicFile file(args.json);
+        WriteStableJson(result, [&](std::string_view chunk) { file.Write(chunk); });
+        file.Commit();
+      }
     });
     return result.skipped_ranks_size() > 0 ? kSkippedRanksExit : 0;
   });
