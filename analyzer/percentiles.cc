@@ -6,9 +6,9 @@
 
 namespace moetrace {
 
-// A histogram on the high bits finds the bucket of each rank; one more pass
-// gathers the values of those (at most 3) buckets, and a selection inside
-// each gives the exact value. Three linear passes in all.
+// A 4096-bucket histogram on the high bits finds the bucket of each rank;
+// one more pass gathers the values of those (at most 3) buckets, and a
+// selection inside each gives the exact value. Three linear passes in all.
 void NearestRankPercentiles(const int64_t* v, size_t n, std::vector<int64_t>* scratch,
                             int64_t* p50, int64_t* p90, int64_t* p99, int64_t max) {
   *p50 = *p90 = *p99 = 0;
@@ -18,20 +18,12 @@ void NearestRankPercentiles(const int64_t* v, size_t n, std::vector<int64_t>* sc
     mx = 0;
     for (size_t i = 0; i < n; ++i) mx = std::max(mx, v[i]);
   }
-  // About 4 values per bucket (64 to 4096 buckets): `analyze` calls this
-  // once per rank on a few thousand launch delays, where clearing and
-  // summing a fixed 4096 x 4 table cost more than the values themselves.
-  // Fewer buckets only widen the gathered ones; the result is exact either way.
-  size_t nb = 64;
-  while (nb < 4096 && nb * 4 < n) nb *= 2;
   int shift = 0;
-  while ((mx >> shift) >= static_cast<int64_t>(nb)) ++shift;
+  while ((mx >> shift) >= 4096) ++shift;
   // Four interleaved histograms, summed after: values often repeat (a
   // launch delay is the same few ns on an idle device), and one histogram
-  // would make each increment wait for the previous one's store. Only the
-  // first nb + 1 entries of each are cleared and read.
-  std::array<std::array<uint32_t, 4097>, 4> part;
-  for (auto& h : part) std::fill_n(h.begin(), nb + 1, 0u);
+  // would make each increment wait for the previous one's store.
+  std::array<std::array<uint32_t, 4097>, 4> part{};
   auto bucket_of = [&](int64_t x) { return static_cast<size_t>(std::max<int64_t>(x, 0) >> shift); };
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -42,7 +34,7 @@ void NearestRankPercentiles(const int64_t* v, size_t n, std::vector<int64_t>* sc
   }
   for (; i < n; ++i) ++part[0][bucket_of(v[i])];
   std::array<uint32_t, 4097> count;
-  for (size_t b = 0; b <= nb; ++b) count[b] = part[0][b] + part[1][b] + part[2][b] + part[3][b];
+  for (size_t b = 0; b < count.size(); ++b) count[b] = part[0][b] + part[1][b] + part[2][b] + part[3][b];
 
   // The rank k (0-based) of each percentile, its bucket, and the number of
   // values below that bucket. Ranks ascend, so buckets do too.
@@ -58,7 +50,7 @@ void NearestRankPercentiles(const int64_t* v, size_t n, std::vector<int64_t>* sc
   }
   // Gather the distinct buckets' values, each bucket contiguous: bucket
   // j starts at the sum of the counts of the distinct buckets before it.
-  size_t start[3], total = 0;
+  size_t start[3], fill[3], total = 0;
   for (int j = 0; j < 3; ++j) {
     if (j > 0 && bucket[j] == bucket[j - 1]) {
       start[j] = start[j - 1];
@@ -67,25 +59,16 @@ void NearestRankPercentiles(const int64_t* v, size_t n, std::vector<int64_t>* sc
     start[j] = total;
     total += count[bucket[j]];
   }
-  // Branch-free: a value outside the three buckets is written to one spare
-  // slot past the end (about half the values fall between b0 and b2, so a
-  // branch on the bucket would be mispredicted often).
-  scratch->resize(total + 1);
+  scratch->resize(total);
   int64_t* out = scratch->data();
-  const size_t spare = total;
-  size_t f0 = start[0], f1 = start[1], f2 = start[2];
+  for (int j = 0; j < 3; ++j) fill[j] = start[j];
   const size_t b0 = bucket[0], b1 = bucket[1], b2 = bucket[2];
   for (size_t i = 0; i < n; ++i) {
     const size_t x = static_cast<size_t>(std::max<int64_t>(v[i], 0) >> shift);
-    // A bucket shared by two ranks is filled once, through the first.
-    const bool e0 = x == b0;
-    const bool e1 = x == b1 && !e0;
-    const bool e2 = x == b2 && !e0 && !e1;
-    const size_t at = e0 ? f0 : e1 ? f1 : e2 ? f2 : spare;
-    out[at] = v[i];
-    f0 += e0;
-    f1 += e1;
-    f2 += e2;
+    if (x < b0 || x > b2) continue;
+    if (x == b0) out[fill[0]++] = v[i];
+    else if (x == b1) out[fill[1]++] = v[i];
+    else if (x == b2) out[fill[2]++] = v[i];
   }
   int64_t* res[3] = {p50, p90, p99};
   for (int j = 0; j < 3; ++j) {
