@@ -169,24 +169,6 @@ TEST(RankOps, ExactPercentilesOfAJitteredRowMatchASort) {
   EXPECT_GT(want.size(), 60u);  // far more buckets than the 32 of the window
 }
 
-// Durations in the top log bucket, [31 * 2^58, 2^63): its end does not fit
-// in an int64_t; the percentiles are still the exact ones (review: the
-// gather's bound used to overflow and leave p50 at 0).
-TEST(RankOps, ExactPercentilesInTheTopBucket) {
-  Builder b;
-  const int64_t base = int64_t{31} << 58;
-  const std::vector<int64_t> durs = {base + 300, base + 100, base + 200};
-  for (int s = 0; s < 3; ++s) {
-    const std::string name = "stream " + std::to_string(s);
-    const size_t t = b.Track(TrackKind::kDeviceStream, name.c_str());
-    b.Op(t, Category::kCompute, "gemm_k", 1, durs[static_cast<size_t>(s)]);
-  }
-  const RankOps ops = Summarize(b.r);
-  ASSERT_EQ(ops.rows.size(), 1u);
-  EXPECT_EQ(ops.rows[0].p50, base + 200);  // k = ceil(0.5 * 3) = 2
-  EXPECT_EQ(ops.rows[0].p99, base + 300);
-}
-
 // Zero-length ops in a row whose percentiles are known without a gather,
 // beside a row that needs one: the gather must not count the zeros for the
 // known row (review fix: its empty bucket range was [0, 0], so every zero
