@@ -15,17 +15,11 @@
 
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "tracegen/simulate_for_test.h"
 #include "tracegen/schedule.h"
 
 namespace moetrace::tracegen {
 namespace {
-
-Trace Simulate(std::vector<std::string> sets, std::vector<int32_t> ranks = {}) {
-  RunConfig c = BuildConfig({"tiny-moe", "", sets, 0});
-  MemorySink sink;
-  Generate(c, ranks, sink);
-  return std::move(sink.trace());
-}
 
 struct Instance {
   std::vector<TimeNs> start, end;
@@ -65,7 +59,7 @@ std::vector<std::string> TwoNodes(const char* kind) {
 }
 
 TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
-  Trace flat = Simulate(TwoNodes("1f1b")), ad = Simulate(TwoNodes("adaptive_pipe"));
+  Trace flat = SimulateTinyMoe(TwoNodes("1f1b")), ad = SimulateTinyMoe(TwoNodes("adaptive_pipe"));
   EXPECT_TRUE(Instances(ad, "HcomAllToAllV_dispatch").empty());
   auto whole = Instances(flat, "HcomAllToAllV_dispatch");
   auto inter = Instances(ad, "HcomAllToAllV_dispatch_inter");
@@ -112,7 +106,7 @@ TEST(Adaptive, HierarchicalAllToAllRunsAsItsTwoSteps) {
 }
 
 TEST(Adaptive, EachStepWaitsOnlyForItsOwnMembers) {
-  Trace ad = Simulate(TwoNodes("adaptive_pipe"));
+  Trace ad = SimulateTinyMoe(TwoNodes("adaptive_pipe"));
   int differ = 0;
   for (const char* name : {"HcomAllToAllV_dispatch_inter", "HcomAllToAllV_dispatch_intra",
                            "HcomAllToAllV_combine_intra", "HcomAllToAllV_combine_inter"}) {
@@ -164,8 +158,8 @@ TEST(Adaptive, UnpairedChunkRunsAsTwoOverlappingHalves) {
   auto plain = base, ad = base;
   plain.push_back("schedule.kind=1f1b");
   ad.push_back("schedule.kind=adaptive_pipe");
-  auto [n1, f1, e1, s1] = Forward(Simulate(plain, {0}), 0, 0);
-  auto [n2, f2, e2, s2] = Forward(Simulate(ad, {0}), 0, 0);
+  auto [n1, f1, e1, s1] = Forward(SimulateTinyMoe(plain, {0}), 0, 0);
+  auto [n2, f2, e2, s2] = Forward(SimulateTinyMoe(ad, {0}), 0, 0);
   // Stage 0 holds 2 layers (the dense one, an MoE one) and the embedding:
   // 25 compute ops, each run twice with half of its FLOPs (the sum is exact).
   EXPECT_EQ(n1, 25);
@@ -189,8 +183,8 @@ TEST(Adaptive, WeightGradientsLeaveTheChainAndFollowTheAllToAll) {
           by_layer[tr.events.layer[i]].emplace_back(tr.events.ts[i], tr.events.flops[i]);
     return by_layer;
   };
-  Trace plain = Simulate({"steps=1", "schedule.kind=1f1b"}, {0});
-  Trace ad = Simulate({"steps=1", "schedule.kind=adaptive_pipe"}, {0});
+  Trace plain = SimulateTinyMoe({"steps=1", "schedule.kind=1f1b"}, {0});
+  Trace ad = SimulateTinyMoe({"steps=1", "schedule.kind=adaptive_pipe"}, {0});
   auto before = grads(plain, "GroupedMatmul_gate_upGrad"), after = grads(ad, "GroupedMatmul_gate_upGrad");
   auto dispatch = grads(ad, "HcomAllToAllV_dispatchGrad");
   ASSERT_EQ(before.size(), 1u);  // stage 0's one MoE layer
@@ -242,7 +236,7 @@ TEST(Adaptive, CombineGradientLaunchedAfterTheForwardAttentionsAllGather) {
   // gradient waits for the forward attention's TP all-gather issued after
   // it (MindSpeed's a2a_hooked_on_attention); without it, it would start as
   // soon as MoeFinalizeRoutingGrad ends, before that all-gather does.
-  Trace t = Simulate({"steps=1", "parallel.tp=2", "parallel.sp=true", "parallel.dp=4", "parallel.ep=4",
+  Trace t = SimulateTinyMoe({"steps=1", "parallel.tp=2", "parallel.sp=true", "parallel.dp=4", "parallel.ep=4",
                       "schedule.kind=adaptive_pipe"},
                      {0});
   std::vector<std::pair<TimeNs, TimeNs>> gathers;  // forward TP all-gathers
@@ -286,7 +280,7 @@ TEST(Adaptive, PairsLastWeightGradientsFollowTheForwardsTail) {
   // gradients are issued after the whole pair, so the forward's tail (and
   // its output's send) no longer queues behind them: the backward's last
   // compute op is a weight gradient starting after the forward's last one.
-  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {0});
+  Trace t = SimulateTinyMoe({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {0});
   const Rank& r = t.ranks[0];
   std::map<int, std::pair<TimeNs, TimeNs>> fwd_last;  // mb -> (start, end) of the last forward compute op
   std::map<int, std::pair<TimeNs, std::string>> bwd_last;  // mb -> (start, name) of the last backward one
@@ -318,7 +312,7 @@ TEST(Adaptive, CooldownBackwardSendsBeforeItsWeightGradients) {
   // gradients (q, kv and o projections, grouped gate-up and down, per layer;
   // the shared expert's backward runs whole beside the combine gradient),
   // each for the whole micro-batch, as DualPipe's cooldown does.
-  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {8});
+  Trace t = SimulateTinyMoe({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {8});
   const Rank& r = t.ranks[0];
   TimeNs send = -1;
   std::vector<std::pair<TimeNs, std::string>> bwd;  // backward compute ops of micro-batch 7
@@ -358,7 +352,7 @@ TEST(Adaptive, HoldsHalfOfDualPipesWeights) {
   ad.push_back("schedule.kind=adaptive_pipe");
   ad.push_back("parallel.vpp=2");
   const std::vector<int32_t> ranks = {0, 8};  // stage 0 and stage 1
-  const int64_t w_dual = Weights(Simulate(dual, ranks)), w_ad = Weights(Simulate(ad, ranks));
+  const int64_t w_dual = Weights(SimulateTinyMoe(dual, ranks)), w_ad = Weights(SimulateTinyMoe(ad, ranks));
   EXPECT_EQ(w_ad, 235110400);  // bf16 weights of tiny-moe's 8 layers, embedding and head, EP 8
   EXPECT_EQ(w_dual, 2 * w_ad);
 }
@@ -369,7 +363,7 @@ TEST(Adaptive, ActivationsStayUntilTheLastWeightGradientReadsThem) {
   // weight gradient computes x^T dy, so the layer's kept activations stay
   // until its last one has run: the activation counter falls to 0 at the
   // end of the last weight gradient, not at the end of the input gradients.
-  Trace t = Simulate({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {8});
+  Trace t = SimulateTinyMoe({"steps=1", "parallel.global_batch_size=64", "schedule.kind=adaptive_pipe"}, {8});
   const Rank& r = t.ranks[0];
   TimeNs send = -1;
   std::vector<std::pair<TimeNs, TimeNs>> compute;  // backward compute ops of micro-batch 7: (start, end)

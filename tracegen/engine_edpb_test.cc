@@ -11,16 +11,10 @@
 #include "tracegen/config.h"
 #include "tracegen/documents.h"
 #include "tracegen/generate.h"
+#include "tracegen/simulate_for_test.h"
 
 namespace moetrace::tracegen {
 namespace {
-
-Trace Simulate(std::vector<std::string> sets, std::vector<int32_t> ranks = {}) {
-  RunConfig c = BuildConfig({"tiny-moe", "", sets, 0});
-  MemorySink sink;
-  Generate(c, ranks, sink);
-  return std::move(sink.trace());
-}
 
 // FLOPs of the forward FlashAttentionScore ops of a rank's first layer,
 // per micro-batch.
@@ -52,10 +46,10 @@ int Count(const Rank& r, const std::string& name, Phase phase) {
 constexpr double kFullAttention = 1342177280.0;
 
 TEST(EngineEdpb, PackedDocumentsCutAttentionWork) {
-  EXPECT_EQ(AttentionFlops(Simulate({"steps=1"}, {0}).ranks[0], 0),
+  EXPECT_EQ(AttentionFlops(SimulateTinyMoe({"steps=1"}, {0}).ranks[0], 0),
             std::vector<uint64_t>(4, uint64_t(kFullAttention)));
   // Four documents of 256 tokens per sequence: 4 * 256^2 = a quarter of 1024^2.
-  Trace t = Simulate({"steps=1", "data.doc_distribution=fixed", "data.doc_mean=256"}, {0});
+  Trace t = SimulateTinyMoe({"steps=1", "data.doc_distribution=fixed", "data.doc_mean=256"}, {0});
   EXPECT_EQ(AttentionFlops(t.ranks[0], 0), std::vector<uint64_t>(4, 335544320u));
 }
 
@@ -73,7 +67,7 @@ TEST(EngineEdpb, AttentionPerDpRankFollowsTheDocumentsAndEdpbRearrangesThem) {
     d.rearrange = edpb;
     const std::vector<double> f = d.AttentionFactors(0);
     // Stage 0's ranks 0..7 are DP ranks 0..7 (TP 1).
-    Trace t = Simulate({"steps=1", "data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1",
+    Trace t = SimulateTinyMoe({"steps=1", "data.doc_distribution=lognormal", "data.doc_mean=256", "data.doc_sigma=1",
                         std::string("routing.edpb=") + (edpb ? "true" : "false")},
                        {0, 1, 2, 3, 4, 5, 6, 7});
     double worst_sum = 0;
@@ -96,7 +90,7 @@ TEST(EngineEdpb, AttentionPerDpRankFollowsTheDocumentsAndEdpbRearrangesThem) {
 TEST(EngineEdpb, MtpModuleRunsOnTheLastStage) {
   // Stage 1 (rank 8) holds layers 2 and 3, the LM head, and the MTP module:
   // its input (embedding, norms, projection), layer 4, the head again.
-  Trace t = Simulate({"steps=1", "model.mtp_layers=1", "model.mtp_modelled=true"}, {0, 8});
+  Trace t = SimulateTinyMoe({"steps=1", "model.mtp_layers=1", "model.mtp_modelled=true"}, {0, 8});
   const Rank& first = t.ranks[0];
   const Rank& last = t.ranks[1];
   EXPECT_EQ(Count(first, "MatMul_mtp_proj", Phase::kForward), 0);
@@ -106,7 +100,7 @@ TEST(EngineEdpb, MtpModuleRunsOnTheLastStage) {
   EXPECT_EQ(Count(last, "FlashAttentionScore", Phase::kForward), 3 * 4);
   EXPECT_EQ(AttentionFlops(last, 4).size(), 4u);
   // Without mtp_modelled the layer is recorded only (today's traces).
-  Trace off = Simulate({"steps=1", "model.mtp_layers=1"}, {8});
+  Trace off = SimulateTinyMoe({"steps=1", "model.mtp_layers=1"}, {8});
   EXPECT_EQ(Count(off.ranks[0], "MatMul_mtp_proj", Phase::kForward), 0);
   EXPECT_EQ(Count(off.ranks[0], "MatMul_lm_head", Phase::kForward), 4);
 }
@@ -123,9 +117,9 @@ TEST(EngineEdpb, BalancedSplitMovesLayersOffTheHeadAndMtpStage) {
   // last stage carries more than the four layers of the model even with
   // none of its own: the balanced split gives stage 0 all four layers and
   // stage 1 the head and the MTP module only (Megatron's "...|mL").
-  Trace even = Simulate({"steps=1"}, {0});
+  Trace even = SimulateTinyMoe({"steps=1"}, {0});
   EXPECT_EQ(Split(even), "");
-  Trace bal = Simulate({"steps=1", "parallel.balance_stages=true", "model.mtp_layers=1", "model.mtp_modelled=true"},
+  Trace bal = SimulateTinyMoe({"steps=1", "parallel.balance_stages=true", "model.mtp_layers=1", "model.mtp_modelled=true"},
                        {0, 8});
   EXPECT_EQ(Split(bal), "4,0");
   EXPECT_EQ(AttentionFlops(bal.ranks[0], 3).size(), 4u);  // layer 3 moved to stage 0

@@ -11,6 +11,7 @@
 #include "formats/errors.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "tracegen/simulate_for_test.h"
 #include "tracegen/model.h"
 
 namespace moetrace::tracegen {
@@ -49,13 +50,6 @@ TEST(CopyShare, EqualSharesRemainderRotatedByMember) {
   EXPECT_EQ(CopyShare(7, 1, 0, 5), 7);
 }
 
-Trace Simulate(std::vector<std::string> sets) {
-  RunConfig c = BuildConfig({"tiny-moe", "", sets, 0});
-  MemorySink sink;
-  Generate(c, {}, sink);
-  return std::move(sink.trace());
-}
-
 double FirstSample(const Rank& r, CounterKind kind) {
   for (const Track& t : r.tracks) {
     if (t.kind == TrackKind::kCounter && t.counter == kind && !t.sample_value.empty()) return t.sample_value[0];
@@ -65,8 +59,8 @@ double FirstSample(const Rank& r, CounterKind kind) {
 }
 
 TEST(RedundantExperts, CopiesTakeTheirShareAndCostWeightsAndGradients) {
-  const Trace base = Simulate({"routing.skew=2"});
-  const Trace with = Simulate({"routing.skew=2", "routing.redundant_experts=4"});
+  const Trace base = SimulateTinyMoe({"routing.skew=2"});
+  const Trace with = SimulateTinyMoe({"routing.skew=2", "routing.redundant_experts=4"});
   ASSERT_EQ(base.ranks.size(), with.ranks.size());
   const ModelShape shape(BuildConfig({"tiny-moe", "", {}, 0}));
   // One expert's weights per rank: 3 matrices of hidden x expert_ffn (TP 1).

@@ -3,7 +3,6 @@
 // independently, from the raw file with a plain simdjson DOM pass.
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "formats/kineto/kineto_importer.h"
+#include "formats/kineto/read_text_for_test.h"
 #include "formats/real_traces_dir.h"
 
 namespace moetrace {
@@ -23,17 +23,6 @@ namespace fs = std::filesystem;
 
 std::string TracesDir() {
   return RealTracesRoot() + "/kineto";
-}
-
-std::string ReadAllText(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files as they are
-  std::string out;
-  if (!f) return out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
-  gzclose(f);
-  return out;
 }
 
 std::vector<std::string> TraceFiles(const fs::path& dir) {
@@ -177,7 +166,7 @@ bool IsDeviceOp(Category c) {
 
 void CheckFile(const std::string& path) {
   SCOPED_TRACE(path);
-  RawCounts raw = CountRaw(ReadAllText(path));
+  RawCounts raw = CountRaw(ReadKinetoText(path));
   auto src = OpenKineto(path);
   ASSERT_EQ(src->rank_count(), 1u);
   EXPECT_EQ(src->metadata().source, "kineto");
@@ -269,7 +258,7 @@ TEST(KinetoRealTraces, DirectoriesGiveOneRankPerFile) {
     ASSERT_EQ(src->rank_count(), files.size());
     std::multiset<int64_t> want, got;
     for (const std::string& f : files) {
-      RawCounts raw = CountRaw(ReadAllText(f));
+      RawCounts raw = CountRaw(ReadKinetoText(f));
       want.insert(raw.rank >= 0 ? raw.rank : 0);
     }
     for (size_t i = 0; i < src->rank_count(); ++i) got.insert(src->ReadRank(i).rank);

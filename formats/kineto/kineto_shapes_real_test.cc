@@ -6,7 +6,6 @@
 // launch's thread, written back as "[[a, b], [c]]".
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "formats/kineto/kineto_importer.h"
+#include "formats/kineto/read_text_for_test.h"
 #include "formats/real_traces_dir.h"
 
 namespace moetrace {
@@ -22,17 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace dom = simdjson::dom;
-
-std::string ReadAllText(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  std::string out;
-  if (!f) return out;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, size_t(n));
-  gzclose(f);
-  return out;
-}
 
 std::string OnlyFile(const std::string& set) {
   const fs::path dir = fs::path(RealTracesRoot()) / "kineto" / set;
@@ -159,7 +148,7 @@ Check CompareWithImport(const std::string& path, const Expected& want) {
 TEST(KinetoShapesReal, B200EagerEveryDeviceOpHasItsLaunchingOpsDims) {
   const std::string path = OnlyFile("b200-eager");
   if (path.empty()) GTEST_SKIP() << "no real traces (set MOETRACE_REAL_TRACES)";
-  const Expected want = Compute(ReadAllText(path));
+  const Expected want = Compute(ReadKinetoText(path));
   const Check c = CompareWithImport(path, want);
   // 929 device ops with a correlation: 927 launched inside a cpu_op with
   // Input Dims, 2 not (python3 over the same file gives the same split).
@@ -179,7 +168,7 @@ TEST(KinetoShapesReal, B200EagerEveryDeviceOpHasItsLaunchingOpsDims) {
 TEST(KinetoShapesReal, LegacyResnet50ConvolutionKernels) {
   const std::string path = OnlyFile("legacy-resnet50");
   if (path.empty()) GTEST_SKIP() << "no real traces (set MOETRACE_REAL_TRACES)";
-  const Expected want = Compute(ReadAllText(path));
+  const Expected want = Compute(ReadKinetoText(path));
   const Check c = CompareWithImport(path, want);
   EXPECT_EQ(c.device_ops, 9096);
   EXPECT_EQ(c.with_shape, 9096);
@@ -213,7 +202,7 @@ TEST(KinetoShapesReal, OtherSetsAgreeWithTheRawFile) {
     int64_t with_shape = 0;
     for (const auto& f : fs::directory_iterator(dir)) {
       const std::string path = f.path().string();
-      with_shape += CompareWithImport(path, Compute(ReadAllText(path))).with_shape;
+      with_shape += CompareWithImport(path, Compute(ReadKinetoText(path))).with_shape;
     }
     EXPECT_EQ(with_shape, linked) << set;
   }
