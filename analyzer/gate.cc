@@ -166,9 +166,24 @@ analysis::Analysis ParseAnalysisJson(std::string_view json, std::string_view fil
 analysis::Analysis LoadAnalysisJson(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) ThrowInputError(path, "", "cannot open the analysis document");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseAnalysisJson(ss.str(), path);
+  // Read in one piece when the size is known: a stringstream copied the
+  // 106 MB document of the 718B trace twice (~10% of `diff`'s CPU).
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size > 0) {
+    text.resize(static_cast<size_t>(size));
+    in.seekg(0);
+    in.read(text.data(), size);
+    text.resize(static_cast<size_t>(in.gcount()));
+  } else {  // a pipe, or a file whose size is not known
+    in.clear();
+    in.seekg(0);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = std::move(ss).str();
+  }
+  return ParseAnalysisJson(text, path);
 }
 
 std::string FormatMetricValue(std::string_view path, double v) {

@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "analyzer/diff/diff.h"
@@ -10,9 +11,10 @@
 #include "analyzer/stable_json.h"
 #include "cli/commands.h"
 #include "cli/processes.h"
+#include "cli/progress.h"
 #include "formats/atomic_file.h"
 #include "reports/diff_html.h"
-#include "reports/inputs.h"
+#include "reports/input_pair.h"
 
 namespace moetrace::cli {
 namespace {
@@ -25,13 +27,22 @@ struct DiffArgs {
 int RunDiff(const DiffArgs& args) {
   return RunOnProcesses([&](Communicator& comm) {
     // Each side is a trace (analyzed as `analyze` does) or a saved
-    // `analyze --json` (detected by LoadInputs from its first key).
-    LoadedInputs a = LoadInputs({args.a}, args.threads, AnalyzeProgress(comm), comm);
-    a.trace.reset();  // only the analysis is compared
-    LoadedInputs b = LoadInputs({args.b}, args.threads, AnalyzeProgress(comm), comm);
-    b.trace.reset();
+    // `analyze --json` (detected from its first key); two saved ones are
+    // parsed side by side (reports/input_pair.h).
+    InputPairProgress progress;
+    progress.analyze_a = AnalyzeProgress(comm, "A: analyzing ranks");
+    progress.analyze_b = AnalyzeProgress(comm, "B: analyzing ranks");
+    std::optional<Progress> parsing;
+    if (comm.rank() == 0) {
+      progress.parse = [&parsing](size_t done, size_t total) {
+        if (!parsing) parsing.emplace("parsing saved analyses", total);
+        parsing->Update(done);
+        if (done == total) parsing.reset();  // clears the line before the table
+      };
+    }
+    const InputPair in = LoadInputPair(args.a, args.b, args.threads, progress, comm);
     OnFirstProcess(comm, [&] {
-      const analysis::Diff diff = BuildDiff(a.analysis, b.analysis, args.a, args.b);
+      const analysis::Diff diff = BuildDiff(in.a, in.b, args.a, args.b);
       if (!args.json.empty()) WriteFileAtomically(args.json, ToStableJson(diff));
       if (!args.md.empty()) WriteFileAtomically(args.md, DiffMarkdown(diff));
       if (!args.html.empty()) WriteFileAtomically(args.html, RenderDiffHtml(diff));

@@ -58,10 +58,11 @@ int RunOnFirstProcess(const std::function<int()>& run) {
   });
 }
 
-std::function<void(size_t, size_t)> AnalyzeProgress(const Communicator& comm) {
+std::function<void(size_t, size_t)> AnalyzeProgress(const Communicator& comm,
+                                                    std::string label) {
   if (comm.rank() != 0 || !isatty(STDERR_FILENO)) return {};
-  return [](size_t done, size_t total) {
-    fmt::print(stderr, "\ranalyzing ranks: {}/{}", done, total);
+  return [label = std::move(label)](size_t done, size_t total) {
+    fmt::print(stderr, "\r{}: {}/{}", label, done, total);
     if (done == total) fmt::print(stderr, "\r\033[K");
   };
 }

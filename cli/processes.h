@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 #include "analyzer/mpi/communicator.h"
 
@@ -26,7 +27,9 @@ int RunOnProcesses(const std::function<int(Communicator&)>& body);
 // mpirun never has every process write the same file. Alone: `run`.
 int RunOnFirstProcess(const std::function<int()>& run);
 
-// The "analyzing ranks: i/n" line, on process 0's terminal only (else empty).
-std::function<void(size_t, size_t)> AnalyzeProgress(const Communicator& comm);
+// The "analyzing ranks: i/n" line, on process 0's terminal only (else empty);
+// `label` replaces "analyzing ranks" (diff: which side).
+std::function<void(size_t, size_t)> AnalyzeProgress(const Communicator& comm,
+                                                    std::string label = "analyzing ranks");
 
 }  // namespace moetrace::cli
