@@ -1,6 +1,13 @@
 #include "analyzer/gate.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "analyzer/diff/diff_test_analyses.h"
 #include "analyzer/diff/gate_operators.h"
@@ -178,6 +185,31 @@ TEST(Gate, JsonRoundTripGivesTheSameVerdicts) {
     ADD_FAILURE() << "no error";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()).rfind("base.json: not an `analyze --json` document: ", 0), 0u) << e.what();
+  }
+}
+
+// LoadAnalysisJson reads a file in one piece (its size known), and a pipe
+// (`--baseline /dev/stdin`, size unknown) through the stream: the same analysis.
+TEST(Gate, LoadAnalysisJsonReadsFilesAndPipes) {
+  analysis::Analysis a = Sample();
+  a.add_warnings("w");
+  const std::string json = ToStableJson(a);
+  const std::string file = ::testing::TempDir() + "gate_load_" + std::to_string(getpid()) + ".json";
+  std::ofstream(file, std::ios::binary) << json;
+  EXPECT_EQ(ToStableJson(LoadAnalysisJson(file)), json);
+  const std::string fifo = file + ".fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << json; });
+  const analysis::Analysis from_pipe = LoadAnalysisJson(fifo);
+  writer.join();
+  EXPECT_EQ(ToStableJson(from_pipe), json);
+  std::remove(file.c_str());
+  std::remove(fifo.c_str());
+  try {
+    LoadAnalysisJson(file);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), file + ": cannot open the analysis document");
   }
 }
 
