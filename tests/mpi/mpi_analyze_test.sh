@@ -4,7 +4,7 @@
 # corrupt rank ends every process with exit 2 and its name, within seconds.
 #   mpi_analyze_test.sh MOETRACE CASE WORKDIR
 # CASE: tracegen | kineto | ascend-cluster | ascend-ranks | corrupt | corrupt-kineto | skip
-#       | report | gate | advise | generate | corrupt-report | fault
+#       | report | gate | diff | advise | generate | corrupt-report | fault
 # Real traces come from $MOETRACE_REAL_TRACES (default ../shared/traces next
 # to the source tree, passed by CMake); cases needing them exit 77 (skipped)
 # when absent.
@@ -100,6 +100,39 @@ case $case in
     same_command gate "$work/slow.mtrace" --baseline "$work/base.json" --junit @/g.xml --md @/g.md || rc=$?
     [ "$rc" = 1 ] || { echo "gate exit $rc on a regression, expected 1"; exit 1; }
     grep -q "^gate: FAIL" "$work/mpi/stdout"
+    ;;
+  diff)
+    # Every kind of pair (reports/input_pair.h: two saved analyses parsed side
+    # by side on process 0, a saved B parsed while trace A is analysed).
+    tiny64 "$work/a.mtrace"
+    tiny64 "$work/b.mtrace" --set host.task_queue=false
+    "$bin" analyze "$work/a.mtrace" --json "$work/a.json" >/dev/null
+    "$bin" analyze "$work/b.mtrace" --json "$work/b.json" >/dev/null
+    for pair in "a.mtrace b.mtrace" "a.json b.json" "a.mtrace b.json" "a.json b.mtrace"; do
+      read -r x y <<<"$pair"
+      rm -rf "$work/one" "$work/mpi"
+      same_command diff "$work/$x" "$work/$y" --json @/d.json --md @/d.md --html @/d.html
+      grep -q '"step_change_ns": [1-9]' "$work/mpi/d.json"
+    done
+    # A truncated saved side (still an analysis by its first key): exit 2,
+    # one message naming it, no output, no hang -- as A, and as B while
+    # trace A is analysed.
+    head -c 1000 "$work/a.json" >"$work/bad.json"
+    for pair in "bad.json b.mtrace" "a.mtrace bad.json" "a.json bad.json"; do
+      read -r x y <<<"$pair"
+      set +e
+      start=$(date +%s)
+      "${mpi[@]}" "$bin" diff "$work/$x" "$work/$y" --json "$work/bad-diff.json" \
+        >"$work/out.txt" 2>"$work/err.txt"
+      rc=$?
+      set -e
+      cat "$work/err.txt"
+      [ "$rc" = 2 ] || { echo "$pair: exit $rc, expected 2"; exit 1; }
+      [ $(( $(date +%s) - start )) -lt 30 ] || { echo "$pair: too slow: a hang?"; exit 1; }
+      [ "$(grep -c "moetrace: error: .*bad.json: not an \`analyze --json\` document" "$work/err.txt")" = 1 ] ||
+        { echo "$pair: expected one message naming bad.json"; exit 1; }
+      [ ! -e "$work/bad-diff.json" ] || { echo "$pair: a diff was written"; exit 1; }
+    done
     ;;
   advise)
     # 16 ranks keep the replays short.
