@@ -64,7 +64,8 @@ void AddDiffCommand(CLI::App& app) {
   sub->add_option("--json", args->json, "Write the diff as JSON (analyzer/proto/diff.proto) here");
   sub->add_option("--md", args->md, "Write a Markdown summary (PR-comment sized) here");
   sub->add_option("--html", args->html, "Write a self-contained HTML page here");
-  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  sub->add_option("--threads", args->threads,
+                  "Worker threads (default: all cores; 1 also parses two saved analyses in turn)");
   Register(sub, [args] { return RunDiff(*args); });
 }
 
