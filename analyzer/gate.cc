@@ -12,6 +12,7 @@
 #include "analyzer/diff/diff.h"
 #include "analyzer/diff/gate_operators.h"
 #include "analyzer/label_check.h"
+#include "analyzer/split_analysis_json.h"
 #include "formats/errors.h"
 
 namespace moetrace {
@@ -163,7 +164,7 @@ analysis::Analysis ParseAnalysisJson(std::string_view json, std::string_view fil
   return a;
 }
 
-analysis::Analysis LoadAnalysisJson(const std::string& path) {
+analysis::Analysis LoadAnalysisJson(const std::string& path, int threads) {
   std::ifstream in(path, std::ios::binary);
   if (!in) ThrowInputError(path, "", "cannot open the analysis document");
   // Read in one piece when the size is known: a stringstream copied the
@@ -183,7 +184,7 @@ analysis::Analysis LoadAnalysisJson(const std::string& path) {
     ss << in.rdbuf();
     text = std::move(ss).str();
   }
-  return ParseAnalysisJson(text, path);
+  return threads == 1 ? ParseAnalysisJson(text, path) : ParseAnalysisJsonSplit(text, path, threads);
 }
 
 std::string FormatMetricValue(std::string_view path, double v) {

@@ -58,8 +58,9 @@ struct GateResult {
 GateResult RunGate(const analysis::Analysis& baseline, const analysis::Analysis& current,
                    const std::vector<GateThreshold>& thresholds);
 
-// Reads a document written by `analyze --json`; throws InputError naming the file.
-analysis::Analysis LoadAnalysisJson(const std::string& path);
+// Reads a document written by `analyze --json`; throws InputError naming the
+// file. `threads` != 1: parsed by ParseAnalysisJsonSplit (0: all cores).
+analysis::Analysis LoadAnalysisJson(const std::string& path, int threads = 1);
 analysis::Analysis ParseAnalysisJson(std::string_view json, std::string_view file);
 
 // The terminal table: metric, baseline, current, delta, threshold, verdict.

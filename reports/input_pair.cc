@@ -1,6 +1,8 @@
 #include "reports/input_pair.h"
 
+#include <algorithm>
 #include <future>
+#include <thread>
 #include <utility>
 
 #include "analyzer/analyze_files.h"
@@ -31,6 +33,9 @@ InputPair LoadInputPair(const std::string& a, const std::string& b, int threads,
     saved_b = IsAnalysisJson(b);
   });
   const bool concurrent = threads != 1;
+  // Two documents at once: each gets half the threads (ParseAnalysisJsonSplit).
+  const int cores = threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  const int half = std::max(1, cores / 2);
   auto parsed = [&](size_t done, size_t total) {
     if (progress.parse) progress.parse(done, total);
   };
@@ -48,8 +53,8 @@ InputPair LoadInputPair(const std::string& a, const std::string& b, int threads,
       // B on a thread of its own, A on this one: a bad A throws first (the
       // future's destructor waits for B's parse), a bad B from get().
       std::future<analysis::Analysis> fb =
-          std::async(std::launch::async, [&b] { return LoadAnalysisJson(b); });
-      out.a = LoadAnalysisJson(a);
+          std::async(std::launch::async, [&b, half] { return LoadAnalysisJson(b, half); });
+      out.a = LoadAnalysisJson(a, half);
       parsed(1, 2);
       out.b = fb.get();
       parsed(2, 2);
@@ -59,7 +64,7 @@ InputPair LoadInputPair(const std::string& a, const std::string& b, int threads,
   if (saved_a) {
     OnFirstProcess(comm, [&] {
       parsed(0, 1);
-      out.a = LoadAnalysisJson(a);
+      out.a = LoadAnalysisJson(a, threads);  // alone: on every core
       parsed(1, 1);
     });
     out.b = AnalyzeTrace(b, threads, progress.analyze_b, comm);

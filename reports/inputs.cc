@@ -41,7 +41,7 @@ LoadedInputs LoadInputs(const std::vector<std::string>& inputs, int threads,
     }
   });
   if (saved) {
-    OnFirstProcess(comm, [&] { out.analysis = LoadAnalysisJson(inputs[0]); });
+    OnFirstProcess(comm, [&] { out.analysis = LoadAnalysisJson(inputs[0], threads); });
     return out;
   }
   AnalyzeOptions options;
