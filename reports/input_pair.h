@@ -26,11 +26,13 @@ struct InputPairProgress {
 
 // LoadInputs({a}) then LoadInputs({b}), with the same results and the same
 // errors (A's first when both are bad), but:
-//  - two saved analyses are parsed on two threads of process 0;
+//  - two saved analyses are parsed on two threads of process 0 (each cut
+//    into slices on half the threads when there are more than two:
+//    analyzer/split_analysis_json.h);
 //  - A a trace, B saved: B is parsed on a thread of process 0 while A is
 //    analysed (a bad B was reported after A's analysis before too);
-//  - A saved, B a trace: A is parsed first, alone, so that a bad A still
-//    fails before B's (possibly long) analysis;
+//  - A saved, B a trace: A is parsed first, on every thread (in slices),
+//    so that a bad A still fails before B's (possibly long) analysis;
 //  - two traces: analysed in turn, each on every core (AnalyzeDistributed),
 //    the first trace released before the second is opened.
 // `threads` == 1 parses in turn too. Collective over `comm`: process 0
