@@ -423,6 +423,8 @@ void Validate(const RunConfig& c) {
                         {"hardware.launch_ns", h.launch_ns()},
                         {"hardware.enqueue_ns", h.enqueue_ns()},
                         {"hardware.d2h_sync_ns", h.d2h_sync_ns()},
+                        {"host.python_op_ns", c.host().python_op_ns()},
+                        {"host.autograd_op_ns", c.host().autograd_op_ns()},
                         {"hardware.grouped_gemm_half_tokens", h.grouped_gemm_half_tokens()}}) {
     const bool per_op_ns = std::string_view(key).ends_with("_ns");
     if (per_op_ns && v > 1e12) KeyError(key, fmt::format("{:g} ns is implausibly large (at most 1e+12)", v));
@@ -454,6 +456,11 @@ RunConfig BuildConfig(const ConfigRequest& request) {
   if (!c.schedule().has_kind()) c.mutable_schedule()->set_kind("1f1b");
   if (!c.comm().has_a2a()) c.mutable_comm()->set_a2a("flat");
   if (!c.memory().has_recompute()) c.mutable_memory()->set_recompute("none");
+  // The issuing threads' own time per op (Python model code, the autograd
+  // engine), measured on the real torch_npu trace (tracegen/README.md): a
+  // property of PyTorch and the training code, the same for every preset.
+  if (!c.host().has_python_op_ns()) c.mutable_host()->set_python_op_ns(kPythonOpNs);
+  if (!c.host().has_autograd_op_ns()) c.mutable_host()->set_autograd_op_ns(kAutogradOpNs);
   rl::ApplyRlDefaults(&c);  // leaves a config without rl untouched
   Validate(c);
   return c;
