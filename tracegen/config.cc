@@ -456,11 +456,6 @@ RunConfig BuildConfig(const ConfigRequest& request) {
   if (!c.schedule().has_kind()) c.mutable_schedule()->set_kind("1f1b");
   if (!c.comm().has_a2a()) c.mutable_comm()->set_a2a("flat");
   if (!c.memory().has_recompute()) c.mutable_memory()->set_recompute("none");
-  // The issuing threads' own time per op (Python model code, the autograd
-  // engine), measured on the real torch_npu trace (tracegen/README.md): a
-  // property of PyTorch and the training code, the same for every preset.
-  if (!c.host().has_python_op_ns()) c.mutable_host()->set_python_op_ns(kPythonOpNs);
-  if (!c.host().has_autograd_op_ns()) c.mutable_host()->set_autograd_op_ns(kAutogradOpNs);
   rl::ApplyRlDefaults(&c);  // leaves a config without rl untouched
   Validate(c);
   return c;

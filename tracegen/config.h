@@ -34,8 +34,8 @@ void ResolveHardware(RunConfig* config);
 // Rejects impossible layouts and unknown enum strings, naming the key.
 void Validate(const RunConfig& config);
 
-// The issuing threads' own time per op, the defaults of host.python_op_ns and
-// host.autograd_op_ns. On the real torch_npu trace
+// The issuing threads' own time per op, host.python_op_ns and
+// host.autograd_op_ns of the Pangu presets (tracegen/README.md). On the real torch_npu trace
 // shared/traces/ascend/advisor-timeline (task queue on) the median interval
 // between two enqueues is 22.0 us on the Python thread (forward, optimizer)
 // and 54.0 us on the autograd thread (backward); the framework cost and the

@@ -3,6 +3,7 @@
 // device), the host falling behind on them, and one synchronous stall
 // (token counts read on the host, split lists built in Python, the next op
 // launched) with and without NUMA binding.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,8 +23,12 @@ struct HostRun {
 
 // tiny-moe with the MoE layer's small ops issued one by one (the 718B
 // preset's host.unfused_routing_ops).
+// The issuing threads' own time per op as in the Pangu presets (config.h),
+// unless a test sets it.
 HostRun Simulate(std::vector<std::string> sets, bool unfused = true) {
   if (unfused) sets.push_back("host.unfused_routing_ops=true");
+  sets.insert(sets.begin(), {fmt::format("host.python_op_ns={}", kPythonOpNs),
+                             fmt::format("host.autograd_op_ns={}", kAutogradOpNs)});
   HostRun r;
   r.config = BuildConfig({"tiny-moe", "", sets, 0});
   MemorySink sink;
@@ -212,7 +217,7 @@ TEST(EngineHost, IssuingThreadsOwnTimeBeforeEachOp) {
   ASSERT_EQ(bwd.size(), 4u);
   for (auto [end, next] : fwd) EXPECT_EQ(next - end, 27375);
   for (auto [end, next] : bwd) EXPECT_EQ(next - end, 144175);  // 39.5 us x 3.65
-  // Set to 0 the threads issue back to back (the model before these keys).
+  // Unset (0, every preset but the Pangu ones) the threads issue back to back.
   HostRun bare = Simulate({"steps=1", "hardware.framework_op_ns=1000000", "host.task_queue=false",
                            "host.numa_affinity=false", "host.python_op_ns=0", "host.autograd_op_ns=0"});
   sum = Device(bare.trace, "ReduceSum_topk_probs");

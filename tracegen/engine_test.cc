@@ -53,7 +53,6 @@ std::vector<std::string> PipelineOnly(int pp, int vpp, int micro, int layers, co
           "hardware.intra_node_bandwidth=1e30", "hardware.inter_node_bandwidth=1e30",
           "hardware.hbm_bandwidth=1e30", "hardware.kernel_overhead_ns=0",
           "hardware.framework_op_ns=0", "hardware.launch_ns=0", "hardware.enqueue_ns=0",
-          "host.python_op_ns=0", "host.autograd_op_ns=0",
           "hardware.d2h_sync_ns=0", "steps=1"};
 }
 
@@ -384,11 +383,8 @@ TEST(Engine, RoutingRecordsAndEdpb) {
 }
 
 TEST(Engine, AdaptivePipeMasksExpertCommunication) {
-  // Without the issuing threads' own time per op: tiny-moe's ops last a few
-  // us, so with it the host paces both schedules and the test would
-  // measure the host (Engine/EngineHost tests), not the schedule's overlap.
   std::vector<std::string> base = {"parallel.vpp=2", "model.num_layers=8", "model.dense_layers=0", "routing.skew=0", "parallel.global_batch_size=128",
-                                   "steps=1", "host.python_op_ns=0", "host.autograd_op_ns=0"};
+                                   "steps=1"};
   auto interleaved = base, adaptive = base;
   interleaved.push_back("schedule.kind=interleaved");
   adaptive.push_back("schedule.kind=adaptive");
