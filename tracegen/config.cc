@@ -423,6 +423,8 @@ void Validate(const RunConfig& c) {
                         {"hardware.launch_ns", h.launch_ns()},
                         {"hardware.enqueue_ns", h.enqueue_ns()},
                         {"hardware.d2h_sync_ns", h.d2h_sync_ns()},
+                        {"host.python_op_ns", c.host().python_op_ns()},
+                        {"host.autograd_op_ns", c.host().autograd_op_ns()},
                         {"hardware.grouped_gemm_half_tokens", h.grouped_gemm_half_tokens()}}) {
     const bool per_op_ns = std::string_view(key).ends_with("_ns");
     if (per_op_ns && v > 1e12) KeyError(key, fmt::format("{:g} ns is implausibly large (at most 1e+12)", v));

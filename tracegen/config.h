@@ -34,6 +34,18 @@ void ResolveHardware(RunConfig* config);
 // Rejects impossible layouts and unknown enum strings, naming the key.
 void Validate(const RunConfig& config);
 
+// The issuing threads' own time per op, host.python_op_ns and
+// host.autograd_op_ns of the Pangu presets (tracegen/README.md). On the
+// real torch_npu trace shared/traces/ascend/advisor-timeline (task queue
+// on) the median interval
+// between two enqueues is 22.0 us on the Python thread (forward, optimizer)
+// and 54.0 us on the autograd thread (backward); the framework cost and the
+// enqueue of atlas-800t-a2 (12 + 2.5 us, measured on the same trace) are
+// already per op, the rest is the thread's own: Python model code between
+// ops, the autograd engine's bookkeeping (views, AccumulateGrad).
+inline constexpr double kPythonOpNs = 22000 - 14500;
+inline constexpr double kAutogradOpNs = 54000 - 14500;
+
 // preset or config file, then overrides, then --steps, resolved and validated.
 struct ConfigRequest {
   std::string preset;

@@ -61,6 +61,8 @@ EngineImpl::EngineImpl(const RunConfig& c, bool probe_only) : cfg(c), shape(c), 
   const double f = HostFactor();
   py_cost_ = TimeNs(std::llround((hw.framework_op_ns() + (task_queue_ ? hw.enqueue_ns() : hw.launch_ns())) * f));
   dq_cost_ = TimeNs(std::llround(hw.launch_ns() * f));
+  gap_fwd_ = TimeNs(std::llround(cfg.host().python_op_ns() * f));
+  gap_bwd_ = TimeNs(std::llround(cfg.host().autograd_op_ns() * f));
   docs_.distribution = c.data().doc_distribution();
   docs_.mean = c.data().doc_mean();
   docs_.sigma = c.data().doc_sigma();
@@ -173,7 +175,7 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) const {
         s1 = r.t_py;
         r.t_py += op.host_work;
       }
-      TimeNs py0 = r.t_py, py1 = py0 + py_cost, dq0 = 0, dq1 = 0;
+      TimeNs py0 = r.t_py + IssueGap(op.phase), py1 = py0 + py_cost, dq0 = 0, dq1 = 0;
       r.t_py = py1;
       if (tq) {
         dq0 = std::max(r.t_deq, py1);

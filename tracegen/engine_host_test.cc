@@ -3,6 +3,7 @@
 // device), the host falling behind on them, and one synchronous stall
 // (token counts read on the host, split lists built in Python, the next op
 // launched) with and without NUMA binding.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,8 +23,12 @@ struct HostRun {
 
 // tiny-moe with the MoE layer's small ops issued one by one (the 718B
 // preset's host.unfused_routing_ops).
+// The issuing threads' own time per op as in the Pangu presets (config.h),
+// unless a test sets it.
 HostRun Simulate(std::vector<std::string> sets, bool unfused = true) {
   if (unfused) sets.push_back("host.unfused_routing_ops=true");
+  sets.insert(sets.begin(), {fmt::format("host.python_op_ns={}", kPythonOpNs),
+                             fmt::format("host.autograd_op_ns={}", kAutogradOpNs)});
   HostRun r;
   r.config = BuildConfig({"tiny-moe", "", sets, 0});
   MemorySink sink;
@@ -81,8 +86,9 @@ TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
   HostRun run = Simulate({"steps=1", "hardware.framework_op_ns=1000000", "host.task_queue=false",
                           "host.numa_affinity=false"});
   const HardwareConfig& hw = run.config.hardware();
-  const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * hw.cross_numa_factor());
-  EXPECT_EQ(issue, 3686500);  // (1,000 + 10 us) x 3.65 with atlas-800t-a2
+  const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * hw.cross_numa_factor()) +
+                       std::llround(run.config.host().python_op_ns() * hw.cross_numa_factor());
+  EXPECT_EQ(issue, 3686500 + 27375);  // (1,000 + 10 us) x 3.65 with atlas-800t-a2, + 7.5 us of Python x 3.65
   auto sum = Device(run.trace, "ReduceSum_topk_probs");
   auto div = Device(run.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);
@@ -93,8 +99,9 @@ TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
   // enqueue) and the dequeue thread launches: the slower of the two paces.
   HostRun tq = Simulate({"steps=1", "hardware.framework_op_ns=1000000"});
   const HardwareConfig& h2 = tq.config.hardware();
-  const TimeNs paced = std::llround(std::max(h2.framework_op_ns() + h2.enqueue_ns(), h2.launch_ns()));
-  EXPECT_EQ(paced, 1002500);
+  const TimeNs paced =
+      std::llround(std::max(tq.config.host().python_op_ns() + h2.framework_op_ns() + h2.enqueue_ns(), h2.launch_ns()));
+  EXPECT_EQ(paced, 1010000);  // 7.5 us of Python + 1,000 us + 2.5 us enqueue
   sum = Device(tq.trace, "ReduceSum_topk_probs");
   div = Device(tq.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);
@@ -116,10 +123,12 @@ TEST(EngineHost, OneSynchronousStallIsReadPlusSplitListsPlusLaunches) {
     const HardwareConfig& hw = run.config.hardware();
     const double f = bound ? 1.0 : hw.cross_numa_factor();
     const TimeNs lists = std::llround(hw.token_count_host_ns() * 16 * 8 * f);
-    const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f);
+    const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
+                         std::llround(run.config.host().python_op_ns() * f);
     const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + lists + issue;
-    // atlas-800t-a2: 30 us read, 66.6 ns x 128 elements, (12 + 10 us) per issue, x 3.65 off-NUMA.
-    EXPECT_EQ(stall, bound ? 30000 + 8525 + 22000 : 30000 + 31116 + 80300);
+    // atlas-800t-a2: 30 us read, 65.7 ns x 128 elements, (12 + 10 us) per issue + 7.5 us of
+    // Python before it, x 3.65 off-NUMA.
+    EXPECT_EQ(stall, bound ? 30000 + 8410 + 29500 : 30000 + 30695 + 80300 + 27375);
     auto gather = Device(run.trace, "HcomAllGather_token_counts");
     auto first = Device(run.trace, "ArgSort_topk_indices");
     auto perm = Device(run.trace, "MoeInitRouting");
@@ -146,10 +155,12 @@ TEST(EngineHost, TwoBlockingReadsPerMoeForward) {
     const HardwareConfig& hw = run.config.hardware();
     const double f = bound ? 1.0 : hw.cross_numa_factor();
     const TimeNs splits = std::llround(hw.token_count_host_ns() * 8 * f);  // EP group of 8
-    const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f);
+    const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
+                         std::llround(run.config.host().python_op_ns() * f);
     const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + splits + issue;
-    // atlas-800t-a2: 30 us read, 66.6 ns x 8 counts, (12 + 10 us) per issue, x 3.65 off-NUMA.
-    EXPECT_EQ(stall, bound ? 30000 + 533 + 22000 : 30000 + 1945 + 80300);
+    // atlas-800t-a2: 30 us read, 65.7 ns x 8 counts, (12 + 10 us) per issue + 7.5 us of Python,
+    // x 3.65 off-NUMA.
+    EXPECT_EQ(stall, bound ? 30000 + 526 + 29500 : 30000 + 1918 + 80300 + 27375);
     auto router_last = Device(run.trace, "ReduceSum_aux_loss");
     auto gather = Device(run.trace, "HcomAllGather_token_counts");
     ASSERT_EQ(router_last.size(), 4u);
@@ -168,6 +179,52 @@ TEST(EngineHost, TwoBlockingReadsPerMoeForward) {
     }
     EXPECT_EQ(reads, 8);
   }
+}
+
+TEST(EngineHost, IssuingThreadsOwnTimeBeforeEachOp) {
+  // Beyond the framework cost, the Python thread spends host.python_op_ns
+  // of its own (model code) before each forward op and the autograd thread
+  // host.autograd_op_ns (engine bookkeeping) before each backward op: 22.0
+  // and 54.0 us median between two enqueues on the real torch_npu trace,
+  // less the 14.5 us of framework + enqueue modelled per op. Where the host
+  // paces the device (1 ms of framework work per op), consecutive small ops
+  // start one issue + that gap apart, both x the cross-NUMA factor off-NUMA.
+  HostRun run = Simulate({"steps=1", "hardware.framework_op_ns=1000000", "host.task_queue=false",
+                          "host.numa_affinity=false"});
+  EXPECT_EQ(run.config.host().python_op_ns(), 7500);
+  EXPECT_EQ(run.config.host().autograd_op_ns(), 39500);
+  const TimeNs issue = 3686500;  // (1,000 + 10 us) x 3.65
+  auto sum = Device(run.trace, "ReduceSum_topk_probs");
+  auto div = Device(run.trace, "RealDiv_topk_probs");
+  ASSERT_EQ(sum.size(), 4u);
+  ASSERT_EQ(div.size(), 4u);
+  EXPECT_EQ(div[0].ts - sum[0].ts, issue + 27375);  // 7.5 us x 3.65
+  // On the issuing thread each launch starts that gap after the previous
+  // one ends (no sync between): forward ReduceSum -> RealDiv, and in the
+  // backward (the router's small ops in reverse) RealDiv's gradient ->
+  // ReduceSum's, where the device does not wait (the host runs ahead).
+  std::vector<std::pair<TimeNs, TimeNs>> fwd, bwd;  // (end of the first, start of the second)
+  const Rank& r0 = run.trace.ranks[0];
+  const Track& py = r0.tracks[0];
+  for (size_t i = 0; i + 1 < py.events.size(); ++i) {
+    const std::string_view a = r0.strings.Get(py.events.name[i]), b = r0.strings.Get(py.events.name[i + 1]);
+    if (a == "aclnnReduceSum_topk_probs" && b == "aclnnRealDiv_topk_probs")
+      fwd.emplace_back(py.events.End(i), py.events.ts[i + 1]);
+    if (a == "aclnnRealDiv_topk_probsGrad" && b == "aclnnReduceSum_topk_probsGrad")
+      bwd.emplace_back(py.events.End(i), py.events.ts[i + 1]);
+  }
+  ASSERT_EQ(fwd.size(), 4u);
+  ASSERT_EQ(bwd.size(), 4u);
+  for (auto [end, next] : fwd) EXPECT_EQ(next - end, 27375);
+  for (auto [end, next] : bwd) EXPECT_EQ(next - end, 144175);  // 39.5 us x 3.65
+  // Unset (0, every preset but the Pangu ones) the threads issue back to back.
+  HostRun bare = Simulate({"steps=1", "hardware.framework_op_ns=1000000", "host.task_queue=false",
+                           "host.numa_affinity=false", "host.python_op_ns=0", "host.autograd_op_ns=0"});
+  sum = Device(bare.trace, "ReduceSum_topk_probs");
+  div = Device(bare.trace, "RealDiv_topk_probs");
+  EXPECT_EQ(div[0].ts - sum[0].ts, issue);
+  // A negative time per op is refused, naming the key.
+  EXPECT_THROW(BuildConfig({"tiny-moe", "", {"host.autograd_op_ns=-1"}, 0}), std::exception);
 }
 
 }  // namespace

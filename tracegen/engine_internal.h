@@ -482,6 +482,11 @@ class EngineImpl {
                       RoutingCache& routing);
   bool task_queue_ = false;
   TimeNs py_cost_ = 0, dq_cost_ = 0;
+  // The issuing thread's own time before each op (host.python_op_ns for
+  // forward, recompute and optimizer ops, host.autograd_op_ns for backward
+  // ops), x cross-NUMA factor: the thread is busy but issues nothing.
+  TimeNs gap_fwd_ = 0, gap_bwd_ = 0;
+  TimeNs IssueGap(Phase p) const { return p == Phase::kBackward ? gap_bwd_ : gap_fwd_; }
   std::string op_names_[3][kOpNameCount][2];  // see RankSim::OpNameId
   // A cache filled on demand by pass 1 and by concurrent pass-2 emitters
   // (node-based: references stay valid as it grows).

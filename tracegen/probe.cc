@@ -103,7 +103,7 @@ struct Prober {
     // The host has issued everything ahead (as it runs ahead of the device
     // in a step), so the run measures the device; the search adds the host
     // issue time per op itself. A host sync still ties the host to the device.
-    r.t_py = r.t_deq = kBaseTime - TimeNs(brief.size() + 1) * (e.py_cost_ + e.dq_cost_);
+    r.t_py = r.t_deq = kBaseTime - TimeNs(brief.size() + 1) * (e.py_cost_ + e.dq_cost_ + std::max(e.gap_fwd_, e.gap_bwd_));
     r.phase = 5;  // NextBlock ends the run after this block
     e.Advance(r, false);
     TaskCost c;
@@ -256,7 +256,9 @@ CostProbe Prober::Layers(const RunConfig& config, const std::vector<double>& pop
   out.head_fwd = p.ProbeEnds(true, false);
   out.head_bwd = p.ProbeEnds(true, true);
   out.p2p_send_ns = e.P2PSendNs(s.Node(0) != s.Node(s.RankOf(std::min(1, s.pp - 1), 0, 0)));
-  out.host_op_ns = e.py_cost_;
+  // Per op on the issuing thread, forward and backward ops alike (about as
+  // many of each): the framework cost plus the mean of the two gaps.
+  out.host_op_ns = e.py_cost_ + (e.gap_fwd_ + e.gap_bwd_) / 2;
   out.host_sync = config.host().sync_before_a2a();
   return out;
 }
