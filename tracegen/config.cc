@@ -17,6 +17,7 @@
 #include "formats/errors.h"
 #include "tracegen/documents.h"
 #include "tracegen/embedded_files.h"
+#include "tracegen/noop_layers.h"
 #include "tracegen/rl/rl_config.h"
 
 namespace moetrace::tracegen {
@@ -347,6 +348,30 @@ void Validate(const RunConfig& c) {
   // The split's local search is cubic in the slices (stage_split.cc).
   if (p.balance_stages() && int64_t{p.pp()} * std::max(1, p.vpp()) > 256)
     KeyError("parallel.balance_stages", "at most 256 (virtual) stages (parallel.pp x parallel.vpp)");
+  if (!p.noop_layers().empty()) {
+    if (!p.layers_per_stage().empty())
+      KeyError("parallel.noop_layers", "pads the even split; parallel.layers_per_stage gives the split: give one or the other");
+    std::vector<int> noop;
+    std::string error;
+    if (!ParseNoopLayers(p.noop_layers(), &noop, &error)) KeyError("parallel.noop_layers", error);
+    // EDPB's split (balance_stages) replaces the padding, so the padding
+    // need not fit the layout then.
+    if (!p.balance_stages()) {
+      const int stages = int(kind == "dualpipe" ? vstages * 2 : vstages);
+      const std::vector<int> counts = NoopPaddedSplit(m.num_layers(), noop, stages, &error);
+      if (counts.empty()) KeyError("parallel.noop_layers", error);
+      // Only the last stage may be left with no layer: it still has the LM
+      // head (Megatron's "...|L" layouts). An empty stage is not modelled
+      // under DualPipe (its last model stage shares rank 0 with the first).
+      for (int i = 0; i < stages; ++i)
+        if (counts[size_t(i)] == 0 && (i != stages - 1 || kind == "dualpipe"))
+          KeyError("parallel.noop_layers",
+                   fmt::format("(virtual) stage {} of {} would hold only noop layers{}", i, stages,
+                               kind == "dualpipe" ? " (dualpipe needs a layer on every stage; drop the padding "
+                                                    "with parallel.noop_layers=\"\")"
+                                                  : ""));
+    }
+  }
   const std::string& docs = c.data().doc_distribution();
   if (!docs.empty() && docs != "fixed" && docs != "lognormal" && docs != "mixture")
     KeyError("data.doc_distribution", "'" + docs + "' is not one of fixed, lognormal, mixture");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/errors.h"
+#include "tracegen/model.h"
 
 namespace moetrace::tracegen {
 namespace {
@@ -64,6 +65,47 @@ TEST(Config, Preset41IsThePublishedRun) {
   EXPECT_EQ(c.compute().kernel_gains(), "measured");
   EXPECT_EQ(arxiv.compute().kernel_gains(), "measured");
   EXPECT_EQ(BuildConfig({"tiny-moe", "", {}, 0}).compute().kernel_gains(), "class");
+}
+
+// The arXiv layout's split is MindSpeed's padding (--noop-layers 61,62,63,
+// the DeepSeek-V3 recipe's): 61 layers padded to 64, 2 a virtual stage, so
+// the last of the 32 (pipeline rank 15's second) holds only the LM head.
+TEST(Config, ArxivPresetPadsWithMindSpeedsNoopLayers) {
+  const RunConfig c = BuildConfig({"pangu-ultra-moe-718b", "", {}, 0});
+  EXPECT_EQ(c.parallel().noop_layers(), "61,62,63");
+  const ModelShape shape(c);
+  std::vector<int> want(32, 2);
+  want[30] = 1;
+  want[31] = 0;
+  EXPECT_EQ(shape.stage_layers, want);
+  EXPECT_EQ(shape.stage_first_layer[31], 61);
+  // PP 16 without VPP: 4 a stage, the last keeps layer 60 alone.
+  const ModelShape no_vpp(BuildConfig({"pangu-ultra-moe-718b", "", {"schedule.kind=1f1b", "parallel.vpp=1"}, 0}));
+  std::vector<int> want16(16, 4);
+  want16[15] = 1;
+  EXPECT_EQ(no_vpp.stage_layers, want16);
+}
+
+TEST(Config, NoopLayersNamesItsKey) {
+  const std::string p = "pangu-ultra-moe-718b";
+  auto has = [](const std::string& error, const std::string& what) { return error.find(what) != std::string::npos; };
+  EXPECT_TRUE(has(ErrorOf({"parallel.noop_layers=61,x"}, p),
+                  "parallel.noop_layers: 'x' is not a layer index >= 0 (expected e.g. 61,62,63)"));
+  EXPECT_TRUE(has(ErrorOf({"parallel.noop_layers=61,62"}, p),
+                  "parallel.noop_layers: model.num_layers + the noop layers = 61 + 2 = 63 does not divide into 32 "
+                  "(virtual) stages"));
+  EXPECT_TRUE(has(ErrorOf({"parallel.noop_layers=0,1,2"}, p),
+                  "parallel.noop_layers: (virtual) stage 0 of 32 would hold only noop layers"));
+  EXPECT_TRUE(has(ErrorOf({"schedule.kind=dualpipe", "parallel.vpp=1"}, p),
+                  "parallel.noop_layers: (virtual) stage 31 of 32 would hold only noop layers (dualpipe needs a "
+                  "layer on every stage; drop the padding with parallel.noop_layers=\"\")"));
+  std::string even = "1";
+  for (int i = 0; i < 29; ++i) even += ",2";
+  even += ",1,1";
+  EXPECT_TRUE(has(ErrorOf({"parallel.layers_per_stage=" + even}, p), "parallel.noop_layers: pads the even split"));
+  EXPECT_EQ(ErrorOf({"parallel.layers_per_stage=" + even, "parallel.noop_layers="}, p), "");
+  // EDPB's split replaces the padding: no error even where it would not fit.
+  EXPECT_EQ(ErrorOf({"parallel.balance_stages=true", "parallel.noop_layers=61,62"}, p), "");
 }
 
 TEST(Config, KernelGainsNamesItsKey) {

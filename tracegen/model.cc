@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
 
+#include "tracegen/noop_layers.h"
 #include "tracegen/schedule.h"
 
 namespace moetrace::tracegen {
@@ -56,6 +58,14 @@ ModelShape::ModelShape(const RunConfig& c) {
       std::from_chars(part.data(), part.data() + part.size(), stage_layers[i]);
       s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
     }
+  } else if (!p.noop_layers().empty()) {
+    // MindSpeed's padding (validated in config.cc): equal runs of the padded
+    // stack, each without its noop layers.
+    std::vector<int> noop;
+    std::string error;
+    std::vector<int> counts;
+    if (ParseNoopLayers(p.noop_layers(), &noop, &error)) counts = NoopPaddedSplit(layers, noop, model_stages, &error);
+    if (int(counts.size()) == model_stages) stage_layers = counts;
   } else {
     // Even split; the remainder goes to the middle slices, since the first
     // and last also hold the embedding and the LM head.

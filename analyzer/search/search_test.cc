@@ -115,6 +115,22 @@ TEST(SearchEstimate, StaticMemoryIsTheEnginesCounters) {
   }
 }
 
+// The 718B preset pads 61 layers to 64 for its own 32 virtual stages
+// (parallel.noop_layers 61,62,63); a candidate with 48 (PP 16 x VPP 3) would
+// not divide 64, so its config drops the padding as it drops the split.
+TEST(SearchSpace, CandidatesDropTheBasesNoopPadding) {
+  const tracegen::RunConfig base = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", {}, 0});
+  ASSERT_EQ(base.parallel().noop_layers(), "61,62,63");
+  Layout l;
+  l.tp = 8, l.pp = 16, l.vpp = 3, l.ep = 4, l.dp = 48, l.mbs = 2, l.extend = true, l.swap = true;
+  l.schedule = 1;   // interleaved
+  l.a2a = 1;        // hierarchical
+  l.recompute = 1;  // selective
+  const tracegen::RunConfig c = ApplyLayout(base, l);
+  EXPECT_EQ(c.parallel().noop_layers(), "");
+  EXPECT_NO_THROW(tracegen::Validate(c));
+}
+
 // The shape of the accuracy table's misses (TP 8, EP across nodes, swap,
 // interleaved: bench/README.md), small: tiny-moe on 64 cards, TP 8 PP 2
 // VPP 2 EP 4 (one rank per node), each item one layer whose forward is

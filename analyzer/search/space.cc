@@ -156,7 +156,8 @@ tracegen::RunConfig ApplyLayout(const tracegen::RunConfig& base, const Layout& l
   p->set_ep(l.ep);
   p->set_tp_extend_ep(l.extend);
   p->set_micro_batch_size(l.mbs);
-  p->set_layers_per_stage("");  // the base's split is for its own PP
+  p->set_layers_per_stage("");  // the base's split and padding are for its own PP
+  p->set_noop_layers("");
   c.mutable_schedule()->set_kind(kSchedules[l.schedule]);
   c.mutable_comm()->set_a2a(kA2A[l.a2a]);
   c.mutable_memory()->set_recompute(kRecompute[l.recompute]);
