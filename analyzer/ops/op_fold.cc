@@ -11,6 +11,7 @@ void OpFold::Begin(size_t n_names, size_t device_events) {
   slot_.assign(n_names * kGroupStride, -1);
   rows.clear();
   streams.clear();
+  window_.clear();
   shaped_.clear();
   launch.assign(n_names, NameLaunch{});
   // Non-busy events keep kNoRow: every slot is written here, so a stale
@@ -40,6 +41,7 @@ int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group, int64_t fir
   row.group = group;
   const uint32_t b = LogHistogram::Bucket(first_dur);
   row.hist_lo = b > kWindowBelow ? b - kWindowBelow : 0;
+  window_.resize(window_.size() + kWindow, 0);
   if (shape == 0) slot_[static_cast<size_t>(name) * kGroupStride + group] = h;
   return h;
 }
@@ -95,10 +97,9 @@ void OpFold::SortedSpills(std::vector<std::pair<uint64_t, int64_t>>* out) const 
 
 void OpFold::AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, int64_t>>& spills,
                              std::vector<std::pair<uint32_t, int64_t>>* out) const {
-  const uint16_t* w = rows[r].window;
+  const uint32_t* w = window_.data() + static_cast<size_t>(r) * kWindow;
   const uint32_t lo = rows[r].hist_lo;
-  // The row's spills, below, within (wrapped counts) and above its
-  // window, by bucket.
+  // The row's spills, below and above its window, by bucket.
   auto it = std::lower_bound(spills.begin(), spills.end(),
                              std::pair<uint64_t, int64_t>(static_cast<uint64_t>(r) << 10, 0));
   auto end = spills.end();
@@ -108,12 +109,7 @@ void OpFold::AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, i
     ++it;
   }
   for (uint32_t o = 0; o < kWindow; ++o) {
-    int64_t n = w[o];
-    if (row_spill() && (it->first & 1023) == lo + o) {
-      n += it->second;
-      ++it;
-    }
-    if (n != 0) out->emplace_back(lo + o, n);
+    if (w[o] != 0) out->emplace_back(lo + o, w[o]);
   }
   while (row_spill()) {
     out->emplace_back(static_cast<uint32_t>(it->first & 1023), it->second);

@@ -21,12 +21,7 @@
 
 namespace moetrace::ops {
 
-// Buckets of a row's dense histogram window (OpFold::kWindow).
-inline constexpr uint32_t kFoldWindow = 32;
-
-// Two cache lines per row, its figures then its window's counters (the
-// figures were 56 bytes, most rows straddling two lines, and the window
-// 128 bytes elsewhere: three lines per op, now two adjacent ones).
+// One cache line per row (it was 56 bytes, so that most rows straddled two).
 struct alignas(64) FoldRow {
   // What the per-op path touches first, in one cache line with the window base.
   int64_t count = 0, total = 0;
@@ -38,11 +33,8 @@ struct alignas(64) FoldRow {
   StringId name = 0, shape = 0;  // shape 0: the trace records none
   int32_t next = -1;             // next shaped row of the same (name, shape), another group
   uint8_t group = 0;             // CommClass, kGroupCompute or kGroupCopy
-  // Counts of buckets hist_lo + o, 16 bits: a count that wraps moves its
-  // 65,536 to the (row, bucket) hash.
-  alignas(64) uint16_t window[kFoldWindow] = {};
 };
-static_assert(sizeof(FoldRow) == 128);
+static_assert(sizeof(FoldRow) == 64);
 
 // Launch figures of one name (rank_ops.h folds names into operator types).
 struct NameLaunch {
@@ -62,7 +54,7 @@ class OpFold {
   // %); the others go to the (row, bucket) hash. A dense counter per op
   // costs an increment, where runs of one bucket broke on jittered
   // durations and took the hash most of the time.
-  static constexpr uint32_t kWindow = kFoldWindow;
+  static constexpr uint32_t kWindow = 32;
   static constexpr uint32_t kWindowBelow = 12;  // window buckets below the first duration's
 
   // `n_names`: the rank's string table size; `device_events`: every event of
@@ -127,10 +119,11 @@ class OpFold {
   struct Cursor {
     FoldRow* rows;
     int32_t* slot;
+    uint32_t* window;
     uint32_t* row_of;
     NameLaunch* launch;
   };
-  Cursor cursor() { return {rows.data(), slot_.data(), row_of.data(), launch.data()}; }
+  Cursor cursor() { return {rows.data(), slot_.data(), window_.data(), row_of.data(), launch.data()}; }
 
   [[gnu::always_inline]] void AddOne(Cursor* c, StringId name, StringId shape, uint8_t group,
                                      int64_t dur, int64_t host, size_t at, uint64_t stream_bit) {
@@ -161,7 +154,7 @@ class OpFold {
     const uint32_t b = LogHistogram::Bucket(dur);
     const uint32_t o = b - row.hist_lo;  // wraps to huge below the window
     if (o < kWindow) {
-      if (++row.window[o] == 0) [[unlikely]] AddBucket(static_cast<uint32_t>(h), b, 65536);
+      ++c->window[static_cast<size_t>(h) * kWindow + o];
     } else {
       AddBucket(static_cast<uint32_t>(h), b, 1);
     }
@@ -183,10 +176,11 @@ class OpFold {
 
   size_t n_names_ = 0;
   std::vector<int32_t> slot_;     // by name * kGroupStride + group: its unshaped row, -1 none
+  std::vector<uint32_t> window_;  // by row * kWindow + bucket - hist_lo: counts
   // (name << 32 | shape) -> its latest row (rows of other groups chained by next).
   std::unordered_map<uint64_t, int32_t> shaped_;
-  // Buckets outside a row's window, and the wrapped window counts:
-  // (row, bucket) -> count, open addressing, key row << 10 | bucket.
+  // Buckets outside a row's window: (row, bucket) -> count, open
+  // addressing, key row << 10 | bucket.
   std::vector<uint64_t> hkey_;
   std::vector<int64_t> hcount_;
   size_t hused_ = 0;

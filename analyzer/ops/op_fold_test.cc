@@ -108,25 +108,6 @@ TEST(OpFold, ManyShapesOfOneNameAreRowsOfTheirOwn) {
   EXPECT_EQ(b.at({f.row_of[2000], 5}), 1);
 }
 
-// A window counter is 16 bits: past 65,535 ops of one bucket its 65,536
-// move to the hash, and the row's histogram still adds up exactly.
-TEST(OpFold, WindowCountsPast16BitsAddUp) {
-  OpFold f;
-  f.Begin(/*n_names=*/2, /*device_events=*/200000);
-  // 100 ns is bucket 57, 101 too; 5000 (bucket 147) is past the window.
-  for (size_t k = 0; k < 140000; ++k) f.Add(1, 0, kGroupCompute, 100 + static_cast<int64_t>(k % 2), -1, k);
-  for (size_t k = 140000; k < 140003; ++k) f.Add(1, 0, kGroupCompute, 5000, -1, k);
-  f.Add(1, 0, kGroupCompute, 90, -1, 140003);  // bucket 54, in the window
-  ASSERT_EQ(f.rows.size(), 1u);
-  EXPECT_EQ(f.rows[0].count, 140004);
-  EXPECT_EQ(f.rows[0].window[57 - 45], 140000 - 2 * 65536);  // 8,928 left in the counter
-  // Spilled: (0, 57) with the two wraps, (0, 147).
-  EXPECT_EQ(f.spilled(), 2u);
-  const std::map<std::pair<uint32_t, uint32_t>, int64_t> want = {
-      {{0, 54}, 1}, {{0, 57}, 140000}, {{0, 147}, 3}};
-  EXPECT_EQ(Buckets(f), want);
-}
-
 // AddItems records each stream it folds, and marks each row with the
 // streams holding its ops: the percentile gather passes over those only.
 TEST(OpFold, RowsKnowTheirStreams) {
