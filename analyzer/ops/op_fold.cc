@@ -10,6 +10,7 @@ void OpFold::Begin(size_t n_names, size_t device_events) {
   n_names_ = n_names;
   slot_.assign(n_names * kGroupStride, -1);
   rows.clear();
+  streams.clear();
   window_.clear();
   shaped_.clear();
   launch.assign(n_names, NameLaunch{});

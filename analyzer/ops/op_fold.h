@@ -21,15 +21,20 @@
 
 namespace moetrace::ops {
 
-struct FoldRow {
+// One cache line per row (it was 56 bytes, so that most rows straddled two).
+struct alignas(64) FoldRow {
   // What the per-op path touches first, in one cache line with the window base.
   int64_t count = 0, total = 0;
   int64_t min = std::numeric_limits<int64_t>::max(), max = -1;
+  // Bit k % 64: the k-th stream folded (OpFold::streams) holds ops of the
+  // row, so that the percentile gather passes over those streams only.
+  uint64_t streams = 0;
   uint32_t hist_lo = 0;  // first bucket of the row's dense histogram window
   StringId name = 0, shape = 0;  // shape 0: the trace records none
   int32_t next = -1;             // next shaped row of the same (name, shape), another group
   uint8_t group = 0;             // CommClass, kGroupCompute or kGroupCopy
 };
+static_assert(sizeof(FoldRow) == 64);
 
 // Launch figures of one name (rank_ops.h folds names into operator types).
 struct NameLaunch {
@@ -58,27 +63,37 @@ class OpFold {
 
   // One busy device op: the `at`-th device event (track by track, each in
   // its table order), its device time `dur` (>= 0) and summed launch time
-  // `host` (-1: no launch joined).
+  // `host` (-1: no launch joined). Of no stream in particular: its row is
+  // marked as on every stream.
   void Add(StringId name, StringId shape, uint8_t group, int64_t dur, int64_t host, size_t at) {
     Cursor c = cursor();
-    AddOne(&c, name, shape, group, dur, host, at);
+    AddOne(&c, name, shape, group, dur, host, at, ~0ull);
   }
+
+  // A device stream folded by AddItems: its track in the rank, and the
+  // index of its first event among the device events.
+  struct Stream {
+    size_t track = 0, base = 0;
+  };
 
   // A track's busy ops as AnalyzeRank's pass 1 leaves them: `items[q]` has
   // start, end, mask and, in its name slot, the op's index i in the track's
   // table (names[i], shapes[i] when shapes is not null; device event
-  // base + i); host[q] its launch time; group_of(mask) its group.
+  // base + i); host[q] its launch time; group_of(mask) its group. `track`:
+  // the stream's index in the rank's tracks (recorded in `streams`).
   // A loop of its own with the tables' pointers in registers: inlined into
   // pass 1 (or calling Add per op) the pointers were reloaded from memory
   // per op.
   template <class Item, class GroupOf>
   void AddItems(const Item* items, size_t n, const int64_t* host, const StringId* names,
-                const StringId* shapes, size_t base, GroupOf group_of) {
+                const StringId* shapes, size_t base, size_t track, GroupOf group_of) {
+    const uint64_t bit = uint64_t{1} << (streams.size() % 64);
+    streams.push_back({track, base});
     Cursor c = cursor();
     for (size_t q = 0; q < n; ++q) {
       const Item& it = items[q];
       const uint32_t i = it.name;
-      AddOne(&c, names[i], shapes ? shapes[i] : 0, group_of(it.mask), it.end - it.start, host[q], base + i);
+      AddOne(&c, names[i], shapes ? shapes[i] : 0, group_of(it.mask), it.end - it.start, host[q], base + i, bit);
     }
   }
 
@@ -96,6 +111,7 @@ class OpFold {
   std::vector<FoldRow> rows;
   std::vector<NameLaunch> launch;  // by name id
   std::vector<uint32_t> row_of;    // by device event: its row, kNoRow when not a busy op
+  std::vector<Stream> streams;     // the streams AddItems folded, in order
   size_t spilled() const { return hused_; }
 
  private:
@@ -110,7 +126,7 @@ class OpFold {
   Cursor cursor() { return {rows.data(), slot_.data(), window_.data(), row_of.data(), launch.data()}; }
 
   [[gnu::always_inline]] void AddOne(Cursor* c, StringId name, StringId shape, uint8_t group,
-                                     int64_t dur, int64_t host, size_t at) {
+                                     int64_t dur, int64_t host, size_t at, uint64_t stream_bit) {
     if (name >= n_names_) {
       GrowNames(name);
       *c = cursor();
@@ -134,6 +150,7 @@ class OpFold {
     row.max = dur > row.max ? dur : row.max;
     row.count += 1;
     row.total += dur;
+    row.streams |= stream_bit;
     const uint32_t b = LogHistogram::Bucket(dur);
     const uint32_t o = b - row.hist_lo;  // wraps to huge below the window
     if (o < kWindow) {

@@ -108,5 +108,52 @@ TEST(OpFold, ManyShapesOfOneNameAreRowsOfTheirOwn) {
   EXPECT_EQ(b.at({f.row_of[2000], 5}), 1);
 }
 
+// AddItems records each stream it folds, and marks each row with the
+// streams holding its ops: the percentile gather passes over those only.
+TEST(OpFold, RowsKnowTheirStreams) {
+  struct Item {
+    int64_t start, end;
+    uint32_t mask, name;
+  };
+  OpFold f;
+  f.Begin(/*n_names=*/3, /*device_events=*/7);
+  const StringId names_a[] = {1, 2, 1};
+  const StringId names_b[] = {0, 2, 0, 2};
+  // Stream a (track 4, device events 0-2); its event 1 is not a busy op.
+  const Item a[] = {{0, 10, 1, 0}, {20, 35, 1, 2}};
+  const int64_t host_a[] = {-1, -1};
+  // Stream b (track 7, device events 3-6): name 2 again, as a comm op.
+  const Item b[] = {{0, 5, 2, 1}, {9, 12, 2, 3}};
+  const int64_t host_b[] = {-1, -1};
+  auto group = [](uint32_t mask) { return mask == 1 ? kGroupCompute : uint8_t{0}; };
+  f.AddItems(a, 2, host_a, names_a, nullptr, 0, 4, group);
+  f.AddItems(b, 2, host_b, names_b, nullptr, 3, 7, group);
+  ASSERT_EQ(f.streams.size(), 2u);
+  EXPECT_EQ(f.streams[0].track, 4u);
+  EXPECT_EQ(f.streams[0].base, 0u);
+  EXPECT_EQ(f.streams[1].track, 7u);
+  EXPECT_EQ(f.streams[1].base, 3u);
+  // Rows: (1, compute) from a's items 0 and 2; (2, comm) from b's items 1 and 3.
+  ASSERT_EQ(f.rows.size(), 2u);
+  EXPECT_EQ(f.rows[0].name, 1u);
+  EXPECT_EQ(f.rows[0].count, 2);
+  EXPECT_EQ(f.rows[0].total, 25);
+  EXPECT_EQ(f.rows[0].streams, 0b01u);
+  EXPECT_EQ(f.rows[1].name, 2u);
+  EXPECT_EQ(f.rows[1].total, 8);
+  EXPECT_EQ(f.rows[1].streams, 0b10u);
+  EXPECT_EQ(f.row_of[0], 0u);
+  EXPECT_EQ(f.row_of[1], OpFold::kNoRow);
+  EXPECT_EQ(f.row_of[2], 0u);
+  EXPECT_EQ(f.row_of[4], 1u);
+  EXPECT_EQ(f.row_of[6], 1u);
+  // Add (no stream of its own) marks its row as on every stream.
+  f.Add(1, 0, kGroupCompute, 3, -1, 1);
+  EXPECT_EQ(f.rows[0].streams, ~0ull);
+  // The next rank starts with no stream.
+  f.Begin(3, 7);
+  EXPECT_TRUE(f.streams.empty());
+}
+
 }  // namespace
 }  // namespace moetrace::ops

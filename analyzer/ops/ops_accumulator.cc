@@ -16,6 +16,15 @@ constexpr size_t kBucketCount = 960;  // LogHistogram::Bucket is at most 959
 
 }  // namespace
 
+template <class V>
+std::vector<const typename OpsAccumulator::Map<V>::value_type*> OpsAccumulator::ByKey(const Map<V>& m) {
+  std::vector<const typename Map<V>::value_type*> out;
+  out.reserve(m.size());
+  for (const auto& e : m) out.push_back(&e);
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  return out;
+}
+
 OpsAccumulator::OpsAccumulator() : mu_(std::make_unique<std::mutex>()) {}
 
 std::string OpsAccumulator::Key(uint8_t cls, std::string_view name, std::string_view shape) {
@@ -119,7 +128,9 @@ void OpsAccumulator::Serialize(partial::OpsState* st) const {
     st->add_class_count(class_count_[c]);
     st->add_class_total(class_total_[c]);
   }
-  for (const auto& [key, row] : rows_) {
+  for (const auto* e : ByKey(rows_)) {
+    const std::string& key = e->first;
+    const Row& row = e->second;
     const size_t nul = key.find('\0', 1);
     st->add_op_class(static_cast<uint8_t>(key[0]));
     st->add_name(key.substr(1, nul - 1));
@@ -136,7 +147,9 @@ void OpsAccumulator::Serialize(partial::OpsState* st) const {
     }
     st->add_bucket_n(n);
   }
-  for (const auto& [name, d] : dispatch_) {
+  for (const auto* e : ByKey(dispatch_)) {
+    const std::string& name = e->first;
+    const Dispatch& d = e->second;
     st->add_dispatch_name(name);
     st->add_dispatch_count(d.count);
     st->add_dispatch_host_ns(d.host_ns);
@@ -194,11 +207,9 @@ void OpsAccumulator::Fill(int32_t steps, analysis::Operators* out) const {
   FillClasses(class_count_, class_total_, steps, out);
   int64_t device = 0;
   for (int64_t t : class_total_) device += t;
-  // Largest total first; ties in key order (the map's), so the rows are the
+  // Largest total first; ties in key order, so the rows are the
   // same whatever the order ranks and processes were merged in.
-  std::vector<const std::pair<const std::string, Row>*> order;
-  order.reserve(rows_.size());
-  for (const auto& e : rows_) order.push_back(&e);
+  std::vector<const std::pair<const std::string, Row>*> order = ByKey(rows_);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto* a, const auto* b) { return a->second.total > b->second.total; });
   for (size_t i = 0; i < std::min(order.size(), kClusterTopRows); ++i) {
@@ -218,8 +229,7 @@ void OpsAccumulator::Fill(int32_t steps, analysis::Operators* out) const {
     o->set_p99_ns(h.Percentile(0.99));
     o->set_share(device > 0 ? static_cast<double>(r.total) / static_cast<double>(device) : 0.0);
   }
-  std::vector<const std::pair<const std::string, Dispatch>*> d_order;
-  for (const auto& e : dispatch_) d_order.push_back(&e);
+  std::vector<const std::pair<const std::string, Dispatch>*> d_order = ByKey(dispatch_);
   std::stable_sort(d_order.begin(), d_order.end(), [](const auto* a, const auto* b) {
     if (a->second.host_bound_ns != b->second.host_bound_ns) return a->second.host_bound_ns > b->second.host_bound_ns;
     return a->second.host_ns > b->second.host_ns;

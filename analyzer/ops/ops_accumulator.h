@@ -7,11 +7,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,8 +40,8 @@ class OpsAccumulator {
   void Fill(int32_t steps, analysis::Operators* out) const;
 
  private:
-  // A row's key as one string: class byte, name, NUL, shape. Ordered, so
-  // that ties in Fill are broken the same way whatever the merge order.
+  // A row's key as one string: class byte, name, NUL, shape. Ties in Fill
+  // are broken by key, the same way whatever the merge order.
   static std::string Key(uint8_t cls, std::string_view name, std::string_view shape);
   struct Row {
     int64_t count = 0, total = 0, min = 0, max = 0;
@@ -53,11 +54,24 @@ class OpsAccumulator {
   struct Dispatch {
     int64_t count = 0, host_ns = 0, small = 0, device_ns = 0, host_bound_ns = 0;
   };
+  // Found by a string_view of the key: one hash and one compare per row of
+  // a rank (a std::map compared ~10 keys, sharing long prefixes, per row).
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  };
+  template <class V>
+  using Map = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
+  // The entries in key order: Serialize and Fill's ties do not depend on
+  // the table's order.
+  template <class V>
+  static std::vector<const typename Map<V>::value_type*> ByKey(const Map<V>& m);
+
   std::unique_ptr<std::mutex> mu_;
-  std::map<std::string, Row, std::less<>> rows_;
+  Map<Row> rows_;
   std::string key_;  // Add's key buffer (under mu_)
   std::vector<std::pair<uint32_t, int64_t>> in_;  // Row::Add's buffer (under mu_)
-  std::map<std::string, Dispatch, std::less<>> dispatch_;
+  Map<Dispatch> dispatch_;
   int64_t class_count_[kViewClassCount] = {};
   int64_t class_total_[kViewClassCount] = {};
 };

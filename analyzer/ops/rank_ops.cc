@@ -1,9 +1,10 @@
 #include "analyzer/ops/rank_ops.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
+#include <string_view>
 #include <type_traits>
-#include <unordered_map>
 
 namespace moetrace::ops {
 
@@ -31,20 +32,32 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   };
 
   // The dispatch row of a name: one per operator type, found once per name.
-  std::unordered_map<std::string_view, int32_t>& type_row = s->type_row;
-  type_row.clear();
+  // Types are at most the launched and host-bound names: the table is
+  // sized to stay under half full.
+  size_t typed = m.host_bound_by_op.size();
+  for (const NameLaunch& l : fold.launch) typed += l.count > 0;
+  size_t slots = 16;
+  while (slots < 2 * typed) slots *= 2;
+  s->type_slot.assign(slots, -1);
+  auto type_of = [&](const DispatchRow& d) {
+    return d.name < n_names ? rank.strings.Get(d.name).substr(0, d.type_len) : std::string_view();
+  };
   auto dispatch_row = [&](StringId name) -> size_t {
     int32_t& d = name_slot(s->dispatch_of, name, -1);
     if (d < 0) {
       const std::string_view type = OperatorType(name < n_names ? rank.strings.Get(name) : "");
-      auto [it, added] = type_row.try_emplace(type, static_cast<int32_t>(out.dispatch.size()));
-      if (added) {
+      size_t at = std::hash<std::string_view>{}(type) & (slots - 1);
+      while (s->type_slot[at] >= 0 && type_of(out.dispatch[static_cast<size_t>(s->type_slot[at])]) != type) {
+        at = (at + 1) & (slots - 1);
+      }
+      if (s->type_slot[at] < 0) {
+        s->type_slot[at] = static_cast<int32_t>(out.dispatch.size());
         DispatchRow row;
         row.name = name;
         row.type_len = static_cast<uint32_t>(type.size());
         out.dispatch.push_back(row);
       }
-      d = it->second;
+      d = s->type_slot[at];
     }
     return static_cast<size_t>(d);
   };
@@ -52,7 +65,8 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   // The rows the sweep folded, classed once per name, counted once per name.
   const size_t R = fold.rows.size();
   s->named.assign(n_names, 0);
-  std::vector<OpRow> folded(R);
+  std::vector<OpRow>& folded = s->folded;
+  folded.assign(R, OpRow{});
   for (size_t h = 0; h < R; ++h) {
     const FoldRow& f = fold.rows[h];
     OpRow& row = folded[h];
@@ -172,7 +186,7 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
       }
     }
   }
-  // The device events in the sweep's numbering (track by track, table
+  // The device events in the sweep's numbering (stream by stream, table
   // order); the order within a bucket does not change the rank. Every
   // duration of a kept row is written and kept only when in its bucket
   // (no branch: jittered durations made the test a coin toss).
@@ -184,14 +198,19 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   }
   if (s->kept_buf.size() < buf_size + 1) s->kept_buf.resize(buf_size + 1);
   int64_t* buf = s->kept_buf.data();
-  size_t base = 0;
-  for (size_t t = 0; gather && t < rank.tracks.size(); ++t) {
-    const Track& track = rank.tracks[t];
-    if (track.kind != TrackKind::kDeviceStream) continue;
+  // Only the streams that hold a gathered row: a kept comm row's durations
+  // are not looked for on the compute streams.
+  uint64_t need = 0;
+  for (size_t r = 0; r < kept; ++r) {
+    if (kept_of[order[r]] >= 0) need |= fold.rows[order[r]].streams;
+  }
+  for (size_t k = 0; gather && k < fold.streams.size(); ++k) {
+    if ((need >> (k % 64) & 1) == 0) continue;
+    const OpFold::Stream& st = fold.streams[k];
+    const Track& track = rank.tracks[st.track];
     const TimeNs* dur = track.events.dur.data();
-    const uint32_t* row_of = fold.row_of.data() + base;
+    const uint32_t* row_of = fold.row_of.data() + st.base;
     const size_t n_ev = track.events.size();
-    base += n_ev;
     for (size_t i = 0; i < n_ev; ++i) {
       if (row_of[i] == OpFold::kNoRow) continue;
       const int32_t slot = kept_of[row_of[i]];

@@ -169,6 +169,47 @@ TEST(RankOps, ExactPercentilesOfAJitteredRowMatchASort) {
   EXPECT_GT(want.size(), 60u);  // far more buckets than the 32 of the window
 }
 
+// Gathered rows on two streams, after an empty device stream (no fold, so
+// stream and track numbers differ): each row's exact percentiles come from
+// its own stream's durations, as a sort of them says.
+TEST(RankOps, GatherFindsEachRowOnItsStream) {
+  Builder b;
+  b.Track(TrackKind::kDeviceStream, "empty");
+  const size_t comp = b.Track(TrackKind::kDeviceStream, "compute");
+  b.Track(TrackKind::kHostThread, "python");
+  const size_t comm = b.Track(TrackKind::kDeviceStream, "comm");
+  std::vector<int64_t> mm, ar;
+  TimeNs ts = 0;
+  for (int k = 0; k < 300; ++k) {
+    const int64_t d = 2000 + (k * 53) % 700;  // 2000..2699: several buckets
+    mm.push_back(d);
+    b.Op(comp, Category::kCompute, "MatMulV2", ts, d);
+    const int64_t c = 1000 + (k * 29) % 300;  // 1000..1299
+    ar.push_back(c);
+    b.Op(comm, Category::kCollective, "hcom_allReduce_", ts, c, -1, CommClass::kTP);
+    ts += 3000;
+  }
+  RankScratch s;
+  OpsScratch os;
+  RankMetrics m = AnalyzeRank(b.r, &s);
+  // Streams folded: compute (track 1) then comm (track 3).
+  ASSERT_EQ(s.op_fold.streams.size(), 2u);
+  EXPECT_EQ(s.op_fold.streams[0].track, 1u);
+  EXPECT_EQ(s.op_fold.streams[1].track, 3u);
+  EXPECT_EQ(s.op_fold.streams[1].base, 300u);  // after the 0 + 300 events before it
+  const RankOps ops = SummarizeOps(b.r, m, s, &os);
+  ASSERT_EQ(ops.rows.size(), 2u);
+  std::sort(mm.begin(), mm.end());
+  std::sort(ar.begin(), ar.end());
+  // Largest total first: MatMulV2. k = ceil(0.5 * 300) = 150, ceil(0.99 * 300) = 297.
+  EXPECT_EQ(ops.rows[0].cls, ViewClass::kMatmul);
+  EXPECT_EQ(ops.rows[0].p50, mm[149]);
+  EXPECT_EQ(ops.rows[0].p99, mm[296]);
+  EXPECT_EQ(ops.rows[1].cls, ViewClass::kCommTP);
+  EXPECT_EQ(ops.rows[1].p50, ar[149]);
+  EXPECT_EQ(ops.rows[1].p99, ar[296]);
+}
+
 // Zero-length ops in a row whose percentiles are known without a gather,
 // beside a row that needs one: the gather must not count the zeros for the
 // known row (review fix: its empty bucket range was [0, 0], so every zero
