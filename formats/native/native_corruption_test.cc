@@ -64,10 +64,9 @@ TEST(NativeCorruption, EveryTruncationIsReported) {
 }
 
 // A file cut short after it was opened (the index read, the ranks not yet):
-// the ranks past the cut are not mapped (the size is checked first) but
-// read with pread, which names the file and the byte where it ends; the
-// ranks before the cut still read. (The SIGBUS of a file shrinking while a
-// rank is mapped: mapped_range_test.cc.)
+// pread names the file and the byte where the read met the end; the ranks
+// before the cut still read. (A reader that mapped the file would get SIGBUS
+// here instead: bench/README.md "anmmap" for why the reader keeps pread.)
 TEST(NativeCorruption, FileTruncatedAfterOpenIsReportedNotACrash) {
   std::string path = TempPath("shrunk.mtrace");
   testing_native::WriteTrace(MakeSampleTrace(4, 40, 2), path);

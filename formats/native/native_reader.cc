@@ -14,7 +14,6 @@
 #include "formats/errors.h"
 #include "formats/native/column_codec.h"
 #include "formats/native/crc32.h"
-#include "formats/native/mapped_range.h"
 #include "formats/native/native_format.h"
 #include "formats/native/native_metadata.h"
 #include "formats/native/routing_parse.h"
@@ -35,10 +34,6 @@ class ByteSource {
   virtual uint64_t size() const = 0;
   // Reads exactly `n` bytes at `offset` (the caller checked the range).
   virtual void Read(uint64_t offset, size_t n, void* dst) const = 0;
-  // Maps [offset, offset + n) into `m` (mapped_range.h); false when this
-  // source cannot (memory, a file system without mmap, or a file now shorter
-  // than offset + n): the caller then uses Read.
-  virtual bool Map(uint64_t, uint64_t, native::MappedRange*) const { return false; }
 };
 
 class FileBytes : public ByteSource {
@@ -56,13 +51,6 @@ class FileBytes : public ByteSource {
   }
   ~FileBytes() override { ::close(fd_); }
   uint64_t size() const override { return size_; }
-  bool Map(uint64_t offset, uint64_t n, native::MappedRange* m) const override {
-    // A file already cut short is read with pread, which names the byte
-    // where it ends; only a file shrinking from now on meets the guard.
-    struct stat st;
-    if (::fstat(fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) < offset + n) return false;
-    return m->Map(fd_, offset, n);
-  }
   void Read(uint64_t offset, size_t n, void* dst) const override {
     char* p = static_cast<char*>(dst);
     while (n > 0) {
@@ -198,8 +186,6 @@ class NativeSource : public TraceSource {
     // Per track: elements of comm_ranks and comm_splits decoded so far.
     std::vector<uint64_t> elements;
     uint64_t memory_left = 0;  // of the rank's memory budget
-    // The rank's records mapped (ReadRankInto), or null: read with pread.
-    const native::MappedRange* map = nullptr;
   };
 
   [[noreturn]] void Fail(uint64_t offset, std::string_view what) const {
@@ -211,9 +197,6 @@ class NativeSource : public TraceSource {
   // The message bytes are left in s.raw.
   void ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected_size, uint8_t kind,
                   const char* what, Scratch& s) const;
-  // fn(arg) on bytes of s.map, a SIGBUS there (the file shrank) thrown as
-  // "unexpected end of file" at the faulting byte.
-  void Guarded(Scratch& s, native::GuardedFn fn, void* arg) const;
   // Decode a block into rows [start, start + count) of the track (sized
   // by the caller; every row of the range is written).
   // `in_place`: the track's columns already hold their final sizes and
@@ -332,25 +315,7 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
                      expected_size <= limit - offset && expected_size <= opts_.max_record_bytes;
   uint8_t header[native::kRecordHeaderSize];
   const uint8_t* h = header;
-  // Mapped: the header is copied and the CRC computed straight from the
-  // page cache, under the guard (the whole record, as `whole` checks it).
-  const bool mapped = whole && s.map != nullptr && s.map->Covers(offset, expected_size);
-  uint32_t mapped_crc = 0;
-  if (mapped) {
-    struct HeadAndCrc {
-      const uint8_t* record;
-      size_t size;
-      uint8_t* header;
-      uint32_t crc;
-    } a{s.map->At(offset), expected_size, header, 0};
-    Guarded(s, [](void* p) {
-      auto* a = static_cast<HeadAndCrc*>(p);
-      std::memcpy(a->header, a->record, native::kRecordHeaderSize);
-      a->crc = native::Crc32(a->record + native::kRecordHeaderSize,
-                             a->size - native::kRecordHeaderSize);
-    }, &a);
-    mapped_crc = a.crc;
-  } else if (whole) {
+  if (whole) {
     h = s.stored.Resize(expected_size);
     bytes_->Read(offset, expected_size, s.stored.data.get());
   } else {
@@ -375,16 +340,14 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
                          std::to_string(opts_.max_record_bytes));
   }
   const uint8_t* src;
-  if (mapped) {
-    src = s.map->At(offset) + native::kRecordHeaderSize;  // as `whole`
-  } else if (whole) {
+  if (whole) {
     src = h + native::kRecordHeaderSize;  // stored == expected_size - header, checked above
   } else {
     uint8_t* to = s.stored.Resize(stored);
     bytes_->Read(offset + native::kRecordHeaderSize, stored, to);
     src = to;
   }
-  const uint32_t actual = mapped ? mapped_crc : native::Crc32(src, stored);
+  const uint32_t actual = native::Crc32(src, stored);
   if (actual != crc) {
     Fail(offset, std::string("checksum mismatch in the ") + what + " record (" +
                      std::to_string(stored) + " bytes from byte " +
@@ -393,38 +356,11 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
   if (s.dctx == nullptr) throw std::bad_alloc();
   uint8_t* dst = s.raw.Resize(std::max<size_t>(raw, 1));
   s.raw.size = raw;
-  size_t n;
-  if (mapped) {
-    struct Inflate {
-      ZSTD_DCtx* dctx;
-      uint8_t* dst;
-      size_t raw;
-      const uint8_t* src;
-      size_t stored;
-      size_t n;
-    } a{s.dctx.get(), dst, raw, src, stored, 0};
-    Guarded(s, [](void* p) {
-      auto* a = static_cast<Inflate*>(p);
-      a->n = ZSTD_decompressDCtx(a->dctx, a->dst, a->raw, a->src, a->stored);
-    }, &a);
-    n = a.n;
-  } else {
-    n = ZSTD_decompressDCtx(s.dctx.get(), dst, raw, src, stored);
-  }
+  size_t n = ZSTD_decompressDCtx(s.dctx.get(), dst, raw, src, stored);
   if (ZSTD_isError(n) || n != raw) {
     Fail(offset + native::kRecordHeaderSize,
          std::string("cannot decompress the ") + what + " record: " +
              (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size differs from its header"));
-  }
-}
-
-void NativeSource::Guarded(Scratch& s, native::GuardedFn fn, void* arg) const {
-  uintptr_t fault = 0;
-  if (!native::RunGuarded(s.map->lo(), s.map->hi(), fn, arg, &fault)) {
-    // The jump may have left zstd's context mid-frame: a fresh one for the
-    // next rank (--skip-bad-ranks goes on reading).
-    s.dctx.reset(ZSTD_createDCtx());
-    Fail(s.map->OffsetOf(fault), "unexpected end of file (was it truncated while reading?)");
   }
 }
 
@@ -684,24 +620,6 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   // (ReadRank never re-enters itself on a thread.)
   thread_local Scratch s;
   const uint64_t hoff = ri.header_offset();
-  // The rank's records are mapped when they lie together (the writer puts
-  // a rank's header and blocks side by side): one mmap per rank, unmapped
-  // when the rank is read, so only one rank's pages are mapped per thread.
-  native::MappedRange map;
-  struct Unset {
-    Scratch& s;
-    ~Unset() { s.map = nullptr; }
-  } unset{s};
-  {
-    uint64_t lo = hoff, hi = hoff + ri.header_size(), sum = ri.header_size();
-    for (const native::BlockIndex& bi : ri.blocks()) {
-      lo = std::min<uint64_t>(lo, bi.offset());
-      hi = std::max<uint64_t>(hi, bi.offset() + bi.size());
-      sum += bi.size();
-    }
-    // Offsets and sizes lie in the data section (validated by Open).
-    if (hi - lo <= sum + sum / 8 + 65536 && bytes_->Map(lo, hi - lo, &map)) s.map = &map;
-  }
   ReadRecord(hoff, data_end_, ri.header_size(), native::kRecordRankHeader, "rank header", s);
   native::RankHeader& h = s.header;
   Rank& rank = *out;

@@ -22,11 +22,8 @@ struct NativeReadOptions {
 };
 
 // Opens an .mtrace file: reads and validates the trailer, the footer index
-// and the metadata. ReadRank(i) then decodes rank i from a read-only mapping
-// of its bytes (mapped_range.h: a file shrinking meanwhile is an InputError,
-// not a SIGBUS crash), or with pread where the file cannot be mapped or is
-// already short (safe to call concurrently for different ranks; memory and
-// mapped pages bounded by one rank per thread). Every
+// and the metadata. ReadRank(i) then decodes rank i with pread (safe to call
+// concurrently for different ranks; memory bounded by one rank). Every
 // problem throws InputError "PATH: byte N: what was expected".
 // ReadRankInto(i, &rank) decodes in place into a Rank reused across calls:
 // columns are written straight into its vectors (non-temporal stores for
