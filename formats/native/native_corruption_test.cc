@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <regex>
 #include <string>
 
@@ -58,6 +60,52 @@ TEST(NativeCorruption, EveryTruncationIsReported) {
               std::string::npos)
         << e.what();
   }
+  std::remove(path.c_str());
+}
+
+// A file cut short after it was opened (the index read, the ranks not yet):
+// pread names the file and the byte where the read met the end; the ranks
+// before the cut still read. (A reader that mapped the file would get SIGBUS
+// here instead: bench/README.md "anmmap" for why the reader keeps pread.)
+TEST(NativeCorruption, FileTruncatedAfterOpenIsReportedNotACrash) {
+  std::string path = TempPath("shrunk.mtrace");
+  testing_native::WriteTrace(MakeSampleTrace(4, 40, 2), path);
+  const std::string bytes = testing_native::ReadFileBytes(path);
+  auto src = OpenNative(path);
+  ASSERT_EQ(src->rank_count(), 4u);
+  const size_t cut = bytes.size() / 2;
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(cut)), 0);
+  // The writer puts the ranks one after the other from byte 16: those that
+  // end by the cut read whole.
+  int whole = 0;
+  for (uint64_t i = 0, end = 16; i < src->rank_count(); ++i) {
+    end += src->RankBytes(i);
+    whole += end <= cut;
+  }
+  ASSERT_GT(whole, 0);
+  ASSERT_LT(whole, 4);
+  int read = 0, failed = 0;
+  for (size_t i = 0; i < src->rank_count(); ++i) {
+    try {
+      Rank r = src->ReadRank(i);
+      EXPECT_EQ(r.rank, src->RankId(i));
+      ++read;
+    } catch (const InputError& e) {
+      ++failed;
+      std::smatch m;
+      const std::string msg = e.what();
+      ASSERT_TRUE(std::regex_search(
+          msg, m, std::regex("^" + std::regex_replace(path, std::regex("[.^$|()\\[\\]{}*+?\\\\]"), "\\$&") +
+                             ": byte ([0-9]+): unexpected end of file \\(was it truncated while "
+                             "reading\\?\\)$")))
+          << msg;
+      // Where the read met the end: at the cut, or at a record after it.
+      EXPECT_GE(std::stoull(m[1]), cut) << msg;
+      EXPECT_LT(std::stoull(m[1]), bytes.size()) << msg;
+    }
+  }
+  EXPECT_EQ(read, whole);
+  EXPECT_EQ(failed, 4 - whole);
   std::remove(path.c_str());
 }
 
