@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -165,13 +166,21 @@ analysis::Analysis ParseAnalysisJson(std::string_view json, std::string_view fil
 }
 
 analysis::Analysis LoadAnalysisJson(const std::string& path, int threads) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    ThrowInputError(path, "", "is a directory, not an analysis document");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) ThrowInputError(path, "", "cannot open the analysis document");
   // Read in one piece when the size is known: a stringstream copied the
   // 106 MB document of the 718B trace twice (~10% of `diff`'s CPU).
   std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  std::streamoff size = -1;
+  if (regular) {
+    in.seekg(0, std::ios::end);
+    size = in.tellg();
+  }
   if (size > 0) {
     text.resize(static_cast<size_t>(size));
     in.seekg(0);

@@ -211,6 +211,13 @@ TEST(Gate, LoadAnalysisJsonReadsFilesAndPipes) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), file + ": cannot open the analysis document");
   }
+  // A directory: its "size" is LLONG_MAX on ext4, which once threw bad_alloc.
+  try {
+    LoadAnalysisJson(::testing::TempDir());
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), ::testing::TempDir() + ": is a directory, not an analysis document");
+  }
 }
 
 TEST(Gate, XmlEscapeCoversMarkupAndControlCharacters) {

@@ -50,9 +50,13 @@ std::optional<std::vector<TopArray>> FindTopArrays(std::string_view s,
   int depth = 0;
   TopArray* in = nullptr;  // the array being walked, at its own depth (2)
   size_t item_begin = std::string_view::npos;
+  // An empty element (`,,`, `[,`, a trailing comma) would vanish from its
+  // slice and make bad text parse: such a document is parsed whole.
+  bool empty_item = false;
   auto end_item = [&](size_t at) {
     size_t e = at;
     while (e > item_begin && IsSpace(s[e - 1])) --e;
+    if (e == item_begin) empty_item = true;
     in->items.emplace_back(item_begin, e);
   };
   for (; i < s.size(); ++i) {
@@ -63,6 +67,9 @@ std::optional<std::vector<TopArray>> FindTopArrays(std::string_view s,
       const size_t colon = depth == 1 ? SkipSpace(s, end + 1) : std::string_view::npos;
       if (colon < s.size() && s[colon] == ':') {
         const std::string_view key = s.substr(i + 1, end - i - 1);
+        // The parser also takes a field by its JSON name or with escapes in
+        // its key: such a spelling could be a second copy of an array.
+        if (key.find('\\') != std::string_view::npos || key == "labelChecks") return std::nullopt;
         if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
           for (const TopArray& a : found) {
             if (a.key == key) return std::nullopt;  // twice: left to the parser
@@ -96,7 +103,7 @@ std::optional<std::vector<TopArray>> FindTopArrays(std::string_view s,
       item_begin = SkipSpace(s, i + 1);
     }
   }
-  if (depth != 0 || in) return std::nullopt;
+  if (depth != 0 || in || empty_item) return std::nullopt;
   return found;
 }
 

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "analyzer/gate.h"
 #include "analyzer/stable_json.h"
 #include "formats/errors.h"
@@ -67,6 +69,36 @@ TEST(SplitAnalysisJson, FindsEachElementOfTheTopLevelArrays) {
   EXPECT_FALSE(FindTopArrays(R"({"ranks": [{"rank": 1})", {"ranks"}));
   EXPECT_FALSE(FindTopArrays(R"({"ranks": [{"rank": 1}])", {"ranks"}));
   EXPECT_FALSE(FindTopArrays(R"(["ranks"])", {"ranks"}));
+  // Not split: an empty element (it would vanish from its slice), a key
+  // the parser also reads as a field (JSON name, escapes).
+  EXPECT_FALSE(FindTopArrays(R"({"ranks": [{"rank": 1},,{"rank": 2}]})", {"ranks"}));
+  EXPECT_FALSE(FindTopArrays(R"({"ranks": [,{"rank": 1}]})", {"ranks"}));
+  EXPECT_FALSE(FindTopArrays(R"({"ranks": [{"rank": 1}, ]})", {"ranks"}));
+  EXPECT_FALSE(FindTopArrays(R"({"ranks": [], "labelChecks": []})", {"ranks", "label_checks"}));
+  EXPECT_FALSE(FindTopArrays(R"({"ranks": [], "r\u0061nks": []})", {"ranks"}));
+  EXPECT_TRUE(FindTopArrays(R"({"ranks": [ ], "label_checks": []})", {"ranks", "label_checks"}));
+}
+
+// `,,` between two elements is bad JSON on any number of threads, wherever
+// the cut falls (at 300 threads each element is a slice of its own: the
+// empty one was dropped and the document accepted).
+TEST(SplitAnalysisJson, DoubleCommaIsAnErrorOnAnyNumberOfThreads) {
+  const std::string good = ToStableJson(Ranks(100));
+  for (int rank : {1, 40, 99}) {
+    std::string json = good;
+    const size_t at = json.find(fmt::format("\"rank\": {},", rank));
+    ASSERT_NE(at, std::string::npos);
+    const size_t close = json.rfind('{', at);
+    json.insert(close, ",");  // `}, ,{"rank": N` -> an empty element
+    std::string expected;
+    try {
+      ParseAnalysisJson(json, "x.json");
+    } catch (const InputError& e) {
+      expected = e.what();
+    }
+    ASSERT_FALSE(expected.empty()) << rank;
+    for (int threads : {2, 3, 8, 300}) EXPECT_EQ(ErrorOf(json, threads), expected) << rank << " " << threads;
+  }
 }
 
 TEST(SplitAnalysisJson, SameMessageOnAnyNumberOfThreads) {
