@@ -19,6 +19,7 @@
 #include "tracegen/embedded_files.h"
 #include "tracegen/noop_layers.h"
 #include "tracegen/rl/rl_config.h"
+#include "tracegen/schedule.h"
 
 namespace moetrace::tracegen {
 namespace {
@@ -220,6 +221,12 @@ void ResolveHardware(RunConfig* config) {
   *config->mutable_hardware() = calib;
 }
 
+bool BalancedSplitRuns(const RunConfig& c) {
+  const auto& p = c.parallel();
+  return p.balance_stages() && p.layers_per_stage().empty() && c.schedule().kind() != "dualpipe" &&
+         ModelStages({c.schedule().kind(), p.pp(), std::max(1, p.vpp()), 1}) >= 2 && c.rl().algorithm().empty();
+}
+
 void Validate(const RunConfig& c) {
   const auto& m = c.model();
   const auto& p = c.parallel();
@@ -303,6 +310,10 @@ void Validate(const RunConfig& c) {
     KeyError("schedule.kind", "dualpipe needs an even pp and an even number of micro-batches");
   if (kind == "dualpipe" && 2 * vstages > m.num_layers())
     KeyError("parallel.pp", "dualpipe holds two stages per rank: 2*pp > model.num_layers");
+  // The layer slices the model is cut into (DualPipe: pp, each rank holding
+  // two of them): what parallel.layers_per_stage lists and the noop padding
+  // must divide into (ModelShape cuts by the same count).
+  const int model_stages = ModelStages({kind, p.pp(), p.vpp(), 1});
   if (!p.layers_per_stage().empty()) {
     int64_t sum = 0, count = 0;
     std::string_view s = p.layers_per_stage();
@@ -315,7 +326,7 @@ void Validate(const RunConfig& c) {
       ++count;
       s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
     }
-    int64_t want = kind == "dualpipe" ? vstages * 2 : vstages;
+    const int64_t want = model_stages;
     if (count != want)
       KeyError("parallel.layers_per_stage",
                fmt::format("{} entries, expected one per (virtual) stage: {}", count, want));
@@ -354,10 +365,11 @@ void Validate(const RunConfig& c) {
     std::vector<int> noop;
     std::string error;
     if (!ParseNoopLayers(p.noop_layers(), &noop, &error)) KeyError("parallel.noop_layers", error);
-    // EDPB's split (balance_stages) replaces the padding, so the padding
-    // need not fit the layout then.
-    if (!p.balance_stages()) {
-      const int stages = int(kind == "dualpipe" ? vstages * 2 : vstages);
+    // EDPB's split replaces the padding when it runs, so the padding need
+    // not fit the layout then; when it does not run (one stage, an RL run)
+    // the padding is the split, and is checked.
+    if (!BalancedSplitRuns(c)) {
+      const int stages = model_stages;
       const std::vector<int> counts = NoopPaddedSplit(m.num_layers(), noop, stages, &error);
       if (counts.empty()) KeyError("parallel.noop_layers", error);
       // Only the last stage may be left with no layer: it still has the LM

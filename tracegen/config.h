@@ -33,6 +33,12 @@ void ApplyOverride(RunConfig* config, std::string_view assignment);
 void ResolveHardware(RunConfig* config);
 // Rejects impossible layouts and unknown enum strings, naming the key.
 void Validate(const RunConfig& config);
+// Whether EDPB's balanced split (EngineImpl::BalanceStages) will replace
+// the layer split: parallel.balance_stages on, no parallel.layers_per_stage,
+// not DualPipe, at least two model stages, not an RL run. Validate checks
+// parallel.noop_layers whenever it will not, since the padding is then the
+// split that runs. Keep in step with BalanceStages' early return.
+bool BalancedSplitRuns(const RunConfig& config);
 
 // The issuing threads' own time per op, host.python_op_ns and
 // host.autograd_op_ns of the Pangu presets (tracegen/README.md). On the

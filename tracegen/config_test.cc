@@ -96,9 +96,13 @@ TEST(Config, NoopLayersNamesItsKey) {
                   "(virtual) stages"));
   EXPECT_TRUE(has(ErrorOf({"parallel.noop_layers=0,1,2"}, p),
                   "parallel.noop_layers: (virtual) stage 0 of 32 would hold only noop layers"));
-  EXPECT_TRUE(has(ErrorOf({"schedule.kind=dualpipe", "parallel.vpp=1"}, p),
-                  "parallel.noop_layers: (virtual) stage 31 of 32 would hold only noop layers (dualpipe needs a "
-                  "layer on every stage; drop the padding with parallel.noop_layers=\"\")"));
+  // DualPipe cuts the model into pp slices (two a rank), not 2 x pp: 64
+  // padded layers are 4 a slice on PP 16, the last keeping layer 60.
+  EXPECT_EQ(ErrorOf({"schedule.kind=dualpipe", "parallel.vpp=1"}, p), "");
+  // tiny-moe (4 layers) on DualPipe PP 2 padded to 8: slice 1 of 2 is all noop.
+  EXPECT_EQ(ErrorOf({"schedule.kind=dualpipe", "parallel.noop_layers=4,5,6,7"}),
+            "config: parallel.noop_layers: (virtual) stage 1 of 2 would hold only noop layers (dualpipe needs a "
+            "layer on every stage; drop the padding with parallel.noop_layers=\"\")");
   std::string even = "1";
   for (int i = 0; i < 29; ++i) even += ",2";
   even += ",1,1";
@@ -106,6 +110,56 @@ TEST(Config, NoopLayersNamesItsKey) {
   EXPECT_EQ(ErrorOf({"parallel.layers_per_stage=" + even, "parallel.noop_layers="}, p), "");
   // EDPB's split replaces the padding: no error even where it would not fit.
   EXPECT_EQ(ErrorOf({"parallel.balance_stages=true", "parallel.noop_layers=61,62"}, p), "");
+  EXPECT_EQ(ErrorOf({"parallel.noop_layers=4,5,"}),
+            "config: parallel.noop_layers: '4,5,' has an empty entry (expected e.g. 61,62,63)");
+}
+
+// Where EDPB's balanced split does not run (one stage; an RL run), the
+// padding is the split, so balance_stages does not excuse a bad one.
+TEST(Config, NoopLayersCheckedWhereTheBalancedSplitDoesNotRun) {
+  const std::vector<std::string> one_stage = {"parallel.pp=1", "parallel.dp=16", "parallel.balance_stages=true"};
+  auto with = [](std::vector<std::string> sets, const std::string& more) {
+    sets.push_back(more);
+    return sets;
+  };
+  EXPECT_FALSE(BalancedSplitRuns(BuildConfig({"tiny-moe", "", one_stage, 0})));
+  EXPECT_EQ(ErrorOf(with(one_stage, "parallel.noop_layers=99")),
+            "config: parallel.noop_layers: noop layer 99 is past the padded stack of 5 layers (0-based)");
+  EXPECT_EQ(ErrorOf(with(one_stage, "parallel.noop_layers=4")), "");
+  EXPECT_FALSE(BalancedSplitRuns(BuildConfig({"tiny-rl", "", {"parallel.balance_stages=true"}, 0})));
+  EXPECT_EQ(ErrorOf({"parallel.balance_stages=true", "parallel.noop_layers=99"}, "tiny-rl"),
+            "config: parallel.noop_layers: model.num_layers + the noop layers = 4 + 1 = 5 does not divide into 2 (virtual) "
+            "stages");
+  // PP 2, not RL: the balanced split runs and replaces the padding.
+  EXPECT_TRUE(BalancedSplitRuns(BuildConfig({"tiny-moe", "", {"parallel.balance_stages=true"}, 0})));
+  EXPECT_EQ(ErrorOf({"parallel.balance_stages=true", "parallel.noop_layers=99"}), "");
+}
+
+// A padding Validate lets through (the balanced split replaces it) does not
+// cut this model: ModelShape starts from the even split, not from slices of
+// zero layers.
+TEST(Config, ModelShapeFallsBackToTheEvenSplit) {
+  const ModelShape shape(BuildConfig({"tiny-moe", "", {"parallel.balance_stages=true", "parallel.noop_layers=99"}, 0}));
+  EXPECT_EQ(shape.stage_layers, (std::vector<int>{2, 2}));
+  EXPECT_EQ(shape.stage_first_layer, (std::vector<int>{0, 2}));
+  // 61 layers over 32 slices: the 29 extra to the middle.
+  const ModelShape big(BuildConfig({"pangu-ultra-moe-718b", "", {"parallel.balance_stages=true", "parallel.noop_layers=61,62"}, 0}));
+  std::vector<int> want(32, 2);
+  want[0] = want[30] = want[31] = 1;
+  EXPECT_EQ(big.stage_layers, want);
+}
+
+// DualPipe cuts the model into pp slices (rank i holds slices i and
+// pp-1-i): parallel.layers_per_stage lists pp entries, as ModelShape reads.
+TEST(Config, DualPipeLayersPerStageListsPpSlices) {
+  EXPECT_EQ(ErrorOf({"schedule.kind=dualpipe", "parallel.layers_per_stage=1,1,1,1"}),
+            "config: parallel.layers_per_stage: 4 entries, expected one per (virtual) stage: 2");
+  EXPECT_EQ(ErrorOf({"schedule.kind=dualpipe", "parallel.layers_per_stage=3,1"}), "");
+  const ModelShape shape(BuildConfig({"tiny-moe", "", {"schedule.kind=dualpipe", "parallel.layers_per_stage=3,1"}, 0}));
+  EXPECT_EQ(shape.stage_layers, (std::vector<int>{3, 1}));
+  // The padding too: 4 + 2 noop layers in 2 slices of 3.
+  const ModelShape padded(BuildConfig({"tiny-moe", "", {"schedule.kind=dualpipe", "parallel.noop_layers=4,5"}, 0}));
+  EXPECT_EQ(padded.stage_layers, (std::vector<int>{3, 1}));
 }
 
 TEST(Config, KernelGainsNamesItsKey) {

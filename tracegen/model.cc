@@ -8,6 +8,30 @@
 #include "tracegen/schedule.h"
 
 namespace moetrace::tracegen {
+namespace {
+
+// Even split; the remainder goes to the middle slices, since the first and
+// last also hold the embedding and the LM head.
+std::vector<int> EvenSplit(int layers, int slices) {
+  std::vector<int> out(size_t(std::max(0, slices)), slices > 0 ? layers / slices : 0);
+  const int extra = slices > 0 ? layers % slices : 0;
+  const int start = (slices - extra) / 2;
+  for (int i = 0; i < extra; ++i) ++out[size_t(start + i)];
+  return out;
+}
+
+// A split of `layers` into the given slices: one count a slice, none
+// negative, summing to the model.
+bool SplitsModel(const std::vector<int>& counts, int layers) {
+  int sum = 0;
+  for (int n : counts) {
+    if (n < 0) return false;
+    sum += n;
+  }
+  return sum == layers;
+}
+
+}  // namespace
 
 ModelShape::ModelShape(const RunConfig& c) {
   const auto& m = c.model();
@@ -49,31 +73,30 @@ ModelShape::ModelShape(const RunConfig& c) {
   micro_batches = static_cast<int>(p.global_batch_size() / (int64_t{mbs} * dp));
   schedule = c.schedule().kind();
   model_stages = ModelStages({schedule, pp, vpp, micro_batches});
-  stage_layers.assign(model_stages, 0);
+  stage_layers.clear();
   if (!p.layers_per_stage().empty()) {
+    std::vector<int> counts(size_t(model_stages), 0);
     std::string_view s = p.layers_per_stage();
     for (int i = 0; i < model_stages && !s.empty(); ++i) {
       size_t comma = s.find(',');
       std::string_view part = s.substr(0, comma);
-      std::from_chars(part.data(), part.data() + part.size(), stage_layers[i]);
+      std::from_chars(part.data(), part.data() + part.size(), counts[size_t(i)]);
       s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
     }
+    if (SplitsModel(counts, layers)) stage_layers = counts;
   } else if (!p.noop_layers().empty()) {
-    // MindSpeed's padding (validated in config.cc): equal runs of the padded
-    // stack, each without its noop layers.
+    // MindSpeed's padding: equal runs of the padded stack, each without its
+    // noop layers.
     std::vector<int> noop;
     std::string error;
     std::vector<int> counts;
     if (ParseNoopLayers(p.noop_layers(), &noop, &error)) counts = NoopPaddedSplit(layers, noop, model_stages, &error);
-    if (int(counts.size()) == model_stages) stage_layers = counts;
-  } else {
-    // Even split; the remainder goes to the middle slices, since the first
-    // and last also hold the embedding and the LM head.
-    int base = layers / model_stages, extra = layers % model_stages;
-    for (int i = 0; i < model_stages; ++i) stage_layers[i] = base;
-    int start = (model_stages - extra) / 2;
-    for (int i = 0; i < extra; ++i) ++stage_layers[start + i];
+    if (int(counts.size()) == model_stages && SplitsModel(counts, layers)) stage_layers = counts;
   }
+  // The even split when no split is given, or when the given one does not
+  // cut this model (Validate lets a padding that does not fit through only
+  // when EDPB's balanced split replaces it): never slices of zero layers.
+  if (stage_layers.empty()) stage_layers = EvenSplit(layers, model_stages);
   stage_first_layer.assign(model_stages, 0);
   for (int i = 1; i < model_stages; ++i)
     stage_first_layer[i] = stage_first_layer[i - 1] + stage_layers[i - 1];

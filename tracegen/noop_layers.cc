@@ -9,21 +9,35 @@ namespace moetrace::tracegen {
 
 bool ParseNoopLayers(std::string_view s, std::vector<int>* out, std::string* error) {
   out->clear();
-  while (!s.empty()) {
+  if (s.empty()) return true;
+  const std::string_view all = s;
+  for (;;) {
     const size_t comma = s.find(',');
     const std::string_view part = s.substr(0, comma);
+    // "4,5," and ",4" alike: a stray comma is a typo, not an empty list.
+    if (part.empty()) {
+      *error = fmt::format("'{}' has an empty entry (expected e.g. 61,62,63)", all);
+      return false;
+    }
     int v = -1;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (ec != std::errc() || end != part.data() + part.size() || v < 0) {
       *error = fmt::format("'{}' is not a layer index >= 0 (expected e.g. 61,62,63)", part);
       return false;
     }
-    if (std::find(out->begin(), out->end(), v) != out->end()) {
-      *error = fmt::format("layer {} is listed twice", v);
-      return false;
-    }
     out->push_back(v);
-    s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+    if (comma == std::string_view::npos) break;
+    s = s.substr(comma + 1);
+  }
+  // Repeats by sorting a copy (the list comes from --set: no bound on its
+  // length, so no pairwise check); the smallest repeated index is named.
+  std::vector<int> sorted = *out;
+  std::sort(sorted.begin(), sorted.end());
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twice != sorted.end()) {
+    *error = fmt::format("layer {} is listed twice", *twice);
+    out->clear();
+    return false;
   }
   return true;
 }

@@ -14,7 +14,8 @@ namespace moetrace::tracegen {
 
 // Parses "61,62,63" (indices in the padded numbering, 0-based). Returns
 // false with a reason in *error for a non-integer, a negative or repeated
-// index. "" parses to no index.
+// index, or an empty entry (a leading, trailing or doubled comma). ""
+// parses to no index.
 bool ParseNoopLayers(std::string_view s, std::vector<int>* out, std::string* error);
 
 // Real (non-noop) layers per model stage: the padded stack of

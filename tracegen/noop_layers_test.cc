@@ -44,6 +44,23 @@ TEST(NoopLayers, BadInputIsRefusedWithAReason) {
   EXPECT_EQ(error, "'x' is not a layer index >= 0 (expected e.g. 61,62,63)");
   EXPECT_FALSE(ParseNoopLayers("3,3", &idx, &error));
   EXPECT_EQ(error, "layer 3 is listed twice");
+  // A repeat far from its first listing (found by sorting), the smallest named.
+  EXPECT_FALSE(ParseNoopLayers("9,4,7,1,4,9", &idx, &error));
+  EXPECT_EQ(error, "layer 4 is listed twice");
+  // A stray comma anywhere is an empty entry, not the end of the list.
+  EXPECT_FALSE(ParseNoopLayers("4,5,", &idx, &error));
+  EXPECT_EQ(error, "'4,5,' has an empty entry (expected e.g. 61,62,63)");
+  EXPECT_FALSE(ParseNoopLayers(",4", &idx, &error));
+  EXPECT_EQ(error, "',4' has an empty entry (expected e.g. 61,62,63)");
+  EXPECT_FALSE(ParseNoopLayers("4,,5", &idx, &error));
+  EXPECT_EQ(error, "'4,,5' has an empty entry (expected e.g. 61,62,63)");
+  EXPECT_FALSE(ParseNoopLayers(",", &idx, &error));
+  EXPECT_EQ(error, "',' has an empty entry (expected e.g. 61,62,63)");
+  // The order given is kept.
+  ASSERT_TRUE(ParseNoopLayers("63,61,62", &idx, &error));
+  EXPECT_EQ(idx, (std::vector<int>{63, 61, 62}));
+  ASSERT_TRUE(ParseNoopLayers("", &idx, &error));
+  EXPECT_TRUE(idx.empty());
   EXPECT_TRUE(NoopPaddedSplit(61, {61, 62}, 32, &error).empty());
   EXPECT_EQ(error, "model.num_layers + the noop layers = 61 + 2 = 63 does not divide into 32 (virtual) stages");
   EXPECT_TRUE(NoopPaddedSplit(61, {61, 62, 64}, 32, &error).empty());

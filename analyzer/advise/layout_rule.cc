@@ -11,6 +11,7 @@
 #include "analyzer/search/verify.h"
 #include "formats/errors.h"
 #include "tracegen/config.h"
+#include "tracegen/noop_layers.h"
 
 namespace moetrace::advise {
 namespace {
@@ -46,11 +47,29 @@ std::vector<std::string> ChangedKeys(const tracegen::RunConfig& from, const trac
   flag("parallel.tp_extend_ep", a.tp_extend_ep(), b.tp_extend_ep());
   num("parallel.micro_batch_size", a.micro_batch_size(), b.micro_batch_size());
   str("parallel.layers_per_stage", a.layers_per_stage(), b.layers_per_stage());
+  // ApplyLayout clears the padding on other slices: replaying the list
+  // without this key would keep a padding that no longer divides.
+  str("parallel.noop_layers", a.noop_layers(), b.noop_layers());
   str("schedule.kind", from.schedule().kind(), to.schedule().kind());
   str("comm.a2a", from.comm().a2a(), to.comm().a2a());
   str("memory.recompute", from.memory().recompute(), to.memory().recompute());
   flag("memory.swap", from.memory().swap(), to.memory().swap());
   return out;
+}
+
+// MindSpeed's arguments for `to`, with its noop padding: MindSpeed counts
+// the noop layers in the layers a virtual stage holds, and a padding the
+// layout does not keep (ApplyLayout) is for the configured slices only.
+std::string MegatronKnobs(const tracegen::RunConfig& from, const tracegen::RunConfig& to, const Layout& l) {
+  const std::string& noop = to.parallel().noop_layers();
+  std::vector<int> idx;
+  std::string error;
+  tracegen::ParseNoopLayers(noop, &idx, &error);  // validated with the config
+  const int padded = to.model().num_layers() + int(idx.size());
+  std::string s = search::MindSpeedArgs(l, padded);
+  if (!noop.empty()) s += " --noop-layers " + noop;
+  else if (!from.parallel().noop_layers().empty()) s += " (drop --noop-layers: its padding is for the configured stages)";
+  return s;
 }
 
 std::string Row(const char* what, const Figures& f) {
@@ -128,7 +147,6 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
   }
 
   const tracegen::RunConfig next = search::ApplyLayout(base, chosen->layout);
-  const int layers = base.model().num_layers();
   Proposal p;
   p.rule = "layout";
   p.title = fmt::format("change the layout to {} ({}searched on {} cards: {})", search::Describe(chosen->layout),
@@ -137,7 +155,7 @@ std::optional<Proposal> Propose(const tracegen::RunConfig& trace_config, bool si
                                                      r.configured->rank, r.feasible)
                                        : fmt::format("the configured one is not among the {} that fit",
                                                      r.feasible));
-  p.knob = search::MindSpeedArgs(chosen->layout, layers);
+  p.knob = MegatronKnobs(base, next, chosen->layout);
   p.config = ChangedKeys(base, next);
   p.fixes = "cluster.step_time_ns.max";
   p.evidence = {{"search.feasible_layouts", double(r.feasible)},

@@ -128,6 +128,26 @@ TEST(LayoutRule, WithoutReplayTheBestEstimateIsUnpredicted) {
   EXPECT_NE(p->detail.find("best estimate 9.421 ms (not simulated)"), std::string::npos) << p->detail;
 }
 
+// tiny-moe padded to 6 layers for its PP 2 (1F1B): the best estimate is a
+// DualPipe layout, on which ApplyLayout drops the padding, so the config
+// line clears it (else a replay keeps "4,5" on the new layout) and the
+// MindSpeed line says to drop --noop-layers; the list replays.
+TEST(LayoutRule, DroppedNoopPaddingIsInTheConfigAndTheKnobs) {
+  const std::vector<std::string> sets = {"parallel.noop_layers=4,5"};
+  const std::optional<Proposal> p = LayoutProposal(TinyMoeConfig(sets), false);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->config, (std::vector<std::string>{"parallel.tp=2", "parallel.dp=4", "parallel.ep=2",
+                                                 "parallel.tp_extend_ep=true", "parallel.micro_batch_size=4",
+                                                 "parallel.noop_layers=", "schedule.kind=dualpipe"}));
+  EXPECT_EQ(p->knob,
+            "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --expert-model-parallel-size 2 "
+            "--moe-tp-extend-ep --micro-batch-size 4 --schedules-method dualpipev (drop --noop-layers: its "
+            "padding is for the configured stages)");
+  std::vector<std::string> replayed = sets;
+  replayed.insert(replayed.end(), p->config.begin(), p->config.end());
+  EXPECT_EQ(TinyMoeConfig(replayed).parallel().noop_layers(), "");
+}
+
 // A configuration the search cannot take is not fatal to advise: the rule
 // says why it proposes nothing.
 TEST(LayoutRule, UnsearchableConfigurationIsNotProposedWithTheReason) {

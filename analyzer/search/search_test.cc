@@ -15,6 +15,7 @@
 #include "formats/errors.h"
 #include "tracegen/config.h"
 #include "tracegen/engine.h"
+#include "tracegen/model.h"
 #include "tracegen/probe.h"
 
 namespace moetrace::search {
@@ -129,6 +130,40 @@ TEST(SearchSpace, CandidatesDropTheBasesNoopPadding) {
   const tracegen::RunConfig c = ApplyLayout(base, l);
   EXPECT_EQ(c.parallel().noop_layers(), "");
   EXPECT_NO_THROW(tracegen::Validate(c));
+}
+
+// The configured layout's row is the configured run: tiny-moe padded to 6
+// layers on its PP 2 (3 a stage, the second holding layer 3 alone) keeps
+// the padding, so its estimate differs from the unpadded run's (before, the
+// padding was cleared for every candidate: the same figures either way); a
+// PP 1 candidate drops it (the padding is for two slices).
+TEST(SearchSpace, ConfiguredLayoutKeepsTheBasesNoopPadding) {
+  const tracegen::RunConfig padded = Tiny({"parallel.noop_layers=4,5"});
+  const tracegen::RunConfig plain = Tiny();
+  const Layout mine = LayoutOf(padded);
+  const tracegen::RunConfig c = ApplyLayout(padded, mine);
+  EXPECT_EQ(c.parallel().noop_layers(), "4,5");
+  EXPECT_EQ(tracegen::ModelShape(c).stage_layers, (std::vector<int>{3, 1}));
+  EXPECT_EQ(tracegen::ModelShape(ApplyLayout(plain, mine)).stage_layers, (std::vector<int>{2, 2}));
+  Figures with, without;
+  ASSERT_TRUE(Estimator(padded).Estimate(mine, &with));
+  ASSERT_TRUE(Estimator(plain).Estimate(mine, &without));
+  EXPECT_NE(with.step_s, without.step_s);
+  // Another schedule on the same slices keeps it too; DualPipe (no empty
+  // slice allowed) and another PP do not.
+  Layout adaptive = mine;
+  adaptive.schedule = 2;
+  EXPECT_EQ(ApplyLayout(padded, adaptive).parallel().noop_layers(), "4,5");
+  Layout dualpipe = mine;
+  dualpipe.schedule = 3;
+  EXPECT_EQ(ApplyLayout(padded, dualpipe).parallel().noop_layers(), "");
+  Layout one = mine;
+  one.pp = 1, one.dp = 16;
+  EXPECT_EQ(ApplyLayout(padded, one).parallel().noop_layers(), "");
+  // So with parallel.layers_per_stage.
+  const tracegen::RunConfig split = Tiny({"parallel.layers_per_stage=3,1"});
+  EXPECT_EQ(ApplyLayout(split, mine).parallel().layers_per_stage(), "3,1");
+  EXPECT_EQ(ApplyLayout(split, one).parallel().layers_per_stage(), "");
 }
 
 // The shape of the accuracy table's misses (TP 8, EP across nodes, swap,

@@ -1,5 +1,6 @@
 #include "analyzer/search/space.h"
 
+#include <algorithm>
 #include <charconv>
 #include <iterator>
 
@@ -148,6 +149,18 @@ std::string_view LayoutConflict(const tracegen::RunConfig& base, const Layout& l
 tracegen::RunConfig ApplyLayout(const tracegen::RunConfig& base, const Layout& l) {
   tracegen::RunConfig c = base;
   auto* p = c.mutable_parallel();
+  // The base's split (parallel.layers_per_stage) and padding
+  // (parallel.noop_layers) are for its own layer slices: kept where the
+  // candidate cuts the model the same way (same PP and VPP, DualPipe or
+  // not: DualPipe refuses an empty slice), so that the configured layout's
+  // row is the configured run; dropped elsewhere, where they may not divide.
+  const bool same_slices = l.pp == base.parallel().pp() && l.vpp == std::max(1, base.parallel().vpp()) &&
+                           (std::string_view(kSchedules[l.schedule]) == "dualpipe") ==
+                               (base.schedule().kind() == "dualpipe");
+  if (!same_slices) {
+    p->set_layers_per_stage("");
+    p->set_noop_layers("");
+  }
   p->set_world_size(l.tp * l.pp * l.dp);
   p->set_tp(l.tp);
   p->set_pp(l.pp);
@@ -156,8 +169,6 @@ tracegen::RunConfig ApplyLayout(const tracegen::RunConfig& base, const Layout& l
   p->set_ep(l.ep);
   p->set_tp_extend_ep(l.extend);
   p->set_micro_batch_size(l.mbs);
-  p->set_layers_per_stage("");  // the base's split and padding are for its own PP
-  p->set_noop_layers("");
   c.mutable_schedule()->set_kind(kSchedules[l.schedule]);
   c.mutable_comm()->set_a2a(kA2A[l.a2a]);
   c.mutable_memory()->set_recompute(kRecompute[l.recompute]);

@@ -60,7 +60,10 @@ inline constexpr std::string_view kMemory = "memory";        // does not fit in 
 template <typename Accept, typename Reject>
 void Enumerate(const Space& space, const tracegen::RunConfig& base, Accept accept, Reject reject);
 
-// `base` with the layout's knobs set (world_size = cards, steps = 1).
+// `base` with the layout's knobs set (world_size = cards, steps = 1). The
+// base's parallel.layers_per_stage and parallel.noop_layers are kept when
+// the layout has its PP and VPP (and is DualPipe as it is, or not), else
+// cleared.
 tracegen::RunConfig ApplyLayout(const tracegen::RunConfig& base, const Layout& l);
 
 // The first layout rule (in tracegen Validate's order) `l` breaks, or ""
