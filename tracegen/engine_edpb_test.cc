@@ -127,5 +127,22 @@ TEST(EngineEdpb, BalancedSplitMovesLayersOffTheHeadAndMtpStage) {
   EXPECT_EQ(Count(bal.ranks[1], "MatMul_lm_head", Phase::kForward), 2 * 4);
 }
 
+TEST(EngineEdpb, SplitWeighsEachMoeLayerByItsPredictedRouting) {
+  // tiny-moe with 12 layers (1 dense) on PP 2, the LM head on stage 1.
+  // Balanced routing: every MoE layer costs the same, 7,5. At skew 1.5 the
+  // layers differ by their most loaded EP rank: under contiguous placement
+  // (no EDPB) the probed costs make 8,4 the balanced split; with EDPB's
+  // placement the layers' costs are closer and 7,5 stays best.
+  auto split = [](const std::string& skew, bool edpb) {
+    return Split(SimulateTinyMoe({"steps=1", "model.num_layers=12", "parallel.balance_stages=true",
+                                  "routing.skew=" + skew, std::string("routing.edpb=") + (edpb ? "true" : "false")},
+                                 {0}));
+  };
+  EXPECT_EQ(split("0", true), "7,5");
+  EXPECT_EQ(split("0", false), "7,5");
+  EXPECT_EQ(split("1.5", false), "8,4");
+  EXPECT_EQ(split("1.5", true), "7,5");
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen
