@@ -8,6 +8,7 @@
 #include "tracegen/engine_internal.h"
 #include "tracegen/probe.h"
 #include "tracegen/routing.h"
+#include "tracegen/split_schedule.h"
 #include "tracegen/stage_split.h"
 
 namespace moetrace::tracegen {
@@ -40,8 +41,6 @@ void EngineImpl::BalanceStages() {
   // leaves heaviest together (bench/README.md, "EDPB's stage split").
   std::vector<double> uniform(size_t(std::max(0, shape.experts)), shape.experts > 0 ? 1.0 / shape.experts : 0.0);
   const CostProbe probe = ProbeCosts(cfg, uniform);
-  const double dense = double(probe.dense.fwd.ns + probe.dense.bwd.ns);
-  const double head = double(probe.head_fwd.ns + probe.head_bwd.ns);
   const bool edpb = cfg.routing().edpb();
   const int at = edpb ? std::max(1, cfg.routing().edpb_interval()) - 1 : 0;
   std::vector<int> moe_layers;  // model layers, then the MTP modules'
@@ -65,22 +64,42 @@ void EngineImpl::BalanceStages() {
     pops.push_back(std::move(pop));
   }
   const std::vector<LayerCost> moe = ProbeMoeLayers(cfg, pops);
-  std::vector<double> cost(size_t(shape.layers), dense);
-  double mtp_cost = 0;
+  // Each way: the pipeline's tasks are a slice's forward or backward.
+  SplitCosts sc;
+  sc.fwd.assign(size_t(shape.layers), double(probe.dense.fwd.ns));
+  sc.bwd.assign(size_t(shape.layers), double(probe.dense.bwd.ns));
+  sc.last_fwd = double(probe.head_fwd.ns);
+  sc.last_bwd = double(probe.head_bwd.ns);
   for (size_t i = 0; i < moe.size() && i < moe_layers.size(); ++i) {
-    const double c = double(moe[i].fwd.ns + moe[i].bwd.ns);
-    if (moe_layers[i] < shape.layers) cost[size_t(moe_layers[i])] = c;
-    else mtp_cost += c + head;
+    if (moe_layers[i] < shape.layers) {
+      sc.fwd[size_t(moe_layers[i])] = double(moe[i].fwd.ns);
+      sc.bwd[size_t(moe_layers[i])] = double(moe[i].bwd.ns);
+    } else {  // an MTP module: its layer and the shared head again
+      sc.last_fwd += double(moe[i].fwd.ns + probe.head_fwd.ns);
+      sc.last_bwd += double(moe[i].bwd.ns + probe.head_bwd.ns);
+    }
   }
-  if (shape.experts <= 0) mtp_cost = mtp_ * (dense + head);
-  const double first = double(probe.embed_fwd.ns + probe.embed_bwd.ns);
-  // The last stage: the LM head, and per MTP module one more layer and the
-  // shared head again; the module's projection is a few per cent of a
-  // layer and not probed.
-  const double last = head + mtp_cost;
-  // The split replaces the one the config gives (MindSpeed's noop-layer
-  // padding, or the even split) only where it is better under these costs.
-  std::vector<int> counts = BalancedSplit(cost, first, last, shape.model_stages, shape.pp, shape.stage_layers);
+  if (shape.experts <= 0) {
+    sc.last_fwd += mtp_ * double(probe.dense.fwd.ns + probe.head_fwd.ns);
+    sc.last_bwd += mtp_ * double(probe.dense.bwd.ns + probe.head_bwd.ns);
+  }
+  // The first slice: the embedding. The MTP module's projection is a few
+  // per cent of a layer and not probed.
+  sc.first_fwd = double(probe.embed_fwd.ns);
+  sc.first_bwd = double(probe.embed_bwd.ns);
+  std::vector<double> cost(size_t(shape.layers));
+  for (int l = 0; l < shape.layers; ++l) cost[size_t(l)] = sc.fwd[size_t(l)] + sc.bwd[size_t(l)];
+  // Balancing the ranks' work (BalancedSplit) is where the search starts;
+  // the split kept is the one whose pipeline, run by the schedule's own
+  // task order (split_schedule.h), ends first: with skewed routing the
+  // most loaded rank's work does not set the step, the waits between
+  // slices do. The config's own split (MindSpeed's noop-layer padding, or
+  // the even split) is the first start, so it is kept unless beaten.
+  std::vector<int> counts =
+      BalancedSplit(cost, sc.first_fwd + sc.first_bwd, sc.last_fwd + sc.last_bwd, shape.model_stages, shape.pp,
+                    shape.stage_layers);
+  if (!counts.empty())
+    counts = PipelineSplit(sc, {shape.stage_layers, counts}, schedules, shape.pp);
   if (counts.empty() || counts == shape.stage_layers) return;
   shape.SetStageLayers(counts);
   balanced_split_ = true;
