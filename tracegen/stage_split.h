@@ -2,6 +2,9 @@
 // (virtual pipeline stage) runs, chosen from the layers' estimated costs
 // instead of an even count, so that pipeline ranks holding dense, MoE and
 // MTP layers, the embedding or the LM heads carry about the same work.
+// EDPB's split (engine_edpb.cc) starts from it and keeps the split whose
+// pipeline ends first (split_schedule.h): equal work per rank does not
+// set the step when routing is skewed.
 #pragma once
 
 #include <array>
