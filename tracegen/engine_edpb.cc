@@ -7,6 +7,8 @@
 
 #include "tracegen/engine_internal.h"
 #include "tracegen/probe.h"
+#include "tracegen/routing.h"
+#include "tracegen/split_schedule.h"
 #include "tracegen/stage_split.h"
 
 namespace moetrace::tracegen {
@@ -28,21 +30,76 @@ void EngineImpl::BalanceStages() {
       shape.model_stages < 2 || !cfg.rl().algorithm().empty())
     return;
   // The costs EDPB's planner sees: each layer kind's forward + backward on
-  // one rank with its peers in step (probe.cc: the engine's own op costs),
-  // routing as EDPB's expert placement makes it, balanced.
-  std::vector<double> pop(size_t(std::max(0, shape.experts)), shape.experts > 0 ? 1.0 / shape.experts : 0.0);
-  const CostProbe probe = ProbeCosts(cfg, pop);
-  const double dense = double(probe.dense.fwd.ns + probe.dense.bwd.ns);
-  const double moe = double(probe.moe.fwd.ns + probe.moe.bwd.ns);
-  const double head = double(probe.head_fwd.ns + probe.head_bwd.ns);
+  // one rank with its peers in step (probe.cc: the engine's own op costs).
+  // Dense layers, the embedding and the heads from one probe; each MoE
+  // layer (and MTP module) from its own probe under the routing the run
+  // will have: the layer's popularity at the first migration point (what
+  // EngineImpl::Placement predicts from; step 0 without EDPB) placed as the
+  // run places it (EDPB's balanced placement, else contiguous), so the
+  // layer costs what its most loaded EP rank after migration makes it. A
+  // split from balanced-routing costs lands the layers that migration
+  // leaves heaviest together (bench/README.md, "EDPB's stage split").
+  std::vector<double> uniform(size_t(std::max(0, shape.experts)), shape.experts > 0 ? 1.0 / shape.experts : 0.0);
+  const CostProbe probe = ProbeCosts(cfg, uniform);
+  const bool edpb = cfg.routing().edpb();
+  const int at = edpb ? std::max(1, cfg.routing().edpb_interval()) - 1 : 0;
+  std::vector<int> moe_layers;  // model layers, then the MTP modules'
+  for (int l = 0; l < shape.layers; ++l)
+    if (shape.IsMoe(l)) moe_layers.push_back(l);
+  if (shape.experts > 0)
+    for (int m = 0; m < mtp_; ++m) moe_layers.push_back(shape.layers + m);
+  std::vector<std::vector<double>> pops;
+  pops.reserve(moe_layers.size());
+  for (int l : moe_layers) {
+    std::vector<double> pop = routing.Popularity(l, at);
+    if (edpb) {  // the experts in the order of EDPB's placement: contiguous = balanced
+      const std::vector<int32_t> place = BalancedPlacement(pop, shape.expert_group);
+      std::vector<double> ordered;
+      ordered.reserve(pop.size());
+      for (int g = 0; g < shape.expert_group; ++g)
+        for (size_t e = 0; e < pop.size(); ++e)
+          if (place[e] == g) ordered.push_back(pop[e]);
+      pop = std::move(ordered);
+    }
+    pops.push_back(std::move(pop));
+  }
+  const std::vector<LayerCost> moe = ProbeMoeLayers(cfg, pops);
+  // Each way: the pipeline's tasks are a slice's forward or backward.
+  SplitCosts sc;
+  sc.fwd.assign(size_t(shape.layers), double(probe.dense.fwd.ns));
+  sc.bwd.assign(size_t(shape.layers), double(probe.dense.bwd.ns));
+  sc.last_fwd = double(probe.head_fwd.ns);
+  sc.last_bwd = double(probe.head_bwd.ns);
+  for (size_t i = 0; i < moe.size() && i < moe_layers.size(); ++i) {
+    if (moe_layers[i] < shape.layers) {
+      sc.fwd[size_t(moe_layers[i])] = double(moe[i].fwd.ns);
+      sc.bwd[size_t(moe_layers[i])] = double(moe[i].bwd.ns);
+    } else {  // an MTP module: its layer and the shared head again
+      sc.last_fwd += double(moe[i].fwd.ns + probe.head_fwd.ns);
+      sc.last_bwd += double(moe[i].bwd.ns + probe.head_bwd.ns);
+    }
+  }
+  if (shape.experts <= 0) {
+    sc.last_fwd += mtp_ * double(probe.dense.fwd.ns + probe.head_fwd.ns);
+    sc.last_bwd += mtp_ * double(probe.dense.bwd.ns + probe.head_bwd.ns);
+  }
+  // The first slice: the embedding. The MTP module's projection is a few
+  // per cent of a layer and not probed.
+  sc.first_fwd = double(probe.embed_fwd.ns);
+  sc.first_bwd = double(probe.embed_bwd.ns);
   std::vector<double> cost(size_t(shape.layers));
-  for (int l = 0; l < shape.layers; ++l) cost[size_t(l)] = shape.IsMoe(l) ? moe : dense;
-  const double first = double(probe.embed_fwd.ns + probe.embed_bwd.ns);
-  // The last stage: the LM head, and per MTP module one more layer (MoE
-  // when the model has experts) and the shared head again; the module's
-  // projection is a few per cent of a layer and not probed.
-  const double last = head + mtp_ * ((shape.experts > 0 ? moe : dense) + head);
-  std::vector<int> counts = BalancedSplit(cost, first, last, shape.model_stages, shape.pp);
+  for (int l = 0; l < shape.layers; ++l) cost[size_t(l)] = sc.fwd[size_t(l)] + sc.bwd[size_t(l)];
+  // Balancing the ranks' work (BalancedSplit) is where the search starts;
+  // the split kept is the one whose pipeline, run by the schedule's own
+  // task order (split_schedule.h), ends first: with skewed routing the
+  // most loaded rank's work does not set the step, the waits between
+  // slices do. The config's own split (MindSpeed's noop-layer padding, or
+  // the even split) is the first start, so it is kept unless beaten.
+  std::vector<int> counts =
+      BalancedSplit(cost, sc.first_fwd + sc.first_bwd, sc.last_fwd + sc.last_bwd, shape.model_stages, shape.pp,
+                    shape.stage_layers);
+  if (!counts.empty())
+    counts = PipelineSplit(sc, {shape.stage_layers, counts}, schedules, shape.pp);
   if (counts.empty() || counts == shape.stage_layers) return;
   shape.SetStageLayers(counts);
   balanced_split_ = true;

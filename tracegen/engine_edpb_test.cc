@@ -127,5 +127,23 @@ TEST(EngineEdpb, BalancedSplitMovesLayersOffTheHeadAndMtpStage) {
   EXPECT_EQ(Count(bal.ranks[1], "MatMul_lm_head", Phase::kForward), 2 * 4);
 }
 
+TEST(EngineEdpb, SplitWeighsEachMoeLayerByItsPredictedRouting) {
+  // tiny-moe with 16 layers (1 dense) on PP 4 (DP 4, EP 4), the LM head on
+  // stage 3. Balanced routing: every MoE layer costs the same, 5,5,4,2.
+  // At skew 1 the layers differ by their most loaded EP rank, under
+  // contiguous placement (no EDPB) otherwise than after EDPB's migration,
+  // and each gives its own split.
+  auto split = [](const std::string& skew, bool edpb) {
+    return Split(SimulateTinyMoe({"steps=1", "model.num_layers=16", "parallel.pp=4", "parallel.dp=4", "parallel.ep=4",
+                                  "parallel.balance_stages=true", "routing.skew=" + skew,
+                                  std::string("routing.edpb=") + (edpb ? "true" : "false")},
+                                 {0}));
+  };
+  EXPECT_EQ(split("0", true), "5,5,4,2");
+  EXPECT_EQ(split("0", false), "5,5,4,2");
+  EXPECT_EQ(split("1", false), "6,4,4,2");
+  EXPECT_EQ(split("1", true), "5,4,5,2");
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen

@@ -296,4 +296,19 @@ CostProbe ProbeCosts(const RunConfig& config, const std::vector<double>& popular
   return Prober::All(e, config, popularity, layers);
 }
 
+std::vector<LayerCost> ProbeMoeLayers(const RunConfig& config,
+                                      const std::vector<std::vector<double>>& popularities) {
+  const EngineImpl e(config, /*probe_only=*/true);
+  const ModelShape& s = e.shape;
+  std::vector<LayerCost> out;
+  if (s.experts <= 0 || s.dense_layers >= s.layers) return out;
+  out.reserve(popularities.size());
+  for (const std::vector<double>& pop : popularities) {
+    Prober p(e, 0);  // fresh: no routing or activations of the last probe
+    p.SeedRouting({s.dense_layers}, pop);
+    out.push_back(p.ProbeLayer(s.dense_layers, -1));
+  }
+  return out;
+}
+
 }  // namespace moetrace::tracegen

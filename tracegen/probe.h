@@ -62,4 +62,13 @@ struct CostProbe {
 CostProbe ProbeCosts(const RunConfig& config, const std::vector<double>& popularity,
                      const CostProbe* layers = nullptr);
 
+// One MoE layer's forward and backward per expected routing: each entry of
+// `popularities` is probed as ProbeCosts probes its `popularity` (the EP
+// position receiving the most under contiguous placement waits out the
+// all-to-alls), so a caller that permutes the experts into the order of
+// its own placement probes that placement. For EDPB's stage split
+// (engine_edpb.cc): each layer weighed by its own predicted routing.
+std::vector<LayerCost> ProbeMoeLayers(const RunConfig& config,
+                                      const std::vector<std::vector<double>>& popularities);
+
 }  // namespace moetrace::tracegen

@@ -43,19 +43,11 @@ bool Better(const Score& a, const Score& b) {
   return false;
 }
 
-}  // namespace
-
-std::vector<int> BalancedSplit(const std::vector<double>& layer_cost, double first_extra,
-                               double last_extra, int slices, int pp) {
-  const int layers = int(layer_cost.size());
-  if (slices <= 0 || layers < slices) return {};
-  pp = std::max(1, std::min(pp, slices));
-  std::vector<double> prefix(size_t(layers) + 1, 0.0);
-  for (int l = 0; l < layers; ++l) prefix[size_t(l) + 1] = prefix[size_t(l)] + layer_cost[size_t(l)];
-  // The even split (model.cc's): the remainder to the middle slices.
-  std::vector<int> counts(size_t(slices), layers / slices);
-  const int extra = layers % slices;
-  for (int i = 0; i < extra; ++i) ++counts[size_t((slices - extra) / 2 + i)];
+// Local search from `counts` (modified in place) to a split no single
+// layer move improves.
+void Descend(const std::vector<double>& prefix, std::vector<int>& counts, double first_extra, double last_extra,
+             int pp) {
+  const int slices = int(counts.size()), layers = int(prefix.size()) - 1;
   Score best = Evaluate(prefix, counts, first_extra, last_extra, pp);
   // Each round takes the best move of one layer from a slice to another
   // (the boundaries between them shift by one; a move to the next slice
@@ -90,7 +82,44 @@ std::vector<int> BalancedSplit(const std::vector<double>& layer_cost, double fir
     ++counts[size_t(move_to)];
     best = move_score;
   }
-  return counts;
+}
+
+std::vector<double> Prefix(const std::vector<double>& layer_cost) {
+  std::vector<double> prefix(layer_cost.size() + 1, 0.0);
+  for (size_t l = 0; l < layer_cost.size(); ++l) prefix[l + 1] = prefix[l] + layer_cost[l];
+  return prefix;
+}
+
+}  // namespace
+
+std::array<double, 4> SplitScore(const std::vector<double>& layer_cost, double first_extra, double last_extra,
+                                 const std::vector<int>& counts, int pp) {
+  pp = std::max(1, std::min(pp, int(counts.size())));
+  return Evaluate(Prefix(layer_cost), counts, first_extra, last_extra, pp);
+}
+
+std::vector<int> BalancedSplit(const std::vector<double>& layer_cost, double first_extra,
+                               double last_extra, int slices, int pp, const std::vector<int>& baseline) {
+  const int layers = int(layer_cost.size());
+  if (slices <= 0 || layers < slices) return {};
+  pp = std::max(1, std::min(pp, slices));
+  const std::vector<double> prefix = Prefix(layer_cost);
+  // The even split (model.cc's): the remainder to the middle slices.
+  std::vector<int> counts(size_t(slices), layers / slices);
+  const int extra = layers % slices;
+  for (int i = 0; i < extra; ++i) ++counts[size_t((slices - extra) / 2 + i)];
+  Descend(prefix, counts, first_extra, last_extra, pp);
+  int sum = 0;
+  for (int c : baseline) sum += c;
+  if (int(baseline.size()) != slices || sum != layers) return counts;
+  // From the baseline: its end is never worse than the baseline, and the
+  // even split's end is taken only when strictly better than it.
+  std::vector<int> from_base = baseline;
+  Descend(prefix, from_base, first_extra, last_extra, pp);
+  if (Better(Evaluate(prefix, counts, first_extra, last_extra, pp),
+             Evaluate(prefix, from_base, first_extra, last_extra, pp)))
+    return counts;
+  return from_base;
 }
 
 }  // namespace moetrace::tracegen

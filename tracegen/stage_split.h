@@ -2,8 +2,12 @@
 // (virtual pipeline stage) runs, chosen from the layers' estimated costs
 // instead of an even count, so that pipeline ranks holding dense, MoE and
 // MTP layers, the embedding or the LM heads carry about the same work.
+// EDPB's split (engine_edpb.cc) starts from it and keeps the split whose
+// pipeline ends first (split_schedule.h): equal work per rank does not
+// set the step when routing is skewed.
 #pragma once
 
+#include <array>
 #include <vector>
 
 namespace moetrace::tracegen {
@@ -19,7 +23,17 @@ namespace moetrace::tracegen {
 // spread (sum of squares) of both. Found by local search from the even
 // split, moving one layer at a time from a slice to another while the order
 // improves (32 slices, 61 layers: about 30 rounds of 1,000 moves).
+// With `baseline` (a split of the same slices, e.g. MindSpeed's noop-layer
+// padding, which the split replaces), the search also starts from it and the
+// better of the two ends is returned: never a split that is worse than the
+// baseline under these costs (the baseline itself when nothing beats it).
 std::vector<int> BalancedSplit(const std::vector<double>& layer_cost, double first_extra,
-                               double last_extra, int slices, int pp);
+                               double last_extra, int slices, int pp,
+                               const std::vector<int>& baseline = {});
+
+// The split's objective, as BalancedSplit orders it: {most loaded rank's
+// work, most loaded slice's, sum of squares of the ranks', of the slices'}.
+std::array<double, 4> SplitScore(const std::vector<double>& layer_cost, double first_extra,
+                                 double last_extra, const std::vector<int>& counts, int pp);
 
 }  // namespace moetrace::tracegen
