@@ -5,6 +5,7 @@
 // costs, and the MTP module's input ops on the last stage.
 #include <algorithm>
 
+#include "tracegen/config.h"
 #include "tracegen/engine_internal.h"
 #include "tracegen/probe.h"
 #include "tracegen/routing.h"
@@ -26,9 +27,7 @@ double EngineImpl::AttentionFactor(RankSim& r, int mb) const {
 }
 
 void EngineImpl::BalanceStages() {
-  if (!cfg.parallel().balance_stages() || !cfg.parallel().layers_per_stage().empty() || shape.schedule == "dualpipe" ||
-      shape.model_stages < 2 || !cfg.rl().algorithm().empty())
-    return;
+  if (!BalancedSplitRuns(cfg)) return;  // the same test Validate uses for the padding
   // The costs EDPB's planner sees: each layer kind's forward + backward on
   // one rank with its peers in step (probe.cc: the engine's own op costs).
   // Dense layers, the embedding and the heads from one probe; each MoE
