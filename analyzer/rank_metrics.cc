@@ -14,6 +14,7 @@
 #endif
 
 #include "analyzer/comm_class.h"
+#include "analyzer/id_range.h"
 #include "analyzer/ops/wait_attribution.h"
 #include "analyzer/percentiles.h"
 #include "analyzer/rl/rl_task.h"
@@ -532,21 +533,16 @@ class LaunchTable {
  public:
   using Threads = RankScratch::LaunchThreads;
   LaunchTable(const Rank& rank, RankScratch* s) : s_(s) {
-    uint64_t lo_u = std::numeric_limits<uint64_t>::max();
-    int64_t hi = -1, n = 0;
+    IdRange ids;
     for (const Track& t : rank.tracks) {
       if (t.kind != TrackKind::kHostThread) continue;
       // Over every id of the thread, not only the launches': a wider
       // range costs only unused slots, and this loop reads one column.
       // Negative (absent) ids are huge unsigned, never the minimum.
-      const size_t m = t.events.size();
-      const int64_t* corr = t.events.correlation.data();
-      for (size_t i = 0; i < m; ++i) {
-        lo_u = std::min(lo_u, static_cast<uint64_t>(corr[i]));
-        hi = std::max(hi, corr[i]);
-        n += corr[i] >= 0;
-      }
+      AddIds(t.events.correlation.data(), t.events.size(), &ids);
     }
+    const uint64_t lo_u = ids.lo_u;
+    const int64_t hi = ids.hi, n = ids.present;
     const int64_t lo = static_cast<int64_t>(lo_u);
     s_->launch_end.clear();
     s_->launch_threads.clear();
