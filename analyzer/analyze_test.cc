@@ -192,6 +192,30 @@ TEST(Cluster, ExpertImbalanceFromAllToAllSizesHasNoExpertFields) {
   EXPECT_EQ(json.find("\"max_vio\""), std::string::npos);
 }
 
+// The received load is the sum of every split, however many (the sum runs
+// four at a time, then the rest one by one): 7 and 9 splits give the same
+// loads, and so the same imbalance, as one split each above.
+TEST(Cluster, AllToAllLoadSumsEverySplit) {
+  Trace t = GroupTrace();
+  const uint64_t loads[4] = {100, 100, 100, 300};
+  for (int r = 0; r < 4; ++r) {
+    Track& tr = t.ranks[r].tracks[1];
+    std::vector<uint64_t> v = r % 2 == 0 ? std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 0}
+                                         : std::vector<uint64_t>{1, 1, 1, 1, 1, 1, 1, 1, 0};
+    uint64_t rest = loads[r];
+    for (uint64_t x : v) rest -= x;
+    v.back() = rest;  // the last split (a tail element) completes the load
+    tr.comms[0].recv_splits = tr.AddSplits(v);
+  }
+  MemorySource src(std::move(t));
+  analysis::Analysis a = Analyze(src, Threads(1));
+  const auto& ei = a.cluster().expert_imbalance();
+  EXPECT_EQ(ei.source(), "all_to_all_splits");
+  EXPECT_DOUBLE_EQ(ei.ep_max_vio_mean(), 1.0);  // max 300 / mean 150 - 1
+  ASSERT_EQ(ei.layers_size(), 1);
+  EXPECT_DOUBLE_EQ(ei.layers(0).ep_max_vio(), 1.0);
+}
+
 TEST(Analysis, MfuTokensAndMemory) {
   Trace t = GroupTrace();
   t.metadata.model_flops_per_step = 4e12;

@@ -173,6 +173,7 @@ void ClusterAccumulator::FoldInto(GroupTable* table, uint64_t key, const Collect
 }
 
 uint32_t ClusterAccumulator::GroupId(std::string_view name) {
+  if (auto it = group_ids_.find(name); it != group_ids_.end()) return it->second;
   auto [it, added] = group_ids_.emplace(std::string(name), static_cast<uint32_t>(group_names_.size()));
   if (added) {
     group_names_.emplace_back(name);
@@ -182,6 +183,7 @@ uint32_t ClusterAccumulator::GroupId(std::string_view name) {
 }
 
 uint32_t ClusterAccumulator::NameId(std::string_view name) {
+  if (auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
   auto [it, added] = name_ids_.emplace(std::string(name), static_cast<uint32_t>(names_.size()));
   if (added) {
     names_.emplace_back(name);

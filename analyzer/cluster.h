@@ -92,9 +92,16 @@ class ClusterAccumulator {
   BreakdownNs total_;
   ClassNs cls_[kCommClassCount];
   std::vector<RankSummary> ranks_;
-  std::unordered_map<std::string, uint32_t> group_ids_;
+  // Looked up by string_view: GroupId / NameId build a std::string (and a
+  // node) only for a name not seen before, not for every rank's every name.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view k) const { return std::hash<std::string_view>{}(k); }
+  };
+  using NameMap = std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>>;
+  NameMap group_ids_;
   std::vector<std::string> group_names_;
-  std::unordered_map<std::string, uint32_t> name_ids_;
+  NameMap name_ids_;
   std::vector<std::string> names_;
   std::vector<char> name_is_combine_;
   std::map<RoutingKey, RoutingAgg> routing_;

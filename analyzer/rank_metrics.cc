@@ -9,13 +9,43 @@
 #include <numeric>
 #include <unordered_map>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "analyzer/comm_class.h"
+#include "analyzer/id_range.h"
 #include "analyzer/ops/wait_attribution.h"
 #include "analyzer/percentiles.h"
 #include "analyzer/rl/rl_task.h"
 
 namespace moetrace {
 namespace {
+
+// The sum of an all-to-all's receive splits (its received load), four at a
+// time in two SSE2 accumulators (the x86-64 baseline): the one-add-per-load
+// loop -O2 made was ~1.5% of `analyze`'s samples on the 718B trace.
+// Unsigned sums wrap alike in any order: the value is the scalar loop's.
+uint64_t SumSplits(std::span<const uint64_t> v) {
+  const uint64_t* p = v.data();
+  const size_t n = v.size();
+  size_t i = 0;
+  uint64_t sum = 0;
+#if defined(__SSE2__)
+  if (n >= 4) {
+    __m128i a = _mm_setzero_si128(), b = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+      a = _mm_add_epi64(a, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)));
+      b = _mm_add_epi64(b, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 2)));
+    }
+    alignas(16) uint64_t lanes[2];
+    _mm_store_si128(reinterpret_cast<__m128i*>(lanes), _mm_add_epi64(a, b));
+    sum = lanes[0] + lanes[1];
+  }
+#endif
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
 
 constexpr TimeNs kNoTime = std::numeric_limits<TimeNs>::min();
 
@@ -503,21 +533,16 @@ class LaunchTable {
  public:
   using Threads = RankScratch::LaunchThreads;
   LaunchTable(const Rank& rank, RankScratch* s) : s_(s) {
-    uint64_t lo_u = std::numeric_limits<uint64_t>::max();
-    int64_t hi = -1, n = 0;
+    IdRange ids;
     for (const Track& t : rank.tracks) {
       if (t.kind != TrackKind::kHostThread) continue;
       // Over every id of the thread, not only the launches': a wider
       // range costs only unused slots, and this loop reads one column.
       // Negative (absent) ids are huge unsigned, never the minimum.
-      const size_t m = t.events.size();
-      const int64_t* corr = t.events.correlation.data();
-      for (size_t i = 0; i < m; ++i) {
-        lo_u = std::min(lo_u, static_cast<uint64_t>(corr[i]));
-        hi = std::max(hi, corr[i]);
-        n += corr[i] >= 0;
-      }
+      AddIds(t.events.correlation.data(), t.events.size(), &ids);
     }
+    const uint64_t lo_u = ids.lo_u;
+    const int64_t hi = ids.hi, n = ids.present;
     const int64_t lo = static_cast<int64_t>(lo_u);
     s_->launch_end.clear();
     s_->launch_threads.clear();
@@ -814,9 +839,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
             a.kind = rec.kind;
             if ((rec.kind == CollectiveKind::kAllToAll || rec.kind == CollectiveKind::kAllToAllV) &&
                 !rec.recv_splits.empty()) {
-              uint64_t sum = 0;
-              for (uint64_t x : t.Splits(rec.recv_splits)) sum += x;
-              a.recv_load = static_cast<int64_t>(sum);
+              a.recv_load = static_cast<int64_t>(SumSplits(t.Splits(rec.recv_splits)));
             }
             out.arrivals.push_back(a);
           }

@@ -176,6 +176,10 @@ class NativeSource : public TraceSource {
   struct Scratch {
     DCtxPtr dctx{ZSTD_createDCtx()};
     Buffer stored, raw;
+    // The rank's records read at once (ReadRankInto), [span_lo, span_hi) of
+    // the file; span_hi 0 when none is held.
+    Buffer span;
+    uint64_t span_lo = 0, span_hi = 0;
     Block block;
     native::RankHeader header;
     std::vector<uint8_t> rest;  // the header less its routing records
@@ -197,6 +201,11 @@ class NativeSource : public TraceSource {
   // The message bytes are left in s.raw.
   void ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected_size, uint8_t kind,
                   const char* what, Scratch& s) const;
+  // Reads the bytes of rank `ri`'s header and blocks into s.span with one
+  // system call when they lie together (as the writer puts them) and within
+  // kMaxSpanBytes; ReadRecord then takes its records from there. Else
+  // leaves no span, and each record is read on its own.
+  void ReadSpan(const native::RankIndex& ri, Scratch& s) const;
   // Decode a block into rows [start, start + count) of the track (sized
   // by the caller; every row of the range is written).
   // `in_place`: the track's columns already hold their final sizes and
@@ -315,7 +324,10 @@ void NativeSource::ReadRecord(uint64_t offset, uint64_t limit, uint32_t expected
                      expected_size <= limit - offset && expected_size <= opts_.max_record_bytes;
   uint8_t header[native::kRecordHeaderSize];
   const uint8_t* h = header;
-  if (whole) {
+  if (whole && offset >= s.span_lo && s.span_hi >= offset &&
+      s.span_hi - offset >= expected_size) {
+    h = s.span.data.get() + (offset - s.span_lo);  // read with the rank's other records
+  } else if (whole) {
     h = s.stored.Resize(expected_size);
     bytes_->Read(offset, expected_size, s.stored.data.get());
   } else {
@@ -612,6 +624,33 @@ void NativeSource::DecodeSamples(const Block& b, uint64_t off, Track& t, size_t 
   }
 }
 
+// One pread per rank, not one per record (~30 a rank on the 718B trace):
+// fewer system calls (system time 0.62 -> 0.57 s of `analyze` on it). A rank
+// there is ~230 KB; larger ranks (or records spread apart) are read record
+// by record as before, so the buffer stays small.
+constexpr uint64_t kMaxSpanBytes = 16ull << 20;
+
+void NativeSource::ReadSpan(const native::RankIndex& ri, Scratch& s) const {
+  s.span_lo = s.span_hi = 0;
+  uint64_t lo = ri.header_offset(), hi = lo + ri.header_size(), sum = ri.header_size();
+  if (ri.header_size() == 0) return;  // read header first, size unknown
+  for (const native::BlockIndex& bi : ri.blocks()) {
+    if (bi.size() == 0) return;
+    lo = std::min<uint64_t>(lo, bi.offset());
+    hi = std::max<uint64_t>(hi, bi.offset() + bi.size());
+    sum += bi.size();
+  }
+  // Out of range or sparse: ReadRecord checks and reads each record (and
+  // names the bad one).
+  if (lo < native::kFileHeaderSize || hi > data_end_ || hi <= lo || hi - lo > kMaxSpanBytes ||
+      hi - lo > sum + sum / 8) {
+    return;
+  }
+  bytes_->Read(lo, static_cast<size_t>(hi - lo), s.span.Resize(static_cast<size_t>(hi - lo)));
+  s.span_lo = lo;
+  s.span_hi = hi;
+}
+
 void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   if (index >= rank_count()) throw std::out_of_range("NativeSource::ReadRank: no such rank");
   const native::RankIndex& ri = footer_.ranks(static_cast<int>(index));
@@ -620,6 +659,7 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
   // (ReadRank never re-enters itself on a thread.)
   thread_local Scratch s;
   const uint64_t hoff = ri.header_offset();
+  ReadSpan(ri, s);
   ReadRecord(hoff, data_end_, ri.header_size(), native::kRecordRankHeader, "rank header", s);
   native::RankHeader& h = s.header;
   Rank& rank = *out;
