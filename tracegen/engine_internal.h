@@ -519,7 +519,8 @@ class EngineImpl {
   // The MTP module's input: the shifted tokens' embedding, the two norms and
   // the 2h -> h projection (reversed in the backward).
   void AddMtpInput(Block& b, int32_t& chain, int mb, int layer, bool backward) const;
-  // EDPB's stage-balancing split from probed layer costs (stage_split.h).
+  // EDPB's stage-balancing split from probed layer costs, chosen by the
+  // schedule's step end (stage_split.h, split_schedule.h).
   void BalanceStages();
   bool balanced_split_ = false;
   // per-rank constant memory
