@@ -15,8 +15,8 @@ TEST(IdRange, EmptyLeavesTheStart) {
   EXPECT_EQ(r.present, 0);
 }
 
-// 19 ids: two vector steps and a tail of three; the least id sits in the
-// tail, the greatest in the first step, absent (-1) ids in both.
+// 19 ids (once two 8-id vector steps and a tail of three); the least id in the
+// last three, the greatest in the first eight, absent (-1) ids throughout.
 TEST(IdRange, LeastGreatestAndPresentOverVectorAndTail) {
   const std::vector<int64_t> ids = {40, -1, 41, 900, 42, 43, -1, 44,   //
                                     45, 46, 47, -1, 48, 49, 50, 51,    //
