@@ -4,17 +4,28 @@
 // --set keys and prints, for the second step summed over the ranks, each EP
 // operator name and phase with its total time and the part no compute
 // overlaps, so that a change to the overlap can be traced to the op it
-// uncovers or covers. Usage: ep_exposure KEY=VALUE...
+// uncovers or covers. Usage: ep_exposure KEY=VALUE... (`steps=N` measures
+// the last of N steps instead of the second).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "bench/stage_breakdown.h"
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+
+namespace {
+std::string fmt_s(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace moetrace;
@@ -24,6 +35,7 @@ int main(int argc, char** argv) {
   all.push_back("parallel.global_batch_size=" +
                 std::to_string(64 * probe.parallel().micro_batch_size() * probe.parallel().dp()));
   tracegen::RunConfig c = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
+  const int step = std::max(1, int(c.steps())) - 1;  // the measured step
   std::vector<int32_t> ranks;
   for (int s = 0; s < c.parallel().pp(); ++s) ranks.push_back(s * c.parallel().dp() * c.parallel().tp());
   MemorySink sink;
@@ -32,6 +44,12 @@ int main(int argc, char** argv) {
   std::map<std::pair<std::string, int>, std::pair<double, double>> by;  // (name, phase) -> total, exposed
   std::map<std::string, double> gaps;  // "ep op <- compute op that ended the gap" -> exposed
   double span = 0, total = 0, exposed = 0;
+  // Per stage: the step partitioned by what the device was doing (compute,
+  // then EDPB's migration, the other EP collectives, TP, DP, swap copies, PP
+  // waits; the rest idle), and how long the stage waited before its first
+  // compute and after its last (the pipeline's fill and drain).
+  std::vector<std::string> stage_rows;
+  std::array<double, bench::kPartCount> part_sum{};
   for (const Rank& r : t.ranks) {
     std::vector<std::pair<TimeNs, TimeNs>> busy;
     std::vector<std::pair<TimeNs, std::string>> busy_named;
@@ -39,7 +57,7 @@ int main(int argc, char** argv) {
     for (const Track& tr : r.tracks) {
       if (tr.kind != TrackKind::kDeviceStream) continue;
       for (size_t i = 0; i < tr.events.size(); ++i) {
-        if (tr.events.step[i] != 1) continue;
+        if (tr.events.step[i] != step) continue;
         lo = std::min(lo, tr.events.ts[i]);
         hi = std::max(hi, tr.events.End(i));
         if (tr.events.category[i] == Category::kCompute) {
@@ -50,6 +68,46 @@ int main(int argc, char** argv) {
       }
     }
     span += double(hi - lo);
+    {
+      std::vector<bench::Interval> iv;
+      TimeNs first = hi, last = lo;
+      for (const Track& tr : r.tracks) {
+        if (tr.kind != TrackKind::kDeviceStream) continue;
+        for (size_t i = 0; i < tr.events.size(); ++i) {
+          if (tr.events.step[i] != step) continue;
+          const Category c = tr.events.category[i];
+          const CommClass cc = tr.events.comm[i] >= 0 ? tr.comms[size_t(tr.events.comm[i])].comm_class : CommClass::kOther;
+          bench::Part p = bench::kPartIdle;
+          if (c == Category::kCompute) {
+            p = bench::kPartCompute;
+            first = std::min(first, tr.events.ts[i]);
+            last = std::max(last, tr.events.End(i));
+          } else if (c == Category::kCopy) {
+            p = bench::kPartSwap;
+          } else if (c == Category::kP2P || cc == CommClass::kPP) {
+            p = bench::kPartPp;
+          } else if (cc == CommClass::kEP) {
+            p = r.strings.Get(tr.events.name[i]) == "ExpertMigration" ? bench::kPartMigration : bench::kPartEp;
+          } else if (cc == CommClass::kTP) {
+            p = bench::kPartTp;
+          } else if (cc == CommClass::kDP) {
+            p = bench::kPartDp;
+          }
+          if (p != bench::kPartIdle) iv.push_back({tr.events.ts[i], tr.events.End(i), p});
+        }
+      }
+      auto parts = bench::PartitionStep(std::move(iv), lo, hi);
+      std::string row = "  " + std::to_string(r.rank) + "\t" + fmt_s(double(hi - lo) / 1e9);
+      char buf[64];
+      for (int k = 0; k < bench::kPartCount; ++k) {
+        part_sum[size_t(k)] += double(parts[size_t(k)]);
+        std::snprintf(buf, sizeof buf, "%8.3f", double(parts[size_t(k)]) / 1e9);
+        row += buf;
+      }
+      std::snprintf(buf, sizeof buf, "%8.3f%8.3f", double(first - lo) / 1e9, double(hi - last) / 1e9);
+      row += buf;
+      stage_rows.push_back(row);
+    }
     std::sort(busy.begin(), busy.end());
     std::sort(busy_named.begin(), busy_named.end());
     std::vector<std::pair<TimeNs, TimeNs>> u;  // union of compute
@@ -59,7 +117,7 @@ int main(int argc, char** argv) {
     for (const Track& tr : r.tracks) {
       if (tr.kind != TrackKind::kDeviceStream) continue;
       for (size_t i = 0; i < tr.events.size(); ++i) {
-        if (tr.events.step[i] != 1 || tr.events.category[i] != Category::kCollective) continue;
+        if (tr.events.step[i] != step || tr.events.category[i] != Category::kCollective) continue;
         if (tr.events.comm[i] < 0 || tr.comms[size_t(tr.events.comm[i])].comm_class != CommClass::kEP) continue;
         const TimeNs a = tr.events.ts[i], b = tr.events.End(i);
         TimeNs cov = 0;
@@ -92,6 +150,13 @@ int main(int argc, char** argv) {
   for (auto& [k, v] : by)
     std::printf("  %-40s phase %d  total %8.3f s  exposed %7.3f s\n", k.first.c_str(), k.second, v.first / 1e9,
                 v.second / 1e9);
+  std::printf("per stage, step %d partitioned (s): rank span", step);
+  for (const char* n : bench::kPartNames) std::printf(" | %s", n);
+  std::printf(" | before first compute | after last compute\n");
+  for (auto& row : stage_rows) std::printf("%s\n", row.c_str());
+  std::printf("  mean\t%.3f", span / t.ranks.size() / 1e9);
+  for (double v : part_sum) std::printf("%8.3f", v / t.ranks.size() / 1e9);
+  std::printf("\n");
   std::vector<std::pair<double, std::string>> top;
   for (auto& [k, v] : gaps) top.emplace_back(-v, k);
   std::sort(top.begin(), top.end());

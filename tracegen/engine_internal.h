@@ -495,6 +495,10 @@ class EngineImpl {
   mutable std::mutex groups_mu_;
   mutable std::unordered_map<uint64_t, std::weak_ptr<GroupRoutingStore>> groups_;
   mutable std::unordered_map<uint64_t, std::vector<double>> popularity_;
+  // EDPB's placement by (layer, migration point): each one depends on the
+  // one before it (KeepInPlace), so it is computed once (placement_mu_).
+  mutable std::mutex placement_mu_;
+  mutable std::unordered_map<uint64_t, std::vector<int32_t>> placement_;
   // Redundant copies by (layer, step) and copies held per EP position by
   // stage: asked for by every rank, computed once (copies_mu_).
   mutable std::mutex copies_mu_;

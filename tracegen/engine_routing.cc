@@ -26,7 +26,17 @@ std::vector<int32_t> EngineImpl::Placement(int layer, int step) const {
   int interval = std::max(1, cfg.routing().edpb_interval());
   int at = (step / interval) * interval;
   if (at == 0) return ContiguousPlacement(shape.experts, g);
-  return BalancedPlacement(Popularity(layer, at - 1), g);
+  const uint64_t key = (uint64_t(layer) << 32) | uint32_t(at);
+  {
+    std::lock_guard<std::mutex> lock(placement_mu_);
+    auto it = placement_.find(key);
+    if (it != placement_.end()) return it->second;
+  }
+  // Balanced for the loads the last step observed, moving from where the
+  // previous migration point put the experts only what rebalancing needs.
+  std::vector<int32_t> p = MigrationPlan(Popularity(layer, at - 1), Placement(layer, at - interval), g);
+  std::lock_guard<std::mutex> lock(placement_mu_);
+  return placement_.emplace(key, std::move(p)).first->second;
 }
 
 ExpertCopies EngineImpl::Copies(int layer, int step) const {

@@ -87,6 +87,74 @@ std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int
   return out;
 }
 
+std::vector<int32_t> KeepInPlace(const std::vector<int32_t>& placement, const std::vector<int32_t>& current,
+                                 int group) {
+  // shared[n * group + o]: experts on new position n that old position o holds.
+  std::vector<int> shared(size_t(group) * group, 0);
+  for (size_t e = 0; e < placement.size() && e < current.size(); ++e)
+    ++shared[size_t(placement[e]) * group + size_t(current[e])];
+  std::vector<int32_t> to(group, -1);
+  std::vector<bool> taken(group, false);
+  for (int k = 0; k < group; ++k) {
+    int bn = -1, bo = -1;
+    for (int n = 0; n < group; ++n) {
+      if (to[n] >= 0) continue;
+      for (int o = 0; o < group; ++o)
+        if (!taken[o] && (bn < 0 || shared[size_t(n) * group + o] > shared[size_t(bn) * group + bo])) bn = n, bo = o;
+    }
+    to[bn] = bo;
+    taken[bo] = true;
+  }
+  std::vector<int32_t> out(placement.size());
+  for (size_t e = 0; e < placement.size(); ++e) out[e] = to[placement[e]];
+  return out;
+}
+
+namespace {
+double MaxLoad(const std::vector<double>& predicted, const std::vector<int32_t>& placement, int group) {
+  std::vector<double> load(group, 0);
+  for (size_t e = 0; e < placement.size(); ++e) load[placement[e]] += predicted[e];
+  return *std::max_element(load.begin(), load.end());
+}
+}  // namespace
+
+std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const std::vector<int32_t>& current,
+                                   int group) {
+  const int experts = static_cast<int>(predicted.size());
+  std::vector<int32_t> out = current;
+  std::vector<double> load(group, 0);
+  for (int e = 0; e < experts; ++e) load[out[e]] += predicted[e];
+  // Each swap takes d = p_a - p_b > 0 off the most loaded position h and
+  // leaves both positions below load[h]: the sum of squared loads drops by
+  // 2d(load[h] - load[q] - d) > 0, so the loop ends. The most loaded EP rank
+  // is what every all-to-all of the layer waits for.
+  for (;;) {
+    const int h = int(std::max_element(load.begin(), load.end()) - load.begin());
+    int best_a = -1, best_b = -1;
+    double best = load[h];
+    for (int a = 0; a < experts; ++a) {
+      if (out[a] != h) continue;
+      for (int b = 0; b < experts; ++b) {
+        const int q = out[b];
+        if (q == h || predicted[b] >= predicted[a]) continue;
+        const double d = predicted[a] - predicted[b];
+        const double pair = std::max(load[h] - d, load[q] + d);
+        if (pair < best) best = pair, best_a = a, best_b = b;
+      }
+    }
+    if (best_a < 0) break;
+    const int q = out[best_b];
+    const double d = predicted[best_a] - predicted[best_b];
+    load[h] -= d;
+    load[q] += d;
+    out[best_a] = q;
+    out[best_b] = h;
+  }
+  std::vector<int32_t> packed = BalancedPlacement(predicted, group);
+  if (MaxLoad(predicted, packed, group) < MaxLoad(predicted, out, group)) return KeepInPlace(packed, current, group);
+  return out;
+}
+
 ExpertCopies ReplicateExperts(const std::vector<double>& loads, const std::vector<int32_t>& placement,
                               int group, int copies) {
   ExpertCopies out;

@@ -28,6 +28,25 @@ struct RoutingModel {
 // same number of experts per rank.
 std::vector<int32_t> ContiguousPlacement(int experts, int group);
 std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int group);
+// `placement` with its positions renumbered so that as many experts as
+// possible stay where `current` has them. The positions of a balanced
+// placement are interchangeable (every EP rank is the same hardware and each
+// holds the same number of experts), so a migration planner moves only the
+// experts whose set changed, not whole sets that merely got another number;
+// the loads per position are unchanged. Greedy matching: the (new position,
+// old position) pair sharing the most experts first, ties to the lowest new,
+// then old, position.
+std::vector<int32_t> KeepInPlace(const std::vector<int32_t>& placement, const std::vector<int32_t>& current,
+                                 int group);
+// EDPB's migration plan from `current` for the `predicted` loads: swaps of
+// two experts, each the one that most lowers the pair of positions it
+// touches, taken while the most loaded position gets lighter (every expert
+// moved costs its weights and optimizer states over the EP links, so a
+// planner moves only what rebalancing needs); if that ends with a higher
+// maximum load than BalancedPlacement's packing from scratch, the packing,
+// renumbered by KeepInPlace. Never less balanced than the packing.
+std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const std::vector<int32_t>& current,
+                                   int group);
 
 // Redundant experts as DeepSeek's EPLB chooses them: each of `copies` extra
 // copies goes to the expert with the highest load per copy (at most one

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -16,6 +17,59 @@
 
 namespace moetrace::tracegen {
 namespace {
+
+int Moved(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  int n = 0;
+  for (size_t e = 0; e < a.size(); ++e) n += a[e] != b[e];
+  return n;
+}
+
+double MaxLoadOf(const std::vector<double>& pop, const std::vector<int32_t>& place, int group) {
+  std::vector<double> load(group, 0);
+  for (size_t e = 0; e < pop.size(); ++e) load[place[e]] += pop[e];
+  return *std::max_element(load.begin(), load.end());
+}
+
+TEST(KeepInPlace, RenumberedSetsDoNotMove) {
+  // The same three sets under other numbers: nothing moves.
+  EXPECT_EQ(KeepInPlace({1, 1, 0, 0, 2, 2}, {0, 0, 1, 1, 2, 2}, 3), (std::vector<int32_t>{0, 0, 1, 1, 2, 2}));
+  // Sets that really changed: each new set shares one expert with each old
+  // one, so any numbering moves two experts; ties go to the lowest new, then
+  // old, position (new 0 -> old 0).
+  EXPECT_EQ(KeepInPlace({0, 1, 0, 1}, {0, 0, 1, 1}, 2), (std::vector<int32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(KeepInPlace({1, 0, 1, 0}, {0, 0, 1, 1}, 2), (std::vector<int32_t>{1, 0, 1, 0}));
+  // Two of three experts of new set 1 are old set 0's: new 1 -> old 0.
+  EXPECT_EQ(KeepInPlace({1, 1, 0, 1, 0, 0}, {0, 0, 1, 0, 1, 1}, 2), (std::vector<int32_t>{0, 0, 1, 0, 1, 1}));
+}
+
+TEST(MigrationPlan, SwapsOnlyWhatLowersTheMostLoadedRank) {
+  // Loads 4,3 | 2,1 (7 vs 3): swapping experts 0 and 2 gives 5 | 5 with two
+  // moves; no further swap lowers the maximum. The packing from scratch
+  // ({0,1,1,0}, also 5 | 5) is not better, so it is not taken.
+  EXPECT_EQ(MigrationPlan({4, 3, 2, 1}, {0, 0, 1, 1}, 2), (std::vector<int32_t>{1, 0, 0, 1}));
+  // Already balanced: nothing moves.
+  EXPECT_EQ(MigrationPlan({4, 1, 3, 2}, {0, 0, 1, 1}, 2), (std::vector<int32_t>{0, 0, 1, 1}));
+}
+
+TEST(MigrationPlan, SeedTableLayerMovesFewExpertsOnceBalanced) {
+  // The 718B preset's routing at the EDPB rows' skew 1.0 (256 experts over
+  // 32 EP ranks, drift 0.05 per step), layer 10: the first migration from the
+  // contiguous placement, then one step later. Before (the packing from
+  // scratch each step) 246 and 217 of 256 experts moved; the plan moves
+  // 44, then 6, and its most loaded rank is never above the packing's.
+  RoutingModel m;
+  m.seed = 1, m.experts = 256, m.top_k = 8, m.skew = 1.0, m.drift = 0.05;
+  const std::vector<double> p0 = m.Popularity(10, 0), p1 = m.Popularity(10, 1);
+  const std::vector<int32_t> start = ContiguousPlacement(256, 32);
+  const std::vector<int32_t> first = MigrationPlan(p0, start, 32);
+  const std::vector<int32_t> second = MigrationPlan(p1, first, 32);
+  EXPECT_EQ(Moved(BalancedPlacement(p0, 32), start), 246);
+  EXPECT_EQ(Moved(BalancedPlacement(p1, 32), BalancedPlacement(p0, 32)), 217);
+  EXPECT_EQ(Moved(first, start), 44);
+  EXPECT_EQ(Moved(second, first), 6);
+  EXPECT_LE(MaxLoadOf(p0, first, 32), MaxLoadOf(p0, BalancedPlacement(p0, 32), 32));
+  EXPECT_LE(MaxLoadOf(p1, second, 32), MaxLoadOf(p1, BalancedPlacement(p1, 32), 32));
+}
 
 TEST(ReplicateExperts, OneDominantExpertGetsEveryCopyOnTheLightestRanks) {
   // 4 EP ranks of 2 experts; expert 0 (400 of 560 tokens) alone is more
