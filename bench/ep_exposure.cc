@@ -30,7 +30,11 @@ std::string fmt_s(double v) {
 int main(int argc, char** argv) {
   using namespace moetrace;
   std::vector<std::string> all = {"steps=2", "parallel.dp=4", "parallel.world_size=512"};
-  for (int i = 1; i < argc; ++i) all.push_back(argv[i]);
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("steps=", 0) == 0) all[0] = a;  // replaces the default, not appended after it
+    else all.push_back(a);
+  }
   tracegen::RunConfig probe = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
   all.push_back("parallel.global_batch_size=" +
                 std::to_string(64 * probe.parallel().micro_batch_size() * probe.parallel().dp()));

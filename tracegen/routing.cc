@@ -124,31 +124,39 @@ std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const s
   std::vector<int32_t> out = current;
   std::vector<double> load(group, 0);
   for (int e = 0; e < experts; ++e) load[out[e]] += predicted[e];
-  // Each swap takes d = p_a - p_b > 0 off the most loaded position h and
-  // leaves both positions below load[h]: the sum of squared loads drops by
-  // 2d(load[h] - load[q] - d) > 0, so the loop ends. The most loaded EP rank
-  // is what every all-to-all of the layer waits for.
-  for (;;) {
-    const int h = int(std::max_element(load.begin(), load.end()) - load.begin());
-    int best_a = -1, best_b = -1;
-    double best = load[h];
+  // Swapping a (on p) and b (on q) with d = p_a - p_b between 0 and
+  // load[p] - load[q] lowers the sum of squared loads by
+  // 2d(load[p] - load[q] - d): each round takes the best such swap between
+  // the most loaded position and any other (else the least loaded one and
+  // any other), so the loop ends; it stops when neither extreme can move
+  // closer to the others.
+  auto best_swap = [&](int p, int* ba, int* bb) {
+    double gain = 0;
     for (int a = 0; a < experts; ++a) {
-      if (out[a] != h) continue;
+      if (out[a] != p) continue;
       for (int b = 0; b < experts; ++b) {
         const int q = out[b];
-        if (q == h || predicted[b] >= predicted[a]) continue;
-        const double d = predicted[a] - predicted[b];
-        const double pair = std::max(load[h] - d, load[q] + d);
-        if (pair < best) best = pair, best_a = a, best_b = b;
+        if (q == p) continue;
+        const double gap = load[p] - load[q], d = predicted[a] - predicted[b];
+        const double g = d * (gap - d);  // > 0 iff d lies strictly between 0 and gap
+        if (g > gain) gain = g, *ba = a, *bb = b;
       }
     }
-    if (best_a < 0) break;
-    const int q = out[best_b];
-    const double d = predicted[best_a] - predicted[best_b];
-    load[h] -= d;
-    load[q] += d;
-    out[best_a] = q;
-    out[best_b] = h;
+    return gain;
+  };
+  for (;;) {
+    int a = -1, b = -1;
+    const int hi = int(std::max_element(load.begin(), load.end()) - load.begin());
+    if (best_swap(hi, &a, &b) <= 0) {
+      const int lo = int(std::min_element(load.begin(), load.end()) - load.begin());
+      if (best_swap(lo, &a, &b) <= 0) break;
+    }
+    const int pa = out[a], pb = out[b];
+    const double d = predicted[a] - predicted[b];
+    load[pa] -= d;
+    load[pb] += d;
+    out[a] = pb;
+    out[b] = pa;
   }
   std::vector<int32_t> packed = BalancedPlacement(predicted, group);
   if (MaxLoad(predicted, packed, group) < MaxLoad(predicted, out, group)) return KeepInPlace(packed, current, group);

@@ -39,12 +39,13 @@ std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int
 std::vector<int32_t> KeepInPlace(const std::vector<int32_t>& placement, const std::vector<int32_t>& current,
                                  int group);
 // EDPB's migration plan from `current` for the `predicted` loads: swaps of
-// two experts, each the one that most lowers the pair of positions it
-// touches, taken while the most loaded position gets lighter (every expert
-// moved costs its weights and optimizer states over the EP links, so a
-// planner moves only what rebalancing needs); if that ends with a higher
-// maximum load than BalancedPlacement's packing from scratch, the packing,
-// renumbered by KeepInPlace. Never less balanced than the packing.
+// two experts, each the swap that most lowers the sum of squared loads
+// between the most loaded EP position and another (else the least loaded
+// and another), taken while either extreme can move closer to the others.
+// Every expert moved costs its weights and optimizer states over the EP
+// links, so a planner moves only what rebalancing needs. If that ends with a
+// higher maximum load than BalancedPlacement's packing from scratch, the
+// packing, renumbered by KeepInPlace. Never less balanced than the packing.
 std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const std::vector<int32_t>& current,
                                    int group);
 
