@@ -1,7 +1,7 @@
 // EDPB's data and pipeline parts in the engine (engine_edpb.cc): the
 // attention work of packed documents per DP rank and micro-batch, its
-// re-arrangement across DP, the MTP module on the last stage and the
-// cost-balanced layer split.
+// re-arrangement across DP, the MTP module on the last stage or the one
+// before it (parallel.mtp_stage), and the cost-balanced layer split.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -182,6 +182,33 @@ TEST(EngineEdpb, MtpLayerOnTheStageBeforeTheLoss) {
   EXPECT_EQ(Count(s2, "FlashAttentionScore", Phase::kForward) + Count(s3, "FlashAttentionScore", Phase::kForward),
             Count(last.ranks[0], "FlashAttentionScore", Phase::kForward) +
                 Count(last.ranks[1], "FlashAttentionScore", Phase::kForward));
+}
+
+TEST(EngineEdpb, SplitChoosesTheMtpStage) {
+  // tiny-moe on PP 4 with the MTP modelled: EDPB's split runs the pipeline
+  // with the MTP layer on stage 3 (today's) and on stage 2, and keeps the
+  // latter: 1,1,2,0 with stage 3 running the two heads only. Pinned to the
+  // last stage (-1) the split is 2,1,1,0 and no attribute is written.
+  auto run = [](const std::string& pin) {
+    std::vector<std::string> sets = {"steps=1", "parallel.pp=4", "parallel.dp=4", "parallel.ep=4",
+                                     "model.mtp_layers=1", "model.mtp_modelled=true", "parallel.balance_stages=true"};
+    if (!pin.empty()) sets.push_back("parallel.mtp_stage=" + pin);
+    return SimulateTinyMoe(sets, {8, 12});
+  };
+  auto mtp_stage = [](const Trace& t) {
+    for (const auto& [k, v] : t.metadata.attributes)
+      if (k == "tracegen.mtp_stage") return v;
+    return std::string();
+  };
+  Trace chosen = run("");
+  EXPECT_EQ(Split(chosen), "1,1,2,0");
+  EXPECT_EQ(mtp_stage(chosen), "2");
+  EXPECT_EQ(Count(chosen.ranks[0], "MatMul_mtp_proj", Phase::kForward), 8);
+  EXPECT_EQ(Count(chosen.ranks[1], "MatMul_lm_head", Phase::kForward), 2 * 8);
+  Trace pinned = run("-1");
+  EXPECT_EQ(Split(pinned), "2,1,1,0");
+  EXPECT_EQ(mtp_stage(pinned), "");
+  EXPECT_EQ(Count(pinned.ranks[1], "MatMul_mtp_proj", Phase::kForward), 8);
 }
 
 TEST(EngineEdpb, SplitWeighsEachMoeLayerByItsPredictedRouting) {
