@@ -17,6 +17,8 @@
 #include "formats/errors.h"
 #include "tracegen/documents.h"
 #include "tracegen/embedded_files.h"
+#include "tracegen/model.h"
+#include "tracegen/mtp_stage.h"
 #include "tracegen/noop_layers.h"
 #include "tracegen/rl/rl_config.h"
 #include "tracegen/schedule.h"
@@ -410,6 +412,15 @@ void Validate(const RunConfig& c) {
   if (m.mtp_modelled() && m.mtp_layers() < 1)
     KeyError("model.mtp_modelled", "needs model.mtp_layers >= 1");
   if (m.mtp_layers() < 0 || m.mtp_layers() > 8) KeyError("model.mtp_layers", "must be between 0 and 8");
+  if (p.has_mtp_stage() && p.mtp_stage() != -1) {
+    if (!m.mtp_modelled()) KeyError("parallel.mtp_stage", "places the MTP modules: needs model.mtp_modelled=true");
+    if (kind == "dualpipe") KeyError("parallel.mtp_stage", "not modelled for schedule.kind dualpipe");
+    // EDPB's split leaves the last stage empty itself when the MTP is
+    // pinned before it; a given split must already (ModelShape's counts).
+    const std::vector<int> counts = BalancedSplitRuns(c) ? std::vector<int>{} : ModelShape(c).stage_layers;
+    const std::string error = MtpStageError(p.mtp_stage(), model_stages, std::max(1, p.pp()), counts);
+    if (!error.empty()) KeyError("parallel.mtp_stage", error);
+  }
   if (c.steps() < 1 || c.steps() > 10000) KeyError("steps", "must be between 1 and 10000");
   for (auto [key, v] : {std::pair<const char*, double>{"hardware.peak_flops", h.peak_flops()},
                         {"hardware.hbm_bytes", h.hbm_bytes()},

@@ -86,6 +86,39 @@ TEST(Config, ArxivPresetPadsWithMindSpeedsNoopLayers) {
   EXPECT_EQ(no_vpp.stage_layers, want16);
 }
 
+TEST(Config, MtpStageNamesItsKey) {
+  const std::string p = "pangu-ultra-moe-718b";
+  const std::string mtp = "model.mtp_modelled=true";
+  // MindSpeed's padding leaves slice 31 without a decoder layer: the MTP
+  // may run on slice 30 (rank 14's second chunk), as in "...,m|L".
+  EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=30"}, p), "");
+  EXPECT_EQ(ModelShape(BuildConfig({p, "", {mtp, "parallel.mtp_stage=30"}, 0})).mtp_stage, 30);
+  EXPECT_EQ(ModelShape(BuildConfig({p, "", {mtp, "parallel.mtp_stage=-1"}, 0})).mtp_stage, 31);
+  EXPECT_EQ(ModelShape(BuildConfig({p, "", {mtp}, 0})).mtp_stage, 31);
+  EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=-1"}, p), "");
+  EXPECT_EQ(ErrorOf({"parallel.mtp_stage=30"}, p),
+            "config: parallel.mtp_stage: places the MTP modules: needs model.mtp_modelled=true");
+  EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=-2"}, p),
+            "config: parallel.mtp_stage: must be -1 (the last stage) or a (virtual) stage 0..31 (got -2)");
+  EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=29"}, p),
+            "config: parallel.mtp_stage: only the last stage (31) or the one before it (30) is modelled (got 29)");
+  EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=14"}, p),
+            "config: parallel.mtp_stage: stage 14 is not in the last virtual chunk (stages 16..31): Megatron's "
+            "layouts put the MTP in the last virtual stage of its rank");
+  // Without the padding the even split puts layer 60 on slice 31, after
+  // the MTP; EDPB's split empties it itself.
+  EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=30", "parallel.noop_layers="}, p),
+            "config: parallel.mtp_stage: the last stage holds 1 decoder layer(s), which would come after the MTP "
+            "layer: the split must leave it the losses only (e.g. parallel.layers_per_stage ending in ,0)");
+  EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=30", "parallel.noop_layers=", "parallel.balance_stages=true"}, p), "");
+  // tiny-moe on PP 2: the slice before the last is on the first rank.
+  EXPECT_EQ(ErrorOf({"model.mtp_layers=1", mtp, "parallel.mtp_stage=0"}),
+            "config: parallel.mtp_stage: stage 0 is on the first pipeline rank, which Megatron's layouts forbid");
+  EXPECT_EQ(ErrorOf({"model.mtp_layers=1", mtp, "parallel.mtp_stage=1"}), "");
+  EXPECT_EQ(ErrorOf({"model.mtp_layers=1", mtp, "schedule.kind=dualpipe", "parallel.mtp_stage=1"}),
+            "config: parallel.mtp_stage: not modelled for schedule.kind dualpipe");
+}
+
 TEST(Config, NoopLayersNamesItsKey) {
   const std::string p = "pangu-ultra-moe-718b";
   auto has = [](const std::string& error, const std::string& what) { return error.find(what) != std::string::npos; };

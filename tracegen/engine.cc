@@ -330,6 +330,9 @@ Metadata EngineImpl::BaseMetadata() const {
     for (int n : shape.stage_layers) split += (split.empty() ? "" : ",") + std::to_string(n);
     m.attributes.emplace_back("tracegen.layers_per_stage", split);
   }
+  // Only where the MTP layers left the last stage, so that other runs' files
+  // stay as they were.
+  if (MtpApart()) m.attributes.emplace_back("tracegen.mtp_stage", std::to_string(shape.mtp_stage));
   m.attributes.emplace_back("tracegen.hardware_flops_per_step", fmt::format("{:.17g}", hardware));
   return m;
 }

@@ -2,11 +2,12 @@
 // (DP rank, micro-batch) from the packed documents (tracegen/documents.h,
 // re-arranged across DP with EDPB), the cost-balanced layer split per
 // (virtual) stage (tracegen/stage_split.h) from the engine's own probed op
-// costs, and the MTP module's input ops on the last stage.
+// costs, where the MTP modules' layers run, and their input ops.
 #include <algorithm>
 
 #include "tracegen/config.h"
 #include "tracegen/engine_internal.h"
+#include "tracegen/mtp_stage.h"
 #include "tracegen/probe.h"
 #include "tracegen/routing.h"
 #include "tracegen/split_schedule.h"
@@ -73,15 +74,19 @@ void EngineImpl::BalanceStages() {
     if (moe_layers[i] < shape.layers) {
       sc.fwd[size_t(moe_layers[i])] = double(moe[i].fwd.ns);
       sc.bwd[size_t(moe_layers[i])] = double(moe[i].bwd.ns);
-    } else {  // an MTP module: its layer and the shared head again
-      sc.last_fwd += double(moe[i].fwd.ns + probe.head_fwd.ns);
-      sc.last_bwd += double(moe[i].bwd.ns + probe.head_bwd.ns);
+    } else {  // an MTP module: its layer where the MTP runs, the shared head again on the last slice
+      sc.mtp_fwd += double(moe[i].fwd.ns);
+      sc.mtp_bwd += double(moe[i].bwd.ns);
     }
   }
   if (shape.experts <= 0) {
-    sc.last_fwd += mtp_ * double(probe.dense.fwd.ns + probe.head_fwd.ns);
-    sc.last_bwd += mtp_ * double(probe.dense.bwd.ns + probe.head_bwd.ns);
+    sc.mtp_fwd += mtp_ * double(probe.dense.fwd.ns);
+    sc.mtp_bwd += mtp_ * double(probe.dense.bwd.ns);
   }
+  // Megatron runs every MTP module's output head and loss in the loss
+  // stage's post-processing, wherever the MTP layers are (mtp_stage.h).
+  sc.last_fwd += mtp_ * double(probe.head_fwd.ns);
+  sc.last_bwd += mtp_ * double(probe.head_bwd.ns);
   // The first slice: the embedding. The MTP module's projection is a few
   // per cent of a layer and not probed.
   sc.first_fwd = double(probe.embed_fwd.ns);
@@ -94,13 +99,23 @@ void EngineImpl::BalanceStages() {
   // most loaded rank's work does not set the step, the waits between
   // slices do. The config's own split (MindSpeed's noop-layer padding, or
   // the even split) is the first start, so it is kept unless beaten.
-  std::vector<int> counts =
-      BalancedSplit(cost, sc.first_fwd + sc.first_bwd, sc.last_fwd + sc.last_bwd, shape.model_stages, shape.pp,
-                    shape.stage_layers);
+  std::vector<int> counts = BalancedSplit(cost, sc.first_fwd + sc.first_bwd,
+                                          sc.last_fwd + sc.last_bwd + sc.mtp_fwd + sc.mtp_bwd, shape.model_stages,
+                                          shape.pp, shape.stage_layers);
+  // Where the MTP layers run is part of the split (Megatron's "...|m|L"
+  // layouts): today's last stage first, so it is kept unless beaten; a
+  // parallel.mtp_stage given pins it.
+  const int last = shape.model_stages - 1;
+  std::vector<int> mtp_stages{shape.mtp_stage};
+  if (mtp_ > 0 && !cfg.parallel().has_mtp_stage()) mtp_stages = MtpStageCandidates(shape.model_stages, shape.pp);
+  for (int& m : mtp_stages) m = m == last ? -1 : m;
+  int mtp_stage = -1;
   if (!counts.empty())
-    counts = PipelineSplit(sc, {shape.stage_layers, counts}, schedules, shape.pp);
-  if (counts.empty() || counts == shape.stage_layers) return;
+    counts = PipelineSplit(sc, {shape.stage_layers, counts}, schedules, shape.pp, mtp_stages, &mtp_stage);
+  if (mtp_stage < 0) mtp_stage = last;
+  if (counts.empty() || (counts == shape.stage_layers && mtp_stage == shape.mtp_stage)) return;
   shape.SetStageLayers(counts);
+  shape.mtp_stage = mtp_stage;
   balanced_split_ = true;
 }
 
@@ -121,6 +136,16 @@ void EngineImpl::AddMtpInput(Block& b, int32_t& chain, int mb, int layer, bool b
     Add(b, chain, norms);
     Add(b, chain, embed);
   }
+}
+
+void EngineImpl::AddMtpHeads(Block& b, int32_t& chain, int mb, bool backward) const {
+  if (!MtpApart()) return;
+  for (int m = 0; m < mtp_; ++m) AddHead(b, chain, mb, backward);
+}
+
+TimeNs EngineImpl::P2PSendNs(bool inter, double scale) const {
+  const double bytes = double(shape.TokensSeqSplit()) * shape.hidden * 2 * scale;
+  return TimeNs((inter ? hw.alpha_inter_ns() : hw.alpha_intra_ns()) + TransferNs(bytes, inter));
 }
 
 }  // namespace moetrace::tracegen

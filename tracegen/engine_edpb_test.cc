@@ -1,7 +1,7 @@
 // EDPB's data and pipeline parts in the engine (engine_edpb.cc): the
 // attention work of packed documents per DP rank and micro-batch, its
-// re-arrangement across DP, the MTP module on the last stage and the
-// cost-balanced layer split.
+// re-arrangement across DP, the MTP module on the last stage or the one
+// before it (parallel.mtp_stage), and the cost-balanced layer split.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +125,90 @@ TEST(EngineEdpb, BalancedSplitMovesLayersOffTheHeadAndMtpStage) {
   EXPECT_EQ(AttentionFlops(bal.ranks[0], 3).size(), 4u);  // layer 3 moved to stage 0
   EXPECT_EQ(Count(bal.ranks[1], "FlashAttentionScore", Phase::kForward), 1 * 4);  // the MTP layer
   EXPECT_EQ(Count(bal.ranks[1], "MatMul_lm_head", Phase::kForward), 2 * 4);
+}
+
+// Bytes of the p2p sends of a rank in one phase, as distinct values.
+std::vector<uint64_t> SendBytes(const Rank& r, Phase phase) {
+  std::vector<uint64_t> out;
+  for (const Track& tr : r.tracks)
+    if (tr.kind == TrackKind::kDeviceStream)
+      for (size_t i = 0; i < tr.events.size(); ++i)
+        if (tr.events.phase[i] == phase && r.strings.Get(tr.events.name[i]) == "HcomSend" &&
+            std::find(out.begin(), out.end(), tr.events.bytes[i]) == out.end())
+          out.push_back(tr.events.bytes[i]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(EngineEdpb, MtpLayerOnTheStageBeforeTheLoss) {
+  // tiny-moe with 6 layers on PP 4 (DP 4, 8 micro-batches), padded with
+  // noop layers 6,7 to 2,2,2,0 (the last stage holds no decoder layer) and
+  // the MTP layer on stage 2 (ranks 8-11): its input and layer run there, its head
+  // and loss on stage 3 (ranks 12-15) after the main head, as Megatron's
+  // "...|tm|L" layouts run them; the p2p between stages 2 and 3 carries
+  // the main and the MTP hidden states (2 x 1024 x 1024 x 2 bytes).
+  const std::vector<std::string> base = {"steps=1", "parallel.pp=4", "parallel.dp=4", "parallel.ep=4",
+                                         "model.mtp_layers=1", "model.mtp_modelled=true",
+                                         "model.num_layers=6", "parallel.noop_layers=6,7"};
+  std::vector<std::string> apart = base;
+  apart.push_back("parallel.mtp_stage=2");
+  Trace t = SimulateTinyMoe(apart, {4, 8, 12});
+  const Rank& s1 = t.ranks[0];
+  const Rank& s2 = t.ranks[1];
+  const Rank& s3 = t.ranks[2];
+  EXPECT_EQ(Count(s2, "MatMul_mtp_proj", Phase::kForward), 8);
+  EXPECT_EQ(Count(s2, "MatMul_mtp_projGrad", Phase::kBackward), 8);
+  EXPECT_EQ(Count(s2, "FlashAttentionScore", Phase::kForward), 3 * 8);  // layers 4, 5 and the MTP's
+  EXPECT_EQ(Count(s2, "MatMul_lm_head", Phase::kForward), 0);
+  EXPECT_EQ(Count(s3, "MatMul_mtp_proj", Phase::kForward), 0);
+  EXPECT_EQ(Count(s3, "FlashAttentionScore", Phase::kForward), 0);
+  EXPECT_EQ(Count(s3, "MatMul_lm_head", Phase::kForward), 2 * 8);
+  EXPECT_EQ(Count(s3, "MatMul_lm_headGrad", Phase::kBackward), 2 * 8);
+  EXPECT_EQ(SendBytes(s1, Phase::kForward), (std::vector<uint64_t>{2097152}));
+  EXPECT_EQ(SendBytes(s2, Phase::kForward), (std::vector<uint64_t>{4194304}));
+  EXPECT_EQ(SendBytes(s2, Phase::kBackward), (std::vector<uint64_t>{2097152}));
+  EXPECT_EQ(SendBytes(s3, Phase::kBackward), (std::vector<uint64_t>{4194304}));
+  EXPECT_EQ(Split(t), "");
+  bool attr = false;
+  for (const auto& [k, v] : t.metadata.attributes) attr |= k == "tracegen.mtp_stage" && v == "2";
+  EXPECT_TRUE(attr);
+  // The same split with the MTP on the last stage: today's placement.
+  Trace last = SimulateTinyMoe(base, {8, 12});
+  EXPECT_EQ(Count(last.ranks[0], "MatMul_mtp_proj", Phase::kForward), 0);
+  EXPECT_EQ(Count(last.ranks[1], "MatMul_mtp_proj", Phase::kForward), 8);
+  EXPECT_EQ(Count(last.ranks[1], "MatMul_lm_head", Phase::kForward), 2 * 8);
+  EXPECT_EQ(SendBytes(last.ranks[0], Phase::kForward), (std::vector<uint64_t>{2097152}));
+  // The total work is the same: the MTP layer moved, the heads did not.
+  EXPECT_EQ(Count(s2, "FlashAttentionScore", Phase::kForward) + Count(s3, "FlashAttentionScore", Phase::kForward),
+            Count(last.ranks[0], "FlashAttentionScore", Phase::kForward) +
+                Count(last.ranks[1], "FlashAttentionScore", Phase::kForward));
+}
+
+TEST(EngineEdpb, SplitChoosesTheMtpStage) {
+  // tiny-moe on PP 4 with the MTP modelled: EDPB's split runs the pipeline
+  // with the MTP layer on stage 3 (today's) and on stage 2, and keeps the
+  // latter: 1,1,2,0 with stage 3 running the two heads only. Pinned to the
+  // last stage (-1) the split is 2,1,1,0 and no attribute is written.
+  auto run = [](const std::string& pin) {
+    std::vector<std::string> sets = {"steps=1", "parallel.pp=4", "parallel.dp=4", "parallel.ep=4",
+                                     "model.mtp_layers=1", "model.mtp_modelled=true", "parallel.balance_stages=true"};
+    if (!pin.empty()) sets.push_back("parallel.mtp_stage=" + pin);
+    return SimulateTinyMoe(sets, {8, 12});
+  };
+  auto mtp_stage = [](const Trace& t) {
+    for (const auto& [k, v] : t.metadata.attributes)
+      if (k == "tracegen.mtp_stage") return v;
+    return std::string();
+  };
+  Trace chosen = run("");
+  EXPECT_EQ(Split(chosen), "1,1,2,0");
+  EXPECT_EQ(mtp_stage(chosen), "2");
+  EXPECT_EQ(Count(chosen.ranks[0], "MatMul_mtp_proj", Phase::kForward), 8);
+  EXPECT_EQ(Count(chosen.ranks[1], "MatMul_lm_head", Phase::kForward), 2 * 8);
+  Trace pinned = run("-1");
+  EXPECT_EQ(Split(pinned), "2,1,1,0");
+  EXPECT_EQ(mtp_stage(pinned), "");
+  EXPECT_EQ(Count(pinned.ranks[1], "MatMul_mtp_proj", Phase::kForward), 8);
 }
 
 TEST(EngineEdpb, SplitWeighsEachMoeLayerByItsPredictedRouting) {

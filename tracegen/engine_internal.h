@@ -390,6 +390,8 @@ class EngineImpl {
   void AddEmbedding(Block& b, int32_t& chain, int mb, bool backward) const;
   void AddHead(Block& b, int32_t& chain, int mb, bool backward) const;
   TimeNs P2PSendNs(bool inter) const;
+  // The same for `scale` micro-batches' hidden states (P2PScale).
+  TimeNs P2PSendNs(bool inter, double scale) const;
   void LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, int mb, Phase ph) const;
   void LayerBackward(RankSim& r, Block& b, int32_t& chain, int layer, int mb) const;
   // The MoE layer's small routing operators (engine_moe_small_ops.cc): the
@@ -512,17 +514,34 @@ class EngineImpl {
   mutable std::mutex docs_mu_;
   mutable std::unordered_map<int, std::vector<double>> attention_;
   double AttentionFactor(RankSim& r, int mb) const;
-  // MTP modules simulated on the last model stage (model.mtp_modelled).
+  // MTP modules simulated (model.mtp_modelled): their layers on model
+  // stage shape.mtp_stage, their heads and losses on the last.
   int mtp_ = 0;
   // One past the last layer index a model stage runs: its transformer
-  // layers, then, on the last stage, the MTP modules' layers (numbered
-  // from shape.layers on).
+  // layers, then, on the MTP's stage, the MTP modules' layers (numbered
+  // from shape.layers on; the slices after it hold no decoder layer).
   int SliceEnd(int ms) const {
-    return shape.stage_first_layer[ms] + shape.stage_layers[ms] + (ms == shape.model_stages - 1 ? mtp_ : 0);
+    return shape.stage_first_layer[ms] + shape.stage_layers[ms] + (ms == shape.mtp_stage ? mtp_ : 0);
+  }
+  // The MTP layers run before the last stage (parallel.mtp_stage): the
+  // last then runs their heads and losses after the main head's, and the
+  // p2p between them carries the main and every MTP depth's hidden states
+  // (Megatron's MTP block concatenates them, mtp_standalone).
+  bool MtpApart() const { return mtp_ > 0 && shape.mtp_stage != shape.model_stages - 1; }
+  // The hidden states a p2p of boundary `key_stage` carries, in units of one
+  // micro-batch's (key_stage as BuildTask keys them: the receiver's slice
+  // forward, the receiver's backward, i.e. the boundary below key_stage + 1).
+  double P2PScale(int key_stage, bool grad) const {
+    if (!MtpApart()) return 1.0;
+    const int lower = grad ? key_stage : key_stage - 1;
+    return lower >= shape.mtp_stage ? 1.0 + mtp_ : 1.0;
   }
   // The MTP module's input: the shifted tokens' embedding, the two norms and
   // the 2h -> h projection (reversed in the backward).
   void AddMtpInput(Block& b, int32_t& chain, int mb, int layer, bool backward) const;
+  // The MTP modules' output heads and losses, on the last stage when their
+  // layers run before it (MtpApart).
+  void AddMtpHeads(Block& b, int32_t& chain, int mb, bool backward) const;
   // EDPB's stage-balancing split from probed layer costs, chosen by the
   // schedule's step end (stage_split.h, split_schedule.h).
   void BalanceStages();

@@ -33,16 +33,17 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     o.cclass = CommClass::kPP;
     o.peer = shape.RankOf(peer_stage, dpi, tpi);
     o.group_size = 2;
-    o.bytes = uint64_t(act_bytes);
+    o.bytes = uint64_t(act_bytes * P2PScale(key_stage, grad));
     o.seq = ((int64_t(r.step) * shape.micro_batches + t.mb) * shape.model_stages + key_stage) * 2 + grad;
     o.xkey = Key(0x9e7, r.step, t.mb, key_stage, grad) ^ Key(std::min(r.rank, o.peer), std::max(r.rank, o.peer));
-    o.dur = send ? P2PSendNs(shape.Node(r.rank) != shape.Node(o.peer)) : 0;
+    o.dur = send ? P2PSendNs(shape.Node(r.rank) != shape.Node(o.peer), P2PScale(key_stage, grad)) : 0;
     return o;
   };
   if (!t.backward) {
     if (t.up >= 0) Add(b, chain, p2p(false, t.up, ms, false));
     if (ms == 0) AddEmbedding(b, chain, t.mb, false);
     for (int l = first; l < first + count; ++l) LayerForward(r, b, chain, l, t.mb, Phase::kForward);
+    if (last_slice) AddMtpHeads(b, chain, t.mb, false);  // parallel.mtp_stage before the last
     if (last_slice) AddHead(b, chain, t.mb, false);
     // MTP modules (model.mtp_modelled): each predicts one more token ahead
     // from the previous depth's hidden states and the shifted tokens'
@@ -50,7 +51,7 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     for (int l = first + count; l < SliceEnd(ms); ++l) {
       AddMtpInput(b, chain, t.mb, l, false);
       LayerForward(r, b, chain, l, t.mb, Phase::kForward);
-      AddHead(b, chain, t.mb, false);
+      if (!MtpApart()) AddHead(b, chain, t.mb, false);
     }
     if (t.down >= 0) Add(b, chain, p2p(true, t.down, ms + 1, false));
   } else {
@@ -70,11 +71,12 @@ void EngineImpl::BuildTask(RankSim& r, const PipeTask& t, Block& b) const {
     }
     if (t.down >= 0) Add(b, chain, p2p(false, t.down, ms, true));
     for (int l = SliceEnd(ms) - 1; l >= first + count; --l) {
-      AddHead(b, chain, t.mb, true);
+      if (!MtpApart()) AddHead(b, chain, t.mb, true);
       LayerBackward(r, b, chain, l, t.mb);
       AddMtpInput(b, chain, t.mb, l, true);
     }
     if (last_slice) AddHead(b, chain, t.mb, true);
+    if (last_slice) AddMtpHeads(b, chain, t.mb, true);
     for (int l = first + count - 1; l >= first; --l) LayerBackward(r, b, chain, l, t.mb);
     if (ms == 0) AddEmbedding(b, chain, t.mb, true);
     // The task's last weight gradients; nothing waits for them. In a fused

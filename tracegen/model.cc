@@ -97,6 +97,8 @@ ModelShape::ModelShape(const RunConfig& c) {
   // cut this model (Validate lets a padding that does not fit through only
   // when EDPB's balanced split replaces it): never slices of zero layers.
   if (stage_layers.empty()) stage_layers = EvenSplit(layers, model_stages);
+  mtp_stage = p.has_mtp_stage() && p.mtp_stage() >= 0 && p.mtp_stage() < model_stages ? p.mtp_stage()
+                                                                                      : model_stages - 1;
   stage_first_layer.assign(model_stages, 0);
   for (int i = 1; i < model_stages; ++i)
     stage_first_layer[i] = stage_first_layer[i - 1] + stage_layers[i - 1];

@@ -26,6 +26,9 @@ struct ModelShape {
   std::string schedule;
   int model_stages = 1;
   std::vector<int> stage_first_layer, stage_layers;  // per model stage
+  // The model stage whose slice runs the MTP modules' layers (their heads
+  // and losses run on the last stage): parallel.mtp_stage, else the last.
+  int mtp_stage = 0;
 
   explicit ModelShape(const RunConfig& c);
   // Replaces the layers per model stage (EDPB's balanced split).

@@ -23,6 +23,9 @@ double PipelineMakespan(const SplitCosts& costs, const std::vector<int>& counts,
   bwd[0] += costs.first_bwd;
   fwd[size_t(slices - 1)] += costs.last_fwd;
   bwd[size_t(slices - 1)] += costs.last_bwd;
+  const int mtp = costs.mtp_stage >= 0 && costs.mtp_stage < slices ? costs.mtp_stage : slices - 1;
+  fwd[size_t(mtp)] += costs.mtp_fwd;
+  bwd[size_t(mtp)] += costs.mtp_bwd;
   int mbs = 0;
   for (const auto& sched : schedules)
     for (const PipeItem& it : sched) mbs = std::max({mbs, it.a.mb + 1, it.fused ? it.b.mb + 1 : 0});
@@ -76,48 +79,65 @@ double PipelineMakespan(const SplitCosts& costs, const std::vector<int>& counts,
 }
 
 std::vector<int> PipelineSplit(const SplitCosts& costs, const std::vector<std::vector<int>>& starts,
-                               const std::vector<std::vector<PipeItem>>& schedules, int pp) {
+                               const std::vector<std::vector<PipeItem>>& schedules, int pp,
+                               const std::vector<int>& mtp_stages, int* mtp_stage_out) {
   std::vector<int> best;
   double best_span = 0;
+  int best_mtp = costs.mtp_stage;
   const int layers = int(costs.fwd.size());
   const bool last_work = costs.last_fwd + costs.last_bwd > 0;
-  for (const std::vector<int>& start : starts) {
-    const int slices = int(start.size());
-    int sum = 0;
-    for (int c : start) sum += c;
-    if (slices == 0 || sum != layers) continue;
-    if (!best.empty() && best.size() != start.size()) continue;
-    std::vector<int> counts = start;
-    double span = PipelineMakespan(costs, counts, schedules, pp);
-    if (span < 0) continue;
-    auto floor_of = [&](int i) { return i == slices - 1 && last_work ? 0 : 1; };
-    // First improvement: a round ends at the first move that lowers the
-    // makespan by more than rounding; layers*slices rounds bound the search.
-    for (int round = 0; round < layers * slices; ++round) {
-      bool moved = false;
-      for (int i = 0; i < slices && !moved; ++i) {
-        if (counts[size_t(i)] <= floor_of(i)) continue;
-        for (int j = 0; j < slices && !moved; ++j) {
-          if (j == i) continue;
-          --counts[size_t(i)];
-          ++counts[size_t(j)];
-          const double sp = PipelineMakespan(costs, counts, schedules, pp);
-          if (sp >= 0 && sp < span * (1 - 1e-9)) {
-            span = sp;
-            moved = true;
-          } else {
-            ++counts[size_t(i)];
-            --counts[size_t(j)];
+  const bool mtp_work = costs.mtp_fwd + costs.mtp_bwd > 0;
+  const std::vector<int> candidates = mtp_stages.empty() ? std::vector<int>{costs.mtp_stage} : mtp_stages;
+  for (int mtp_stage : candidates) {
+    SplitCosts c = costs;
+    c.mtp_stage = mtp_stage;
+    for (const std::vector<int>& given : starts) {
+      const int slices = int(given.size());
+      int sum = 0;
+      for (int v : given) sum += v;
+      if (slices == 0 || sum != layers) continue;
+      if (!best.empty() && best.size() != given.size()) continue;
+      // The MTP's slice (the last when -1); the slices after it run the
+      // losses only, so they hold no decoder layer.
+      const int m = mtp_stage >= 0 && mtp_stage < slices ? mtp_stage : slices - 1;
+      std::vector<int> counts = given;
+      for (int i = m + 1; i < slices; ++i) {
+        counts[size_t(m)] += counts[size_t(i)];
+        counts[size_t(i)] = 0;
+      }
+      double span = PipelineMakespan(c, counts, schedules, pp);
+      if (span < 0) continue;
+      auto floor_of = [&](int i) { return (i == slices - 1 && last_work) || (i == m && mtp_work) ? 0 : 1; };
+      // First improvement: a round ends at the first move that lowers the
+      // makespan by more than rounding; layers*slices rounds bound the search.
+      for (int round = 0; round < layers * slices; ++round) {
+        bool moved = false;
+        for (int i = 0; i <= m && !moved; ++i) {
+          if (counts[size_t(i)] <= floor_of(i)) continue;
+          for (int j = 0; j <= m && !moved; ++j) {
+            if (j == i) continue;
+            --counts[size_t(i)];
+            ++counts[size_t(j)];
+            const double sp = PipelineMakespan(c, counts, schedules, pp);
+            if (sp >= 0 && sp < span * (1 - 1e-9)) {
+              span = sp;
+              moved = true;
+            } else {
+              ++counts[size_t(i)];
+              --counts[size_t(j)];
+            }
           }
         }
+        if (!moved) break;
       }
-      if (!moved) break;
-    }
-    if (best.empty() || span < best_span * (1 - 1e-9)) {
-      best = counts;
-      best_span = span;
+      if (best.empty() || span < best_span * (1 - 1e-9)) {
+        best = counts;
+        best_span = span;
+        best_mtp = mtp_stage;
+      }
     }
   }
+  if (mtp_stage_out) *mtp_stage_out = best_mtp;
   return best;
 }
 

@@ -12,10 +12,14 @@
 namespace moetrace::tracegen {
 
 // Per-layer forward and backward cost, and the work only the first slice
-// (embedding) and the last (LM head, MTP modules) have, each way.
+// (embedding) and the last (LM head, the MTP modules' heads and losses)
+// have, each way; the MTP modules' layers (with their input projection)
+// run on slice mtp_stage (-1: the last; parallel.mtp_stage, mtp_stage.h).
 struct SplitCosts {
   std::vector<double> fwd, bwd;
   double first_fwd = 0, first_bwd = 0, last_fwd = 0, last_bwd = 0;
+  double mtp_fwd = 0, mtp_bwd = 0;
+  int mtp_stage = -1;
 };
 
 // When the last task of one step ends if every pipeline stage runs its
@@ -34,7 +38,13 @@ double PipelineMakespan(const SplitCosts& costs, const std::vector<int>& counts,
 // started from each of `starts` (splits of the same slices; others are
 // skipped); ties keep the earlier start's end. Slices keep >= 1 layer but
 // the last, which may keep none when it has work of its own.
+// With `mtp_stages` (slices the MTP layers may run on, mtp_stage.h), the
+// search runs once per slice, earlier ones kept on a tie; with the MTP
+// before the last slice, the slices after it hold no layer (each start's
+// layers there move to the MTP's slice, which may then keep none) and
+// *mtp_stage_out gets the slice chosen. Without, costs.mtp_stage is used.
 std::vector<int> PipelineSplit(const SplitCosts& costs, const std::vector<std::vector<int>>& starts,
-                               const std::vector<std::vector<PipeItem>>& schedules, int pp);
+                               const std::vector<std::vector<PipeItem>>& schedules, int pp,
+                               const std::vector<int>& mtp_stages = {}, int* mtp_stage_out = nullptr);
 
 }  // namespace moetrace::tracegen

@@ -50,6 +50,8 @@ std::vector<std::string> ChangedKeys(const tracegen::RunConfig& from, const trac
   // ApplyLayout clears the padding on other slices: replaying the list
   // without this key would keep a padding that no longer divides.
   str("parallel.noop_layers", a.noop_layers(), b.noop_layers());
+  // Likewise the MTP's stage: back to the last one (-1) on other slices.
+  num("parallel.mtp_stage", a.has_mtp_stage() ? a.mtp_stage() : -1, b.has_mtp_stage() ? b.mtp_stage() : -1);
   str("schedule.kind", from.schedule().kind(), to.schedule().kind());
   str("comm.a2a", from.comm().a2a(), to.comm().a2a());
   str("memory.recompute", from.memory().recompute(), to.memory().recompute());

@@ -160,6 +160,7 @@ tracegen::RunConfig ApplyLayout(const tracegen::RunConfig& base, const Layout& l
   if (!same_slices) {
     p->set_layers_per_stage("");
     p->set_noop_layers("");
+    p->clear_mtp_stage();  // a stage of the base's slices (parallel.mtp_stage)
   }
   p->set_world_size(l.tp * l.pp * l.dp);
   p->set_tp(l.tp);
