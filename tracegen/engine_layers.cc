@@ -241,7 +241,8 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     // blocking copy, so a stream sync before each of the two GEMMs. The
     // first waits for the dispatch (the GEMM's stream waits for it; the
     // shared expert beside it, comm.shared_expert_overlap, is not waited
-    // for here: at the 718B shapes it ends first), the second for the
+    // for here: on the 718B no-knobs trace it ends ~2.2 ms before the
+    // dispatch, bench/README.md "Host-bound, session 13"), the second for the
     // SwiGLU just issued. The backward reuses the device copy.
     if (copy_syncs) {
       gg1.host_sync = true;
