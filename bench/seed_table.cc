@@ -126,7 +126,8 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
   int64_t stalls = 0, stalls1 = 0;
   for (const auto& rank : t.ranks) {
     std::map<std::tuple<int32_t, int32_t, int>, int64_t> gather_end, router_end;
-    std::vector<std::tuple<int32_t, int32_t, int, int64_t>> first, gather_start;
+    std::map<std::tuple<int32_t, int32_t, int>, int64_t> first_ts;
+    std::vector<std::tuple<int32_t, int32_t, int, int64_t>> gather_start;
     for (const auto& tr : rank.tracks) {
       if (tr.kind != moetrace::TrackKind::kDeviceStream) continue;
       for (size_t i = 0; i < tr.events.size(); ++i) {
@@ -138,11 +139,16 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
           gather_start.emplace_back(std::get<0>(key), std::get<1>(key), std::get<2>(key), tr.events.ts[i]);
         }
         if (n == "ReduceSum_aux_loss") router_end[key] = tr.events.End(i);
-        if (n == "ArgSort_topk_indices") first.emplace_back(std::get<0>(key), std::get<1>(key), std::get<2>(key), tr.events.ts[i]);
+        // The first op issued after the read: the per-local-expert sum with
+        // host.count_copy_syncs, else the argsort (both on the compute stream).
+        if (n == "ReduceSum_tokens_per_local_expert" || n == "ArgSort_topk_indices") {
+          auto [it, fresh] = first_ts.emplace(key, tr.events.ts[i]);
+          if (!fresh) it->second = std::min(it->second, tr.events.ts[i]);
+        }
       }
     }
-    for (auto& [mb, layer, ph, ts] : first) {
-      auto it = gather_end.find({mb, layer, ph});
+    for (auto& [key, ts] : first_ts) {
+      auto it = gather_end.find(key);
       if (it == gather_end.end()) continue;
       stall_sum += double(ts - it->second);
       ++stalls;
@@ -367,9 +373,14 @@ int main(int argc, char** argv) {
   // unfused dispatcher, host.unfused_routing_ops), the "with" run too: the
   // rows measure the host knobs, not operator fusion. The preset itself
   // keeps them fused, so its full-size trace keeps its ~200 M events.
+  // host.count_copy_syncs likewise in every run: where the counts are read
+  // on the host, MindSpeed's path also copies them back with blocking
+  // copies (four stream syncs per MoE forward); without the reads (the
+  // preset) it has no effect.
   const std::vector<std::string> no_knobs = {"host.task_queue=false", "host.numa_affinity=false",
                                              "host.sync_before_a2a=true", "parallel.micro_batch_size=1",
-                                             "host.unfused_routing_ops=true", "memory.swap=false"};
+                                             "host.unfused_routing_ops=true", "memory.swap=false",
+                                             "host.count_copy_syncs=true"};
   std::fprintf(stderr, "host dispatch, the knobs (unfused routing ops)\n");
   Result host_good = Run({"host.unfused_routing_ops=true"});
   std::fprintf(stderr, "host dispatch, none of the knobs\n");
@@ -379,12 +390,12 @@ int main(int argc, char** argv) {
   bind.push_back("host.numa_affinity=true");
   Result host_bind = Run(bind);
   std::fprintf(stderr, "host dispatch, the knobs with the token-count reads kept\n");
-  Result host_sync = Run({"host.sync_before_a2a=true", "host.unfused_routing_ops=true"});
+  Result host_sync = Run({"host.sync_before_a2a=true", "host.unfused_routing_ops=true", "host.count_copy_syncs=true"});
   auto pct = [](const Result& r) {
     return fmt::format("{:.2f}% (sync {:.2f}%, dispatch {:.2f}%)", 100 * r.host_bound, 100 * r.host_sync,
                        100 * r.host_dispatch);
   };
-  row("Host-device dispatch", "none of the knobs (no task queue, no binding, MBS 1 without swap, two token-count reads per MoE forward) -> preset (all of them)",
+  row("Host-device dispatch", "none of the knobs (no task queue, no binding, MBS 1 without swap, two token-count reads and four blocking count copies per MoE forward) -> preset (all of them)",
       "host-bound < 2% of step", fmt::format("{} -> {}", pct(host_bad), pct(host_good)),
       fmt::format("{:.2f} s host-bound per step and stage at {:.1f}% MFU: the same time would be {:.1f}% of a step at "
                   "the published 30% MFU",

@@ -39,7 +39,8 @@ const char* DeviceName(int n) {
       "ReduceSum_topk_probs", "RealDiv_topk_probs", "ReduceMean_aux_probs",
       "Histc_tokens_per_expert", "Mul_aux_loss", "ReduceSum_aux_loss", "Cumsum_group_list",
       "Add_shared_expert", "ArgSort_topk_indices",
-      "FloorDiv_token_indices", "RepeatInterleave_expert_ids"};
+      "FloorDiv_token_indices", "RepeatInterleave_expert_ids",
+      "ReduceSum_tokens_per_local_expert", "ReduceSum_repeats"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];
 }

@@ -83,7 +83,15 @@ void EngineImpl::EmitHost(RankSim& r, const Op& op, TimeNs py0, TimeNs py1, Time
   if (s1 > s0 || op.host_sync) {
     e.ts = s0;
     e.dur = s1 - s0;
-    e.name = r.Fixed(r.sync_stream_name, "aclrtSynchronizeStream (token counts)");
+    // Named by what the host waits for: a token-count read, a blocking
+    // host-to-device copy (host.count_copy_syncs: the expert ids, a grouped
+    // GEMM's group list) or repeat_interleave's output size.
+    if (op.name == kSumRepeats || op.name == kGroupedMatmulGateUp || op.name == kGroupedMatmulDown)
+      e.name = r.Fixed(r.sync_h2d_name, "aclrtSynchronizeStream (H2D copy of counts)");
+    else if (op.name == kRepeatInterleaveExpertIds)
+      e.name = r.Fixed(r.sync_item_name, "aclrtSynchronizeStream (repeat_interleave size)");
+    else
+      e.name = r.Fixed(r.sync_stream_name, "aclrtSynchronizeStream (token counts)");
     e.category = Category::kSync;
     e.flags = kFlagBlocking | kFlagDeviceToHost;
     py.events.Append(e);

@@ -181,6 +181,75 @@ TEST(EngineHost, TwoBlockingReadsPerMoeForward) {
   }
 }
 
+// Host-thread sync events of rank 0, step 0, named `name`.
+int Syncs(const Trace& t, const std::string& name) {
+  int n = 0;
+  const Rank& r0 = t.ranks[0];
+  for (const Track& tr : r0.tracks) {
+    if (tr.kind != TrackKind::kHostThread) continue;
+    for (size_t i = 0; i < tr.events.size(); ++i)
+      if (tr.events.step[i] == 0 && tr.events.category[i] == Category::kSync &&
+          (tr.events.flags[i] & kFlagBlocking) && r0.strings.Get(tr.events.name[i]) == name)
+        ++n;
+  }
+  return n;
+}
+
+TEST(EngineHost, CountCopySyncsFourMorePerMoeForward) {
+  // With the counts on the host MindSpeed's path makes four more blocking
+  // copies per MoE layer forward, each a stream sync in torch_npu: the
+  // expert ids' H2D copy and repeat_interleave's output size
+  // (repeats.sum().item()) in the dispatcher's preprocess, and the group
+  // list's H2D copy before each grouped GEMM. At each the device drains and
+  // then waits d2h + one issue for the next op: ReduceSum_repeats after the
+  // per-local-expert sum, the repeat_interleave after ReduceSum_repeats,
+  // the gate/up GEMM after the dispatch, the down GEMM after the SwiGLU.
+  // (The shared expert before the dispatch: with comm.shared_expert_overlap
+  // its three issues follow the dispatch's, and on tiny-moe they outlast it.)
+  for (bool bound : {true, false}) {
+    const std::string numa = std::string("host.numa_affinity=") + (bound ? "true" : "false");
+    HostRun run = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false", numa,
+                            "host.count_copy_syncs=true", "comm.shared_expert_overlap=false"});
+    const HardwareConfig& hw = run.config.hardware();
+    const double f = bound ? 1.0 : hw.cross_numa_factor();
+    const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
+                         std::llround(run.config.host().python_op_ns() * f);
+    const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + issue;
+    // atlas-800t-a2: 30 us + (12 + 10 + 7.5 us), x 3.65 off-NUMA for the issue.
+    EXPECT_EQ(gap, bound ? 30000 + 29500 : 30000 + 80300 + 27375);
+    auto local = Device(run.trace, "ReduceSum_tokens_per_local_expert");
+    auto sum = Device(run.trace, "ReduceSum_repeats");
+    auto ri = Device(run.trace, "RepeatInterleave_expert_ids");
+    auto disp = Device(run.trace, "HcomAllToAllV_dispatch");
+    auto gg1 = Device(run.trace, "GroupedMatmul_gate_up");
+    auto sw = Device(run.trace, "SwiGlu_experts");
+    auto gg2 = Device(run.trace, "GroupedMatmul_down");
+    for (auto* v : {&local, &sum, &ri, &disp, &gg1, &sw, &gg2}) ASSERT_EQ(v->size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(sum[i].ts - local[i].end, gap) << "bound " << bound;
+      EXPECT_EQ(ri[i].ts - sum[i].end, gap) << "bound " << bound;
+      EXPECT_EQ(gg1[i].ts - disp[i].end, gap) << "bound " << bound;
+      EXPECT_EQ(gg2[i].ts - sw[i].end, gap) << "bound " << bound;
+    }
+    // 4 micro-batches x one MoE layer: 8 count reads as before, 12 H2D
+    // copies, 4 output sizes; the group list's cumsum runs on the CPU.
+    EXPECT_EQ(Syncs(run.trace, "aclrtSynchronizeStream (token counts)"), 8);
+    EXPECT_EQ(Syncs(run.trace, "aclrtSynchronizeStream (H2D copy of counts)"), 12);
+    EXPECT_EQ(Syncs(run.trace, "aclrtSynchronizeStream (repeat_interleave size)"), 4);
+    EXPECT_EQ(Device(run.trace, "Cumsum_group_list").size(), 0u);
+    // The backward reuses the device copies: no sync, its ops as before.
+    EXPECT_EQ(Device(run.trace, "Cumsum_group_listGrad", Phase::kBackward).size(), 4u);
+    EXPECT_EQ(Device(run.trace, "ReduceSum_repeatsGrad", Phase::kBackward).size(), 0u);
+    // Without the key (or without the reads) none of them.
+    HostRun off = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false", numa});
+    EXPECT_EQ(Syncs(off.trace, "aclrtSynchronizeStream (H2D copy of counts)"), 0);
+    EXPECT_EQ(Device(off.trace, "Cumsum_group_list").size(), 4u);
+    HostRun noreads = Simulate({"steps=1", "host.task_queue=false", numa, "host.count_copy_syncs=true"});
+    EXPECT_EQ(Syncs(noreads.trace, "aclrtSynchronizeStream (H2D copy of counts)"), 0);
+    EXPECT_EQ(Device(noreads.trace, "ReduceSum_repeats").size(), 0u);
+  }
+}
+
 TEST(EngineHost, IssuingThreadsOwnTimeBeforeEachOp) {
   // Beyond the framework cost, the Python thread spends host.python_op_ns
   // of its own (model code) before each forward op and the autograd thread

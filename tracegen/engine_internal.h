@@ -51,7 +51,8 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(CastRouterLogits) X(ReduceSumTopkProbs) X(DivTopkProbs)                \
   X(ReduceMeanAuxProbs) X(HistcTokensPerExpert) X(MulAuxLoss) X(ReduceSumAuxLoss)          \
   X(CumsumGroupList) X(AddSharedExpert)                                                    \
-  X(ArgSortTopkIndices) X(FloorDivTokenIndices) X(RepeatInterleaveExpertIds)
+  X(ArgSortTopkIndices) X(FloorDivTokenIndices) X(RepeatInterleaveExpertIds)             \
+  X(SumTokensPerLocalExpert) X(SumRepeats)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -277,7 +278,7 @@ struct RankSim {
   }
   // Fixed host-event names, interned on first use.
   StringId sync_stream_name = kUninterned, split_lists_name = kUninterned,
-           sync_device_name = kUninterned;
+           sync_device_name = kUninterned, sync_h2d_name = kUninterned, sync_item_name = kUninterned;
   StringId Fixed(StringId& id, std::string_view s) {
     if (id == kUninterned) id = out->strings.Intern(s);
     return id;
@@ -400,8 +401,13 @@ class EngineImpl {
   void AddRouterSmallOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
   void AddGroupList(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
   void AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
-  // The permutation's index ops, issued once the token counts are known.
-  void AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const;
+  // The permutation's index ops, issued once the token counts are known
+  // (without the repeat_interleave when AddCountCopySyncs issued it).
+  void AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph, bool repeat_interleave) const;
+  // host.count_copy_syncs: the dispatcher's preprocess after the output_splits
+  // read, with its two stream syncs (the expert ids' H2D copy, the
+  // repeat_interleave's output size).
+  void AddCountCopySyncs(Block& b, int32_t& chain, int mb, int layer, Phase ph, int ep) const;
   int32_t Add(Block& b, int32_t& chain, const Op& op, bool depend = true) const;
   // Chains the op just appended to b.ops (as Add does).
   int32_t Chain(Block& b, int32_t& chain, bool depend = true) const;

@@ -158,7 +158,11 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     // issues them (and the permutation) only after the split lists, so the
     // device runs out of work and then waits for each launch in turn.
     const size_t index_first = b.ops.size();
-    AddPermuteIndexOps(b, chain, mb, layer, ph);
+    // host.count_copy_syncs: the other blocking copies of the counts on the
+    // host, two before the permutation and one before each grouped GEMM.
+    const bool copy_syncs = sync && cfg.host().count_copy_syncs();
+    if (copy_syncs) AddCountCopySyncs(b, chain, mb, layer, ph, group_members);
+    AddPermuteIndexOps(b, chain, mb, layer, ph, !copy_syncs);
     Op perm = Compute(kMoeInitRouting, kVector, 0, Nm * shape.top_k * h * 4, ph, mb, layer, bw);
     int32_t permute = Add(b, chain, perm);
     if (sync) {
@@ -225,16 +229,34 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     // The group list, after the dispatch (the chain may be on the shared
     // expert meanwhile).
     int32_t group_list = dispatch;
-    AddGroupList(b, group_list, mb, layer, ph);
+    // With the counts on the host (copy_syncs) the group list is a cumsum on
+    // the CPU, not a device op.
+    if (!copy_syncs) AddGroupList(b, group_list, mb, layer, ph);
     chain = group_list;
     Op gg1 = Compute(kGroupedMatmulGateUp, kGrouped, 2 * recv_tokens * h * 2 * Fe / shard,
                      (local_experts * 2 * h * Fe / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
     gg1.dep = group_list;
+    // MindSpeed's grouped GEMM (grouped_gemm_util.py, Ops.gmm) copies each
+    // call's group list to the device, cumsum(host counts).to('npu'): a
+    // blocking copy, so a stream sync before each of the two GEMMs. The
+    // first waits for the dispatch (the GEMM's stream waits for it; the
+    // shared expert beside it, comm.shared_expert_overlap, is not waited
+    // for here: on the 718B no-knobs trace it ends ~2.2 ms before the
+    // dispatch, bench/README.md "Host-bound, session 13"), the second for the
+    // SwiGLU just issued. The backward reuses the device copy.
+    if (copy_syncs) {
+      gg1.host_sync = true;
+      gg1.sync_on = dispatch;
+    }
     Add(b, chain, gg1);
     Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);
-    Add(b, chain, sw);
+    const int32_t swiglu = Add(b, chain, sw);
     Op gg2 = Compute(kGroupedMatmulDown, kGrouped, 2 * recv_tokens * Fe * h / shard,
                      (local_experts * Fe * h / shard + recv_tokens * h) * 2, ph, mb, layer, bw, tpe);
+    if (copy_syncs) {
+      gg2.host_sync = true;
+      gg2.sync_on = swiglu;
+    }
     Add(b, chain, gg2);
     if (split) {
       const auto& recv = b.a2a[a2a_idx].recv;

@@ -44,7 +44,8 @@ void EngineImpl::AddSharedExpertAdd(Block& b, int32_t& chain, int mb, int layer,
                         layer, false));
 }
 
-void EngineImpl::AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph) const {
+void EngineImpl::AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer, Phase ph,
+                                    bool repeat_interleave) const {
   if (!cfg.host().unfused_routing_ops()) return;
   const double Nm = double(shape.TokensMoe()), k = shape.top_k;
   // The alltoall dispatcher's index work once the counts are on the host:
@@ -53,7 +54,32 @@ void EngineImpl::AddPermuteIndexOps(Block& b, int32_t& chain, int mb, int layer,
   // every token this rank will receive (repeat_interleave over the counts).
   Add(b, chain, Compute(kArgSortTopkIndices, kVector, 0, Nm * k * 12, ph, mb, layer, false));
   Add(b, chain, Compute(kFloorDivTokenIndices, kVector, 0, Nm * k * 16, ph, mb, layer, false));
-  Add(b, chain, Compute(kRepeatInterleaveExpertIds, kVector, 0, Nm * k * 8, ph, mb, layer, false));
+  if (repeat_interleave)
+    Add(b, chain, Compute(kRepeatInterleaveExpertIds, kVector, 0, Nm * k * 8, ph, mb, layer, false));
+}
+
+void EngineImpl::AddCountCopySyncs(Block& b, int32_t& chain, int mb, int layer, Phase ph, int ep) const {
+  if (!cfg.host().unfused_routing_ops()) return;
+  const double Nm = double(shape.TokensMoe()), k = shape.top_k, L = shape.ExpertsPerRank();
+  // What MindSpeed's alltoall preprocess does after the output_splits read,
+  // before the permutation (mindspeed/core/transformer/moe/token_dispatcher.py):
+  // the tokens per local expert summed over the EP ranks (then copied to the
+  // host non-blocking: the grouped GEMMs' counts).
+  Add(b, chain, Compute(kSumTokensPerLocalExpert, kVector, 0, ep * L * 8 + L * 8, ph, mb, layer, false));
+  // The local expert ids built from a Python list with torch.tensor(...,
+  // device=npu): a blocking host-to-device copy, which torch_npu makes by
+  // synchronising the stream first (copy_between_host_and_device), so the
+  // host waits for the sum above. Then repeat_interleave over the device
+  // counts without an output size: torch_npu's op-plugin sizes the output
+  // with repeats.sum().item(), a reduction and a blocking read.
+  Op sum = Compute(kSumRepeats, kVector, 0, ep * L * 8 + 8, ph, mb, layer, false);
+  sum.host_sync = true;
+  sum.sync_on = chain;
+  const int32_t summed = Add(b, chain, sum);
+  Op ri = Compute(kRepeatInterleaveExpertIds, kVector, 0, Nm * k * 8, ph, mb, layer, false);
+  ri.host_sync = true;
+  ri.sync_on = summed;
+  Add(b, chain, ri);
 }
 
 }  // namespace moetrace::tracegen
