@@ -176,6 +176,55 @@ TEST(Breakdown, FourStreamsMergedInTheSweep) {
   EXPECT_EQ(m.device_ops, 7);
 }
 
+// Three to eight streams of unequal lengths (a real rank's layout) are
+// merged two shortest first, here runs that are not neighbours (the
+// sync-only stream gives an empty run), until two are left for the sweep.
+TEST(Breakdown, UnequalStreamsMergedShortestFirst) {
+  RankBuilder b;
+  const size_t compute = b.Stream("compute"), comm = b.Stream("comm"), send = b.Stream("pp send"),
+               recv = b.Stream("pp recv"), copy = b.Stream("copy"), sync = b.Stream("sync");
+  for (TimeNs t : {0, 200, 400, 600}) b.Add(compute, Category::kCompute, t, 100);
+  CommRecord dp;
+  dp.kind = CollectiveKind::kAllReduce;
+  dp.comm_class = CommClass::kDP;
+  b.AddComm(comm, Category::kCollective, 50, 200, dp);
+  CommRecord pp_send;
+  pp_send.kind = CollectiveKind::kSend;
+  pp_send.comm_class = CommClass::kPP;
+  b.AddComm(send, Category::kP2P, 700, 20, pp_send);
+  b.AddComm(send, Category::kP2P, 720, 20, pp_send);
+  b.AddComm(send, Category::kP2P, 900, 50, pp_send);
+  CommRecord pp_recv = pp_send;
+  pp_recv.kind = CollectiveKind::kRecv;
+  b.AddComm(recv, Category::kP2P, 350, 30, pp_recv);
+  b.Add(copy, Category::kCopy, 500, 50);
+  b.Add(copy, Category::kCopy, 960, 40);
+  b.Add(sync, Category::kSync, 100, 10);
+  RankMetrics m = b.Run();
+  ASSERT_EQ(m.steps.size(), 1u);
+  // COMPUTE = [0,100) + [200,300) + [400,500) + [600,700) = 400;
+  // COMM = [50,250) + [350,380) + [700,740) + [900,950) = 320;
+  // COMPUTE u COMM = [0,300) + [350,380) + [400,500) + [600,740) + [900,950)
+  // = 620; busy adds the copies [500,550) and [960,1000) = 710.
+  const BreakdownNs& t = m.total;
+  EXPECT_EQ(t.span, 1000);
+  EXPECT_EQ(t.compute, 400);
+  EXPECT_EQ(t.comm, 320);
+  EXPECT_EQ(t.comm_exposed, 220);
+  EXPECT_EQ(t.comm_overlapped, 100);  // [50,100) + [200,250)
+  EXPECT_EQ(t.copy_exposed, 90);
+  EXPECT_EQ(t.free, 290);
+  EXPECT_EQ(t.bubble, 30);            // the receive [350,380)
+  ExpectPartition(t);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kDP)].total, 200);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kDP)].exposed, 100);  // [100,200)
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kPP)].total, 120);
+  EXPECT_EQ(m.cls[static_cast<int>(CommClass::kPP)].exposed, 120);
+  EXPECT_EQ(m.overlap.computing, 400);
+  EXPECT_EQ(m.overlap.computing_segments, 4);
+  EXPECT_EQ(m.device_ops, 11);
+}
+
 TEST(Breakdown, UnsortedInputGivesTheSameAnswer) {
   RankBuilder b;
   size_t c0 = b.Stream("compute0"), comm = b.Stream("comm");

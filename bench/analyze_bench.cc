@@ -3,10 +3,15 @@
 // two host threads (enqueue + dispatch), syncs, step markers, counters.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "analyzer/analyze.h"
 #include "analyzer/rank_metrics.h"
+#include "formats/open_trace.h"
 #include "formats/trace_io.h"
 
 namespace moetrace {
@@ -163,6 +168,37 @@ void BM_AnalyzeTenThousandRanks(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(src.events());
 }
 BENCHMARK(BM_AnalyzeTenThousandRanks)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+// AnalyzeRank alone on real ranks: 32 ranks spread over the trace named by
+// MOETRACE_BENCH_TRACE (e.g. the 718B trace, /work/big/pangu8.mtrace), read
+// once, then analysed per iteration. Registered only when the variable is
+// set: the synthetic rank above has four streams of equal length, a real
+// one five to six of very unequal lengths, which takes other paths.
+void BM_AnalyzeRealRanks(benchmark::State& state, const std::string& path) {
+  std::unique_ptr<TraceSource> src = OpenTrace(path);
+  std::vector<Rank> ranks;
+  const size_t n = src->rank_count(), want = std::min<size_t>(n, 32);
+  for (size_t k = 0; k < want; ++k) ranks.push_back(src->ReadRank(k * n / want + k % 7));
+  int64_t events = 0;
+  for (const Rank& r : ranks) events += static_cast<int64_t>(r.EventCount());
+  RankScratch scratch;
+  for (auto _ : state) {
+    for (const Rank& r : ranks) {
+      RankMetrics m = AnalyzeRank(r, &scratch);
+      benchmark::DoNotOptimize(m.total.span);
+      Recycle(std::move(m), &scratch);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * events);
+  state.counters["events"] = static_cast<double>(events);
+}
+const bool kRealRanksRegistered = [] {
+  if (const char* path = std::getenv("MOETRACE_BENCH_TRACE"); path != nullptr && *path != 0) {
+    benchmark::RegisterBenchmark("BM_AnalyzeRealRanks", BM_AnalyzeRealRanks, std::string(path))
+        ->Unit(benchmark::kMillisecond);
+  }
+  return true;
+}();
 
 }  // namespace
 }  // namespace moetrace

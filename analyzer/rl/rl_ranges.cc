@@ -1,8 +1,13 @@
 #include "analyzer/rl/rl_ranges.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace moetrace::rl {
 namespace {
@@ -19,6 +24,26 @@ double ValueAt(const Track& counter, int64_t t) {
   const auto it = std::upper_bound(ts.begin(), ts.end(), t);
   if (it == ts.begin()) return 0;
   return counter.sample_value[static_cast<size_t>(it - ts.begin()) - 1];
+}
+
+// The first index in [i, n) whose category is a marker or a host op, or n.
+// A training card's host threads are nearly all launches (the 718B trace:
+// 21,700 a rank, one marker): 16 categories per compare (SSE2, the x86-64
+// baseline) instead of a test and branch per event, which was ~1% of
+// `analyze`'s samples.
+size_t NextRangeCandidate(const Category* cat, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i marker = _mm_set1_epi8(static_cast<char>(Category::kMarker));
+  const __m128i host_op = _mm_set1_epi8(static_cast<char>(Category::kHostOp));
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(cat + i));
+    const unsigned hit = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, marker), _mm_cmpeq_epi8(v, host_op))));
+    if (hit != 0) return i + static_cast<size_t>(std::countr_zero(hit));
+  }
+#endif
+  while (i < n && cat[i] != Category::kMarker && cat[i] != Category::kHostOp) ++i;
+  return i;
 }
 
 }  // namespace
@@ -41,9 +66,10 @@ CardPhases CollectPhases(const Rank& rank) {
     }
     if (track.kind != TrackKind::kHostThread) continue;
     const EventTable& ev = track.events;
-    for (size_t i = 0; i < ev.size(); ++i) {
-      const Category c = ev.category[i];
-      if (c != Category::kMarker && c != Category::kHostOp) continue;
+    const Category* cat = ev.category.data();
+    const size_t n = ev.size();
+    for (size_t i = NextRangeCandidate(cat, 0, n); i < n; i = NextRangeCandidate(cat, i + 1, n)) {
+      const Category c = cat[i];
       if (ev.flags[i] & (kFlagStepMarker | kFlagInstant)) continue;
       const StringId name = ev.name[i];
       if (name >= known.size()) {

@@ -97,6 +97,33 @@ TEST(RlRanges, NoRlPhasesGiveNothing) {
   EXPECT_EQ(c.ignored_markers, 1);
 }
 
+// Phases among many launches (a training card's host thread): found in
+// the first 16 categories, at the last of a block of 16, in a later block
+// and in the tail after the last whole block.
+TEST(RlRanges, PhasesAmongLaunchesAreAllFound) {
+  Rank r;
+  const std::pair<size_t, const char*> at[] = {{3, "rollout/generate_sequences"},
+                                               {31, "actor/reshard_to_train"},
+                                               {40, "actor/update_actor"},
+                                               {49, "actor/reshard_to_infer"}};
+  size_t next = 0;
+  for (size_t i = 0; i < 50; ++i) {
+    const TimeNs t = static_cast<TimeNs>(i) * 10;
+    if (next < std::size(at) && at[next].first == i) {
+      Range(&r, at[next++].second, t, t + 10, 0, Category::kHostOp);
+    } else {
+      Range(&r, "aclnnMatmul", t, t + 5, 0, Category::kLaunch);
+    }
+  }
+  const CardPhases c = CollectPhases(r);
+  ASSERT_EQ(c.ranges.size(), 4u);
+  EXPECT_EQ(c.ranges[0], (PhaseRange{0, Task::kGenerateSequences, Role::kRollout, 30, 40, -1}));
+  EXPECT_EQ(c.ranges[1], (PhaseRange{0, Task::kReshardToTrain, Role::kActor, 310, 320, -1}));
+  EXPECT_EQ(c.ranges[2], (PhaseRange{0, Task::kUpdateActor, Role::kActor, 400, 410, -1}));
+  EXPECT_EQ(c.ranges[3], (PhaseRange{0, Task::kReshardToInfer, Role::kActor, 490, 500, -1}));
+  EXPECT_EQ(c.ignored_markers, 0);
+}
+
 // An instance given no sequence has a zero-length rollout range where the
 // previous phase ended: a phase of its own (its long-tail idle counts), not
 // one nested in that phase. One strictly inside a range is nested.

@@ -475,6 +475,9 @@ enum Transform { kPacked, kDelta, kGap };
 constexpr size_t kStreamBytes = 16 << 10;
 constexpr size_t kChunkBytes = 4 << 10;
 
+// Off while a rank that fits in cache is decoded (StreamStores).
+thread_local bool stream_stores = true;
+
 // Loads a W-byte little-endian integer. Widths 1, 2, 4 and 8 go through
 // an integer of that width, which GCC vectorizes (a widening load).
 template <int W>
@@ -580,9 +583,10 @@ bool Decode(uint32_t w, const uint8_t* p, size_t avail, size_t m, U* out, uint64
   static_assert(kPacked == 0 && kDelta == 1 && kGap == 2, "avx512_decode's transform numbers");
   if (m >= 16 && avx512_decode::Usable()) {
     const avx512_decode::Column c{p, w, base, dur, lo, hi};
-    return avx512_decode::Decode(X, Check, m * sizeof(U) >= kStreamBytes, c, m, prev, out);
+    return avx512_decode::Decode(X, Check, stream_stores && m * sizeof(U) >= kStreamBytes, c, m,
+                                 prev, out);
   }
-  if (m * sizeof(U) >= kStreamBytes) {
+  if (stream_stores && m * sizeof(U) >= kStreamBytes) {
     return StreamLoop<U, X, Check>(w, p, avail, m, out, base, prev, dur, lo, hi);
   }
   return LoopAnyWidth<U, X, Check>(w, p, avail, m, out, base, prev, dur, lo, hi);
@@ -618,7 +622,7 @@ void StreamCopy(void* dst, const void* src, size_t n) {
 void StreamFill(void* dst, uint8_t byte, size_t n) {
   auto* d = static_cast<uint8_t*>(dst);
 #ifdef __SSE2__
-  if (n >= kStreamBytes) {
+  if (stream_stores && n >= kStreamBytes) {
     const size_t head = (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16;
     std::memset(d, byte, head);
     d += head, n -= head;
@@ -633,6 +637,9 @@ void StreamFill(void* dst, uint8_t byte, size_t n) {
 #endif
   std::memset(d, byte, n);
 }
+
+StreamStores::StreamStores(bool on) : before_(stream_stores) { stream_stores = on; }
+StreamStores::~StreamStores() { stream_stores = before_; }
 
 void StreamFence() {
 #ifdef __SSE2__

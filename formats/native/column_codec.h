@@ -163,6 +163,23 @@ void StreamCopy(void* dst, const void* src, size_t n);
 void StreamFill(void* dst, uint8_t byte, size_t n);
 void StreamFence();
 
+// While an object of this class lives, ColumnReader and StreamFill on this
+// thread use non-temporal stores only if `on` (by default they do). The
+// reader turns them off for a rank small enough to stay in cache: its
+// caller reads the columns right after (`analyze`), and non-temporal stores
+// had sent them to memory first, so that every first read of a column
+// missed (pangu8's ~2.5 MB ranks: `analyze` ~5% less CPU without them).
+class StreamStores {
+ public:
+  explicit StreamStores(bool on);
+  ~StreamStores();
+  StreamStores(const StreamStores&) = delete;
+  StreamStores& operator=(const StreamStores&) = delete;
+
+ private:
+  bool before_;
+};
+
 // Fills out[0, n) with `value` (a byte fill when all its bytes are equal).
 template <typename U>
 inline void FillValue(U* out, size_t n, U value) {

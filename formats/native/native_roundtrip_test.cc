@@ -286,6 +286,25 @@ TEST(NativeReader, ConcurrentReadRankMatchesSerial) {
   std::remove(path.c_str());
 }
 
+// Pieces of 16 KiB and more are written with plain stores when the rank
+// fits in cache (8 MiB) and with non-temporal ones above: both give the
+// rank written, into one reused Rank, a large rank after a small one and
+// back.
+TEST(NativeReader, SmallAndLargeRanksDecodeAlikeThroughBothStorePaths) {
+  const Trace small = MakeSampleTrace(1, 3'000, 3);     // ~15 k events: plain stores
+  const Trace large = MakeSampleTrace(1, 30'000, 4);    // ~150 k events, > 8 MiB: streamed
+  ASSERT_GT(large.ranks[0].EventCount(), 140'000u);
+  auto small_src = OpenNativeBuffer(Encode(small), "small");
+  auto large_src = OpenNativeBuffer(Encode(large), "large");
+  Rank r;
+  small_src->ReadRankInto(0, &r);
+  EXPECT_TRUE(r == small.ranks[0]);
+  large_src->ReadRankInto(0, &r);
+  EXPECT_TRUE(r == large.ranks[0]);
+  small_src->ReadRankInto(0, &r);
+  EXPECT_TRUE(r == small.ranks[0]);
+}
+
 // ReadRankInto decodes into a Rank that holds another rank: every value of
 // that rank (absent columns included, which hold defaults) must be
 // overwritten, whatever the shapes of the two ranks.
