@@ -36,6 +36,23 @@ TEST(LogHistogram, BucketsCoverEveryValueOnce) {
   }
 }
 
+// The double-conversion path equals the bit-scan formula at every octave's
+// edges, around 2^53 where the conversion path ends, and on random values.
+TEST(LogHistogram, BucketByDoubleEqualsTheBitScan) {
+  std::vector<int64_t> vs = {-1, 0, 1, 15, 16, 17, 31, 32, 33, 100, INT64_MAX, INT64_MIN};
+  for (int k = 4; k < 63; ++k) {
+    const int64_t p = int64_t{1} << k;
+    for (int64_t d = -3; d <= 3; ++d) vs.push_back(p + d);
+    vs.push_back(p + p / 2 - 1);
+    vs.push_back(2 * p - 1);
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100000; ++i) vs.push_back(static_cast<int64_t>(rng() >> (rng() % 63)));
+  for (int64_t v : vs) ASSERT_EQ(LogHistogram::Bucket(v), LogHistogram::BucketSlow(v)) << v;
+  EXPECT_EQ(LogHistogram::Bucket((int64_t{1} << 53) - 1), 16u * 49 + 15);  // the last value converted
+  EXPECT_EQ(LogHistogram::Bucket(int64_t{1} << 53), 16u * 50);  // the first one scanned
+}
+
 // Merged histograms give the nearest-rank percentile of all the values
 // within 1/32 of the exact one, and exactly below 16 ns.
 TEST(LogHistogram, MergedPercentilesWithinBoundOfExact) {

@@ -8,12 +8,12 @@ static_assert(960 <= 1024, "LogHistogram::Bucket (at most 959) fits the hash key
 
 void OpFold::Begin(size_t n_names, size_t device_events) {
   n_names_ = n_names;
-  slot_.assign(n_names * kGroupStride, -1);
+  folded_ = 0;
   rows.clear();
   streams.clear();
-  window_.clear();
   shaped_.clear();
   launch.assign(n_names, NameLaunch{});
+  launch_first.resize(n_names);  // read only where launch[id].count > 0, which writes it first
   // Non-busy events keep kNoRow: every slot is written here, so a stale
   // row id of the previous rank cannot be read.
   row_of.assign(device_events, kNoRow);
@@ -23,14 +23,13 @@ void OpFold::Begin(size_t n_names, size_t device_events) {
     hcount_.assign(hkey_.size(), 0);
   }
   hused_ = 0;
-  seq_ = 0;
 }
 
 // A name id past the string table (a hostile file) grows the tables.
 void OpFold::GrowNames(StringId name) {
   n_names_ = static_cast<size_t>(name) + 1;
-  slot_.resize(n_names_ * kGroupStride, -1);
   launch.resize(n_names_);
+  launch_first.resize(n_names_);
 }
 
 int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group, int64_t first_dur) {
@@ -41,9 +40,16 @@ int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group, int64_t fir
   row.group = group;
   const uint32_t b = LogHistogram::Bucket(first_dur);
   row.hist_lo = b > kWindowBelow ? b - kWindowBelow : 0;
-  window_.resize(window_.size() + kWindow, 0);
-  if (shape == 0) slot_[static_cast<size_t>(name) * kGroupStride + group] = h;
+  if (shape == 0) launch[name].row[group] = h;
   return h;
+}
+
+void OpFold::Finish() {
+  for (FoldRow& row : rows) {
+    int64_t n = 0;
+    for (uint32_t c : row.window) n += c;
+    row.count += n;
+  }
 }
 
 int32_t OpFold::ShapedRow(StringId name, StringId shape, uint8_t group, int64_t first_dur) {
@@ -97,7 +103,7 @@ void OpFold::SortedSpills(std::vector<std::pair<uint64_t, int64_t>>* out) const 
 
 void OpFold::AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, int64_t>>& spills,
                              std::vector<std::pair<uint32_t, int64_t>>* out) const {
-  const uint32_t* w = window_.data() + static_cast<size_t>(r) * kWindow;
+  const uint32_t* w = rows[r].window;
   const uint32_t lo = rows[r].hist_lo;
   // The row's spills, below and above its window, by bucket.
   auto it = std::lower_bound(spills.begin(), spills.end(),

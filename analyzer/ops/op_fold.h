@@ -9,6 +9,7 @@
 // RankScratch: no allocation per rank once warm.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -21,10 +22,12 @@
 
 namespace moetrace::ops {
 
-// One cache line per row (it was 56 bytes, so that most rows straddled two).
+// A row: what every op of it updates first (total, min, max, streams,
+// the window's base), then its histogram window, so that an op touches its
+// row's lines and no table beside them. 192 bytes.
 struct alignas(64) FoldRow {
-  // What the per-op path touches first, in one cache line with the window base.
-  int64_t count = 0, total = 0;
+  static constexpr uint32_t kWindow = 32;
+  int64_t total = 0;
   int64_t min = std::numeric_limits<int64_t>::max(), max = -1;
   // Bit k % 64: the k-th stream folded (OpFold::streams) holds ops of the
   // row, so that the percentile gather passes over those streams only.
@@ -33,28 +36,35 @@ struct alignas(64) FoldRow {
   StringId name = 0, shape = 0;  // shape 0: the trace records none
   int32_t next = -1;             // next shaped row of the same (name, shape), another group
   uint8_t group = 0;             // CommClass, kGroupCompute or kGroupCopy
+  // Ops of the row: its spilled ops while folding, then OpFold::Finish adds
+  // its window's counts (no count per op).
+  int64_t count = 0;
+  uint32_t window[kWindow] = {};  // counts of buckets hist_lo + 0 .. 31
 };
-static_assert(sizeof(FoldRow) == 64);
+static_assert(sizeof(FoldRow) == 192);
 
-// Launch figures of one name (rank_ops.h folds names into operator types).
-struct NameLaunch {
+// What an op reads and writes of its name, in one cache line: the name's
+// unshaped row per group, and its launch figures (rank_ops.h folds names
+// into operator types).
+struct alignas(64) NameLaunch {
+  static constexpr uint32_t kGroupStride = 8;  // a power of two >= kGroupCopy + 1
+  int32_t row[kGroupStride];  // by group: its unshaped row, -1 none
   int64_t count = 0, host = 0, small = 0, device = 0;
-  uint64_t first = 0;  // sequence number of its first joined op: the type's name is its first seen
+  NameLaunch() { std::fill(row, row + kGroupStride, -1); }
 };
+static_assert(sizeof(NameLaunch) == 64);
+static_assert(kGroupCopy < NameLaunch::kGroupStride);
 
 class OpFold {
  public:
   static constexpr uint64_t kEmpty = ~0ull;
   static constexpr uint32_t kNoRow = ~0u;
-  // Groups per name in the (name, group) table: a power of two >= kGroupCopy + 1.
-  static constexpr uint32_t kGroupStride = 8;
-  static_assert(kGroupCopy < kGroupStride);
   // Buckets of a row's dense histogram window: 2 octaves around its first
   // duration. Durations of one operator mostly stay in it (jitter of a few
   // %); the others go to the (row, bucket) hash. A dense counter per op
   // costs an increment, where runs of one bucket broke on jittered
   // durations and took the hash most of the time.
-  static constexpr uint32_t kWindow = 32;
+  static constexpr uint32_t kWindow = FoldRow::kWindow;
   static constexpr uint32_t kWindowBelow = 12;  // window buckets below the first duration's
 
   // `n_names`: the rank's string table size; `device_events`: every event of
@@ -66,8 +76,12 @@ class OpFold {
   // `host` (-1: no launch joined). Of no stream in particular: its row is
   // marked as on every stream.
   void Add(StringId name, StringId shape, uint8_t group, int64_t dur, int64_t host, size_t at) {
-    Cursor c = cursor();
-    AddOne(&c, name, shape, group, dur, host, at, ~0ull);
+    if (name >= n_names_) GrowNames(name);
+    const int32_t h = shape == 0 ? UnshapedRow(name, group, dur) : ShapedRow(name, shape, group, dur);
+    row_of[at] = static_cast<uint32_t>(h);
+    AddToRow(&rows[static_cast<size_t>(h)], static_cast<uint32_t>(h), dur, ~0ull);
+    if (host >= 0) AddLaunch(&launch[name], name, dur, host, folded_);
+    ++folded_;
   }
 
   // A device stream folded by AddItems: its track in the rank, and the
@@ -81,24 +95,24 @@ class OpFold {
   // table (names[i], shapes[i] when shapes is not null; device event
   // base + i); host[q] its launch time; group_of(mask) its group. `track`:
   // the stream's index in the rank's tracks (recorded in `streams`).
-  // A loop of its own with the tables' pointers in registers: inlined into
+  // A loop of its own with the tables' pointers in locals: inlined into
   // pass 1 (or calling Add per op) the pointers were reloaded from memory
-  // per op.
+  // per op. Traces without shapes (most) take a loop with no shape test.
   template <class Item, class GroupOf>
   void AddItems(const Item* items, size_t n, const int64_t* host, const StringId* names,
                 const StringId* shapes, size_t base, size_t track, GroupOf group_of) {
     const uint64_t bit = uint64_t{1} << (streams.size() % 64);
     streams.push_back({track, base});
-    Cursor c = cursor();
-    for (size_t q = 0; q < n; ++q) {
-      const Item& it = items[q];
-      const uint32_t i = it.name;
-      AddOne(&c, names[i], shapes ? shapes[i] : 0, group_of(it.mask), it.end - it.start, host[q], base + i, bit);
+    if (shapes != nullptr) {
+      FoldItems<true>(items, n, host, names, shapes, base, bit, group_of);
+    } else {
+      FoldItems<false>(items, n, host, names, shapes, base, bit, group_of);
     }
+    folded_ += n;
   }
 
-  // Nothing left to flush (kept for the callers' symmetry with Begin).
-  void Finish() {}
+  // After the last op: each row's count from its histogram.
+  void Finish();
 
   // The buckets outside the rows' windows, as (row << 10 | bucket, count)
   // sorted by key: once per rank, for AppendHistogram.
@@ -109,64 +123,86 @@ class OpFold {
                        std::vector<std::pair<uint32_t, int64_t>>* out) const;
 
   std::vector<FoldRow> rows;
-  std::vector<NameLaunch> launch;  // by name id
-  std::vector<uint32_t> row_of;    // by device event: its row, kNoRow when not a busy op
-  std::vector<Stream> streams;     // the streams AddItems folded, in order
+  std::vector<NameLaunch> launch;      // by name id
+  std::vector<uint64_t> launch_first;  // by name id: fold position of its first joined op (count > 0)
+  std::vector<uint32_t> row_of;        // by device event: its row, kNoRow when not a busy op
+  std::vector<Stream> streams;         // the streams AddItems folded, in order
   size_t spilled() const { return hused_; }
 
  private:
-  // The tables' storage, refreshed when a new row or name grows them.
-  struct Cursor {
-    FoldRow* rows;
-    int32_t* slot;
-    uint32_t* window;
-    uint32_t* row_of;
-    NameLaunch* launch;
-  };
-  Cursor cursor() { return {rows.data(), slot_.data(), window_.data(), row_of.data(), launch.data()}; }
-
-  [[gnu::always_inline]] void AddOne(Cursor* c, StringId name, StringId shape, uint8_t group,
-                                     int64_t dur, int64_t host, size_t at, uint64_t stream_bit) {
-    if (name >= n_names_) {
-      GrowNames(name);
-      *c = cursor();
-    }
-    int32_t h;
-    if (shape == 0) {
-      // One flat slot per (name, group): no chain to walk.
-      h = c->slot[static_cast<size_t>(name) * kGroupStride + group];
-      if (h < 0) {
-        h = NewRow(name, 0, group, dur);
-        *c = cursor();
+  // The tables' pointers and size in locals (stores to the rows' uint64_t
+  // fields may alias a size_t member for the compiler), refreshed after
+  // the rare calls that grow a table.
+  template <bool kShapes, class Item, class GroupOf>
+  void FoldItems(const Item* items, size_t n, const int64_t* host, const StringId* names,
+                 const StringId* shapes, size_t base, uint64_t bit, GroupOf group_of) {
+    uint32_t* row_at = row_of.data() + base;
+    const uint64_t pos0 = folded_;
+    FoldRow* rows_p = rows.data();
+    NameLaunch* names_p = launch.data();
+    size_t n_names = n_names_;
+    for (size_t q = 0; q < n; ++q) {
+      const Item& it = items[q];
+      const uint32_t i = it.name;
+      const StringId name = names[i];
+      const int64_t dur = it.end - it.start;
+      const uint8_t group = group_of(it.mask);
+      if (name >= n_names) [[unlikely]] {
+        GrowNames(name);
+        names_p = launch.data();
+        n_names = n_names_;
       }
-    } else {
-      // Shapes per name are unbounded (dynamic shapes): hashed.
-      h = ShapedRow(name, shape, group, dur);
-      *c = cursor();
+      int32_t h = -1;
+      if constexpr (kShapes) {
+        // Shapes per name are unbounded (dynamic shapes): hashed.
+        const StringId shape = shapes[i];
+        if (shape != 0) {
+          h = ShapedRow(name, shape, group, dur);
+          rows_p = rows.data();
+        }
+      }
+      if (h < 0) {
+        h = names_p[name].row[group];
+        if (h < 0) [[unlikely]] {
+          h = NewRow(name, 0, group, dur);
+          rows_p = rows.data();
+        }
+      }
+      row_at[i] = static_cast<uint32_t>(h);
+      AddToRow(&rows_p[static_cast<size_t>(h)], static_cast<uint32_t>(h), dur, bit);
+      const int64_t ht = host[q];
+      if (ht >= 0) AddLaunch(&names_p[name], name, dur, ht, pos0 + q);
     }
-    c->row_of[at] = static_cast<uint32_t>(h);
-    FoldRow& row = c->rows[static_cast<size_t>(h)];
-    row.min = dur < row.min ? dur : row.min;
-    row.max = dur > row.max ? dur : row.max;
-    row.count += 1;
-    row.total += dur;
-    row.streams |= stream_bit;
+  }
+
+  // One flat slot per (name, group): no chain to walk.
+  [[gnu::always_inline]] int32_t UnshapedRow(StringId name, uint8_t group, int64_t dur) {
+    const int32_t h = launch[name].row[group];
+    return h >= 0 ? h : NewRow(name, 0, group, dur);
+  }
+
+  [[gnu::always_inline]] void AddToRow(FoldRow* row, uint32_t h, int64_t dur, uint64_t stream_bit) {
+    row->total += dur;
+    // New extremes are rare after a row's first ops: branches, not a store per op.
+    if (dur < row->min) row->min = dur;
+    if (dur > row->max) row->max = dur;
+    row->streams |= stream_bit;
     const uint32_t b = LogHistogram::Bucket(dur);
-    const uint32_t o = b - row.hist_lo;  // wraps to huge below the window
-    if (o < kWindow) {
-      ++c->window[static_cast<size_t>(h) * kWindow + o];
+    const uint32_t o = b - row->hist_lo;  // wraps to huge below the window
+    if (o < kWindow) [[likely]] {
+      ++row->window[o];
     } else {
-      AddBucket(static_cast<uint32_t>(h), b, 1);
+      row->count += 1;
+      AddBucket(h, b, 1);
     }
-    if (host >= 0) {
-      NameLaunch& l = c->launch[name];
-      if (l.count == 0) l.first = seq_;
-      ++seq_;
-      l.count += 1;
-      l.host += host;
-      l.small += dur < host;
-      l.device += dur;
-    }
+  }
+
+  [[gnu::always_inline]] void AddLaunch(NameLaunch* l, StringId name, int64_t dur, int64_t host, uint64_t pos) {
+    if (l->count == 0) [[unlikely]] launch_first[name] = pos;
+    l->count += 1;
+    l->host += host;
+    l->small += dur < host;
+    l->device += dur;
   }
 
   void GrowNames(StringId name);
@@ -175,8 +211,7 @@ class OpFold {
   void AddBucket(uint32_t row, uint32_t bucket, int64_t count);
 
   size_t n_names_ = 0;
-  std::vector<int32_t> slot_;     // by name * kGroupStride + group: its unshaped row, -1 none
-  std::vector<uint32_t> window_;  // by row * kWindow + bucket - hist_lo: counts
+  uint64_t folded_ = 0;  // ops folded so far in the rank
   // (name << 32 | shape) -> its latest row (rows of other groups chained by next).
   std::unordered_map<uint64_t, int32_t> shaped_;
   // Buckets outside a row's window: (row, bucket) -> count, open
@@ -185,7 +220,6 @@ class OpFold {
   std::vector<int64_t> hcount_;
   size_t hused_ = 0;
   int shift_ = 64 - 10;
-  uint64_t seq_ = 0;
 };
 
 }  // namespace moetrace::ops

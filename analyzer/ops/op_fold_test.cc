@@ -35,7 +35,7 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramAddUpPerOp) {
   // Same name, another shape and another group: rows of their own.
   f.Add(1, 2, kGroupCompute, 7, -1, 5);
   f.Add(1, 0, kGroupCopy, 9, 20, 6);
-  // Name 3: a comm op (group 0), its launch the fourth joined op.
+  // Name 3: a comm op (group 0), joined to a launch: the seventh op folded.
   f.Add(3, 0, 0, 30, 40, 7);
   f.Finish();
 
@@ -68,8 +68,10 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramAddUpPerOp) {
   EXPECT_EQ(f.launch[1].host, 140);
   EXPECT_EQ(f.launch[1].small, 1);  // the copy: 9 ns on the device < 20 ns launching
   EXPECT_EQ(f.launch[1].device, 5110);
-  EXPECT_EQ(f.launch[1].first, 0u);
-  EXPECT_EQ(f.launch[3].first, 3u);
+  // Fold positions of each name's first joined op (ops folded before it):
+  // name 1's is the second op, name 3's the seventh.
+  EXPECT_EQ(f.launch_first[1], 1u);
+  EXPECT_EQ(f.launch_first[3], 6u);
   EXPECT_EQ(f.launch[0].count, 0);
 
   // Reused for the next rank: nothing of this one is left.
@@ -128,6 +130,7 @@ TEST(OpFold, RowsKnowTheirStreams) {
   auto group = [](uint32_t mask) { return mask == 1 ? kGroupCompute : uint8_t{0}; };
   f.AddItems(a, 2, host_a, names_a, nullptr, 0, 4, group);
   f.AddItems(b, 2, host_b, names_b, nullptr, 3, 7, group);
+  f.Finish();  // the rows' counts
   ASSERT_EQ(f.streams.size(), 2u);
   EXPECT_EQ(f.streams[0].track, 4u);
   EXPECT_EQ(f.streams[0].base, 0u);

@@ -94,7 +94,7 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   std::vector<std::pair<uint64_t, StringId>>& launched = s->launched;
   launched.clear();
   for (StringId id = 0; id < fold.launch.size(); ++id) {
-    if (fold.launch[id].count > 0) launched.emplace_back(fold.launch[id].first, id);
+    if (fold.launch[id].count > 0) launched.emplace_back(fold.launch_first[id], id);
   }
   std::sort(launched.begin(), launched.end());
   for (const auto& [first, id] : launched) {
