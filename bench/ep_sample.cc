@@ -36,8 +36,19 @@ void AddMigration(const Rank& r, int step, EpSum* out) {
 }
 
 void SampleSink::AddRank(const Rank& rank) {
-  AddMigration(rank, step_, &migration_);
+  AddMigration(rank, step_, &migration_[rank.rank]);
   if (std::find(keep_.begin(), keep_.end(), rank.rank) != keep_.end()) trace_.ranks.push_back(rank);
+}
+
+EpSum SampleSink::Migration(const std::vector<int32_t>& ranks) const {
+  EpSum out;
+  for (int32_t r : ranks) {
+    auto it = migration_.find(r);
+    if (it == migration_.end()) continue;
+    out.mig_total += it->second.mig_total;
+    out.mig_exposed += it->second.mig_exposed;
+  }
+  return out;
 }
 
 }  // namespace moetrace::bench

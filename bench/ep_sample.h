@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "formats/trace.h"
@@ -35,21 +36,22 @@ void AddEpLabels(const std::vector<LabeledValue>& labels, int step, const std::v
 void AddMigration(const Rank& rank, int step, EpSum* out);
 
 // Keeps the ranks in `keep` whole; of every rank, the migration time of
-// `step` (migration()); the labels arrive with the metadata at Finish.
-// Memory: the kept ranks, not the others' events.
+// `step` (Migration()); the labels arrive with the metadata at Finish.
+// Memory: the kept ranks and two numbers per rank, not the others' events.
 class SampleSink : public TraceSink {
  public:
   SampleSink(std::vector<int32_t> keep, int step) : keep_(std::move(keep)), step_(step) {}
   void AddRank(const Rank& rank) override;
   void Finish(const Metadata& metadata) override { trace_.metadata = metadata; }
   Trace& trace() { return trace_; }  // the kept ranks and every rank's labels
-  const EpSum& migration() const { return migration_; }
+  // Migration time of `step` summed over `ranks` (those received).
+  EpSum Migration(const std::vector<int32_t>& ranks) const;
 
  private:
   std::vector<int32_t> keep_;
   int step_;
   Trace trace_;
-  EpSum migration_;
+  std::map<int32_t, EpSum> migration_;  // by rank: mig_total, mig_exposed
 };
 
 }  // namespace moetrace::bench

@@ -64,8 +64,13 @@ TEST(EpSample, SinkKeepsOnlyTheSampledRanksButMeasuresEvery) {
   EXPECT_EQ(sink.trace().ranks[0].rank, 0);
   EXPECT_EQ(sink.trace().ranks[1].rank, 32);
   EXPECT_EQ(sink.trace().ranks[1].EventCount(), 4u);
-  EXPECT_EQ(sink.migration().mig_total, 5 * 150.0);
-  EXPECT_EQ(sink.migration().mig_exposed, 5 * 100.0);
+  const EpSum all = sink.Migration({0, 1, 2, 32, 33});
+  EXPECT_EQ(all.mig_total, 5 * 150.0);
+  EXPECT_EQ(all.mig_exposed, 5 * 100.0);
+  // A stage's group: its received ranks only (rank 3 never arrived).
+  const EpSum stage0 = sink.Migration({0, 1, 2, 3});
+  EXPECT_EQ(stage0.mig_total, 3 * 150.0);
+  EXPECT_EQ(stage0.mig_exposed, 3 * 100.0);
   ASSERT_EQ(sink.trace().metadata.ground_truth.size(), 1u);
   EXPECT_EQ(sink.trace().metadata.ground_truth[0].rank, 33);
 }

@@ -76,14 +76,16 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
   all.push_back("parallel.global_batch_size=" + std::to_string(64 * mbs * probe.parallel().dp()));
   RunConfig c = BuildConfig({preset, "", all, 0});
   std::vector<int32_t> kept, ranks;
+  std::vector<std::vector<int32_t>> groups;  // per stage, sorted
   const int per_stage = c.parallel().dp() * c.parallel().tp();
   const moetrace::tracegen::ModelShape shape(c);
   for (int s = 0; s < c.parallel().pp(); ++s) {
     kept.push_back(s * per_stage);
     // The EP group of the stage's rank 0 (at DP 4 x TP 8 with EP 4 x TP 8,
     // the stage's 32 ranks): from the model's layout, not assumed.
-    std::vector<int32_t> group = ep_groups ? shape.EpGroup(s * per_stage) : std::vector<int32_t>{s * per_stage};
-    ranks.insert(ranks.end(), group.begin(), group.end());
+    groups.push_back(ep_groups ? shape.EpGroup(s * per_stage) : std::vector<int32_t>{s * per_stage});
+    std::sort(groups.back().begin(), groups.back().end());
+    ranks.insert(ranks.end(), groups.back().begin(), groups.back().end());
   }
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
@@ -93,11 +95,20 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
   const auto& t = sink.trace();
   Result r;
   r.oom = !summary.warnings.empty();
-  moetrace::bench::AddEpLabels(t.metadata.ground_truth, step, ranks, &r.ep);
-  r.ep.mig_total = sink.migration().mig_total;
-  r.ep.mig_exposed = sink.migration().mig_exposed;
-  moetrace::bench::AddEpLabels(t.metadata.ground_truth, step, kept, &r.ep0);
-  for (const auto& rank : t.ranks) moetrace::bench::AddMigration(rank, step, &r.ep0);
+  auto ep_over = [&](const std::vector<int32_t>& rs) {
+    moetrace::bench::EpSum e = sink.Migration(rs);
+    moetrace::bench::AddEpLabels(t.metadata.ground_truth, step, rs, &e);
+    return e;
+  };
+  r.ep = ep_over(ranks);
+  r.ep0 = ep_over(kept);
+  if (ep_groups) {
+    // Each stage's group against its rank 0, for the README's note.
+    std::string line = "    per stage, all-to-alls unmasked, EP group (rank 0):";
+    for (const auto& g : groups)
+      line += fmt::format(" {:.2f} ({:.2f})", 100 * ep_over(g).A2AUnmasked(), 100 * ep_over({g[0]}).A2AUnmasked());
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
   r.ep_total = r.ep.total;
   r.ep_exposed = r.ep.exposed;
   r.mig_total = r.ep.mig_total;
