@@ -7,7 +7,11 @@
 // of the 6,144-card job (same micro-batches per pipeline, same layers and
 // expert groups); only the DP gradient collectives see 4 instead of 48
 // members, whose ring time (n-1)/n * S/B changes by < 25% and sits in the
-// optimizer tail. Ranks written: rank 0 of every pipeline stage.
+// optimizer tail. Ranks kept whole: rank 0 of every pipeline stage (spans,
+// host stalls, memory: the step span is common to a stage's ranks). The EP
+// rows (unmasked share, hierarchical all-to-all) sum every rank of each
+// stage's EP group instead (Run's ep_groups, bench/ep_sample.h): one rank per
+// stage is a biased sample of who waits in an all-to-all under skew.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -18,11 +22,13 @@
 
 #include <fmt/core.h>
 
+#include "bench/ep_sample.h"
 #include "bench/seed_rows.h"
 #include "bench/seed_table_rl.h"
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "tracegen/model.h"
 
 namespace {
 
@@ -44,34 +50,18 @@ struct Result {
   double stall_device_ns = 0, stall1_device_ns = 0;
   int64_t syncs = 0;
   bool oom = false;
+  // ep_total .. mig_exposed are over `ep` (EP groups or the kept ranks);
+  // `ep0` is always the kept ranks' (rank 0 of each stage), for comparison.
+  moetrace::bench::EpSum ep, ep0;
   // Unmasked share of the MoE layers' EP all-to-alls (migration apart).
-  double A2AUnmasked() const { return (ep_exposed - mig_exposed) / (ep_total - mig_total); }
+  double A2AUnmasked() const { return ep.A2AUnmasked(); }
 };
 
-// The ExpertMigration events of `step` on every rank: total time and the
-// part not overlapped by that rank's compute.
-void Migration(const moetrace::Trace& t, int step, double* total, double* exposed) {
-  using namespace moetrace;
-  for (const Rank& r : t.ranks) {
-    std::vector<std::pair<TimeNs, TimeNs>> busy, mig;
-    for (const Track& tr : r.tracks) {
-      if (tr.kind != TrackKind::kDeviceStream) continue;
-      for (size_t i = 0; i < tr.events.size(); ++i) {
-        if (tr.events.step[i] != step) continue;
-        if (tr.events.category[i] == Category::kCompute) busy.emplace_back(tr.events.ts[i], tr.events.End(i));
-        if (r.strings.Get(tr.events.name[i]) == "ExpertMigration") mig.emplace_back(tr.events.ts[i], tr.events.End(i));
-      }
-    }
-    for (auto [a, b] : mig) {
-      TimeNs covered = 0;
-      for (auto [c, d] : busy) covered += std::max<TimeNs>(0, std::min(b, d) - std::max(a, c));
-      *total += double(b - a);
-      *exposed += double(b - a - std::min(covered, b - a));
-    }
-  }
-}
-
-Result Run(std::vector<std::string> sets, bool full_dp = false, const std::string& preset = "pangu-ultra-moe-718b") {
+// `ep_groups`: generate every rank of each stage's EP group and take the EP
+// figures over them (events of the kept ranks only; the others reduced to
+// labels and migration time by the sink). Otherwise over the kept ranks.
+Result Run(std::vector<std::string> sets, bool full_dp = false, const std::string& preset = "pangu-ultra-moe-718b",
+           bool ep_groups = false) {
   std::vector<std::string> all = {"steps=2"};
   if (!full_dp) {
     all.push_back("parallel.dp=4");
@@ -85,26 +75,54 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
   int mbs = probe.parallel().micro_batch_size();
   all.push_back("parallel.global_batch_size=" + std::to_string(64 * mbs * probe.parallel().dp()));
   RunConfig c = BuildConfig({preset, "", all, 0});
-  std::vector<int32_t> ranks;
+  std::vector<int32_t> kept, ranks;
+  std::vector<std::vector<int32_t>> groups;  // per stage, sorted
   const int per_stage = c.parallel().dp() * c.parallel().tp();
-  for (int s = 0; s < c.parallel().pp(); ++s) ranks.push_back(s * per_stage);
-  moetrace::MemorySink sink;
+  const moetrace::tracegen::ModelShape shape(c);
+  for (int s = 0; s < c.parallel().pp(); ++s) {
+    kept.push_back(s * per_stage);
+    // The EP group of the stage's rank 0 (at DP 4 x TP 8 with EP 4 x TP 8,
+    // the stage's 32 ranks): from the model's layout, not assumed.
+    groups.push_back(ep_groups ? shape.EpGroup(s * per_stage) : std::vector<int32_t>{s * per_stage});
+    std::sort(groups.back().begin(), groups.back().end());
+    ranks.insert(ranks.end(), groups.back().begin(), groups.back().end());
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const int step = full_dp ? 0 : 1;  // second step: routing drifted, EDPB migrated
+  moetrace::bench::SampleSink sink(kept, step);
   auto summary = moetrace::tracegen::Generate(c, ranks, sink);
   const auto& t = sink.trace();
   Result r;
   r.oom = !summary.warnings.empty();
+  auto ep_over = [&](const std::vector<int32_t>& rs) {
+    moetrace::bench::EpSum e = sink.Migration(rs);
+    moetrace::bench::AddEpLabels(t.metadata.ground_truth, step, rs, &e);
+    return e;
+  };
+  r.ep = ep_over(ranks);
+  r.ep0 = ep_over(kept);
+  if (ep_groups) {
+    // Each stage's group against its rank 0, for the README's note.
+    std::string line = "    per stage, all-to-alls unmasked, EP group (rank 0):";
+    for (const auto& g : groups)
+      line += fmt::format(" {:.2f} ({:.2f})", 100 * ep_over(g).A2AUnmasked(), 100 * ep_over({g[0]}).A2AUnmasked());
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  r.ep_total = r.ep.total;
+  r.ep_exposed = r.ep.exposed;
+  r.mig_total = r.ep.mig_total;
+  r.mig_exposed = r.ep.mig_exposed;
   std::map<std::string, double> sum;
   int n = 0;
   for (const auto& l : t.metadata.ground_truth) {
-    if (l.step != (full_dp ? 0 : 1)) continue;  // second step: routing drifted, EDPB migrated
+    if (l.step != step || !std::binary_search(kept.begin(), kept.end(), l.rank)) continue;
     sum[l.key] += l.value;
     if (l.key == "breakdown.span_ns") ++n;
     if (l.key == "memory.peak_allocated_bytes") r.mem_peak = std::max(r.mem_peak, l.value);
   }
   r.span = sum["breakdown.span_ns"] / n;
   r.compute = sum["breakdown.compute_ns"] / n;
-  r.ep_total = sum["comm_by_class.EP.total_ns"];
-  r.ep_exposed = sum["comm_by_class.EP.exposed_ns"];
   r.host_bound = sum["breakdown.host_bound_ns"] / sum["breakdown.span_ns"];
   r.host_sync = sum["breakdown.host_bound_sync_ns"] / sum["breakdown.span_ns"];
   r.host_dispatch = sum["breakdown.host_bound_dispatch_ns"] / sum["breakdown.span_ns"];
@@ -170,16 +188,20 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
   r.tokens_per_s_per_card = double(t.metadata.tokens_per_step) / (r.span * 1e-9) / devices;
   // Throughput of the full 6,144-card job (every device does the same work).
   r.tokens_per_s = double(t.metadata.tokens_per_step) / (r.span * 1e-9) * 6144 / devices;
-  Migration(t, full_dp ? 0 : 1, &r.mig_total, &r.mig_exposed);
   for (const auto& rank : t.ranks)
     for (const auto& tr : rank.tracks)
       if (tr.kind == moetrace::TrackKind::kCounter && tr.counter == moetrace::CounterKind::kMemActivations)
         for (double v : tr.sample_value) r.act_peak = std::max(r.act_peak, v);
   std::fprintf(stderr, "  run done: span %.1f ms mfu %.3f hfu %.3f ep %.1f/%.1f ms host-bound %.4f (sync %.4f, %lld syncs, "
-               "%.3f ms each; reads to next op %.3f / %.3f ms) act %.1f GiB peak %.1f GiB%s\n",
+               "%.3f ms each; reads to next op %.3f / %.3f ms) act %.1f GiB peak %.1f GiB%s\n"
+               "    EP over %d ranks: %.1f/%.1f ms, all-to-alls unmasked %.2f%%; over the %d stage rank 0s: "
+               "%.1f/%.1f ms, %.2f%%; migration %.1f/%.1f ms vs %.1f/%.1f ms\n",
                r.span / 1e6, r.mfu, r.hfu, r.ep_exposed / 1e6, r.ep_total / 1e6, r.host_bound, r.host_sync,
                static_cast<long long>(r.syncs), r.stall_ns / 1e6, r.stall1_device_ns / 1e6, r.stall_device_ns / 1e6,
-               r.act_peak / (1 << 30), r.mem_peak / (1 << 30), r.oom ? " OOM" : "");
+               r.act_peak / (1 << 30), r.mem_peak / (1 << 30), r.oom ? " OOM" : "", r.ep.ranks, r.ep.exposed / 1e6,
+               r.ep.total / 1e6, 100 * r.ep.A2AUnmasked(), r.ep0.ranks, r.ep0.exposed / 1e6, r.ep0.total / 1e6,
+               100 * r.ep0.A2AUnmasked(), r.ep.mig_exposed / 1e6, r.ep.mig_total / 1e6, r.ep0.mig_exposed / 1e6,
+               r.ep0.mig_total / 1e6);
   return r;
 }
 
@@ -216,7 +238,8 @@ int main(int argc, char** argv) {
   Result base;
   if (on("mfu") || on("hier") || on("adaptive") || on("ops") || on("host")) {
     std::fprintf(stderr, "arXiv layout\n");
-    base = Run(arxiv);
+    // Its EP figures feed the hier and adaptive rows: over the EP groups then.
+    base = Run(arxiv, false, "pangu-ultra-moe-718b", on("hier") || on("adaptive"));
   }
   if (on("mfu")) {
   std::fprintf(stderr, "optimized system\n");
@@ -248,17 +271,17 @@ int main(int argc, char** argv) {
 
   if (on("hier")) {
   std::fprintf(stderr, "flat all-to-all\n");
-  Result flat = Run({"comm.a2a=flat"});
+  Result flat = Run({"comm.a2a=flat"}, false, "pangu-ultra-moe-718b", true);
   row("Hierarchical all-to-all", "comm.a2a flat -> hierarchical", "~2x faster EP communication",
-      fmt::format("{:.2f}x (EP comm {:.0f} -> {:.0f} ms over the 16 stages)", flat.ep_total / base.ep_total,
-                  flat.ep_total / 1e6, base.ep_total / 1e6),
+      fmt::format("{:.2f}x (EP comm {:.0f} -> {:.0f} ms over the 16 stages' EP groups, {} ranks)",
+                  flat.ep_total / base.ep_total, flat.ep_total / 1e6, base.ep_total / 1e6, base.ep.ranks),
       "expected de-duplication of top-8 copies per destination node");
   fig.hier_speedup = flat.ep_total / base.ep_total;
   }
 
   if (on("adaptive")) {
   std::fprintf(stderr, "adaptive pipe\n");
-  Result adaptive = Run({"schedule.kind=adaptive_pipe"});
+  Result adaptive = Run({"schedule.kind=adaptive_pipe"}, false, "pangu-ultra-moe-718b", true);
   row("Adaptive Pipe", "schedule.kind interleaved -> adaptive_pipe",
       "EP comm > 98% masked (2% unmasked)",
       fmt::format("unmasked {:.1f}% -> {:.1f}% (step {:.1f} -> {:.1f} s)", 100 * base.ep_exposed / base.ep_total,
@@ -267,8 +290,8 @@ int main(int argc, char** argv) {
   // The same pair under balanced routing: what the overlap masks when no EP
   // rank waits for a more loaded one.
   std::fprintf(stderr, "adaptive pipe, balanced routing\n");
-  Result flat_i = Run({"routing.skew=0"});
-  Result flat_a = Run({"routing.skew=0", "schedule.kind=adaptive_pipe"});
+  Result flat_i = Run({"routing.skew=0"}, false, "pangu-ultra-moe-718b", true);
+  Result flat_a = Run({"routing.skew=0", "schedule.kind=adaptive_pipe"}, false, "pangu-ultra-moe-718b", true);
   row("Adaptive Pipe, balanced routing", "as above, routing.skew 0", "(same)",
       fmt::format("unmasked {:.1f}% -> {:.1f}% (step {:.1f} -> {:.1f} s)", 100 * flat_i.ep_exposed / flat_i.ep_total,
                   100 * flat_a.ep_exposed / flat_a.ep_total, flat_i.span / 1e9, flat_a.span / 1e9),
@@ -278,13 +301,14 @@ int main(int argc, char** argv) {
   // EDPB runs in the step prologue is EP traffic no schedule overlaps; the
   // row gives the MoE layers' all-to-alls apart from it.
   std::fprintf(stderr, "adaptive pipe + EDPB, preset skew\n");
-  Result edpb_i = Run({"routing.edpb=true"});
-  Result edpb_a = Run({"routing.edpb=true", "schedule.kind=adaptive_pipe"});
+  Result edpb_i = Run({"routing.edpb=true"}, false, "pangu-ultra-moe-718b", true);
+  Result edpb_a = Run({"routing.edpb=true", "schedule.kind=adaptive_pipe"}, false, "pangu-ultra-moe-718b", true);
   row("Adaptive Pipe + EDPB, preset skew", "schedule.kind interleaved -> adaptive_pipe, routing.edpb true (skew 0.6)",
       "(same)",
       fmt::format("all-to-alls unmasked {:.1f}% -> {:.1f}% (step {:.1f} -> {:.1f} s)", 100 * edpb_i.A2AUnmasked(),
                   100 * edpb_a.A2AUnmasked(), edpb_i.span / 1e9, edpb_a.span / 1e9),
-      fmt::format("+ EDPB's expert migration {:.1f} s over the 16 stages, {:.0f}% exposed; with it, EP unmasked {:.1f}%",
+      fmt::format("+ EDPB's expert migration {:.1f} s over the 16 stages' EP groups, {:.0f}% exposed; with it, EP "
+                  "unmasked {:.1f}%",
                   edpb_a.mig_total / 1e9, 100 * edpb_a.mig_exposed / std::max(1.0, edpb_a.mig_total),
                   100 * edpb_a.ep_exposed / edpb_a.ep_total));
   fig.adaptive_unmasked_skew_edpb_pct = 100 * edpb_a.A2AUnmasked();
