@@ -109,7 +109,7 @@ TEST(Config, MtpStageNamesItsKey) {
   // the MTP; EDPB's split empties it itself.
   EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=30", "parallel.noop_layers="}, p),
             "config: parallel.mtp_stage: the last stage holds 1 decoder layer(s), which would come after the MTP "
-            "layer: the split must leave it the losses only (e.g. parallel.layers_per_stage ending in ,0)");
+            "layer: the split must leave it the losses only (parallel.noop_layers padding it, or parallel.balance_stages=true)");
   EXPECT_EQ(ErrorOf({mtp, "parallel.mtp_stage=30", "parallel.noop_layers=", "parallel.balance_stages=true"}, p), "");
   // tiny-moe on PP 2: the slice before the last is on the first rank.
   EXPECT_EQ(ErrorOf({"model.mtp_layers=1", mtp, "parallel.mtp_stage=0"}),

@@ -172,7 +172,11 @@ bool EngineImpl::Advance(RankSim& r, bool pass2) const {
       TimeNs s0 = 0, s1 = 0;
       if (op.host_sync && op.sync_on >= 0) {
         s0 = r.t_py;
-        r.t_py = std::max(r.t_py, r.end[op.sync_on] + TimeNs(hw.d2h_sync_ns()));
+        // A stream sync waits for every op queued before it: sync_on and,
+        // when set, the op's second dependency (engine_layers.cc, gg1).
+        TimeNs synced = r.end[op.sync_on];
+        if (op.dep2 >= 0) synced = std::max(synced, r.end[op.dep2]);
+        r.t_py = std::max(r.t_py, synced + TimeNs(hw.d2h_sync_ns()));
         s1 = r.t_py;
         r.t_py += op.host_work;
       }

@@ -35,8 +35,9 @@ void EngineImpl::BalanceStages() {
   // layer (and MTP module) from its own probe under the routing the run
   // will have: the layer's popularity at the first migration point (what
   // EngineImpl::Placement predicts from; step 0 without EDPB) placed as the
-  // run places it (EDPB's balanced placement, else contiguous), so the
-  // layer costs what its most loaded EP rank after migration makes it. A
+  // run places it (EDPB's migration plan from the contiguous start, else
+  // contiguous), so the layer costs what its most loaded EP rank after
+  // migration makes it. A
   // split from balanced-routing costs lands the layers that migration
   // leaves heaviest together (bench/README.md, "EDPB's stage split").
   std::vector<double> uniform(size_t(std::max(0, shape.experts)), shape.experts > 0 ? 1.0 / shape.experts : 0.0);
@@ -53,7 +54,7 @@ void EngineImpl::BalanceStages() {
   for (int l : moe_layers) {
     std::vector<double> pop = routing.Popularity(l, at);
     if (edpb) {  // the experts in the order of EDPB's placement: contiguous = balanced
-      const std::vector<int32_t> place = BalancedPlacement(pop, shape.expert_group);
+      const std::vector<int32_t> place = Placement(l, at + 1);  // the first migration's plan
       std::vector<double> ordered;
       ordered.reserve(pop.size());
       for (int g = 0; g < shape.expert_group; ++g)

@@ -250,6 +250,30 @@ TEST(EngineHost, CountCopySyncsFourMorePerMoeForward) {
   }
 }
 
+TEST(EngineHost, CountCopySyncWaitsForTheSharedExpertBesideTheDispatch) {
+  // With comm.shared_expert_overlap the shared expert runs on the compute
+  // stream while the dispatch is in flight; the group list's blocking copy
+  // syncs that stream, so the gate/up GEMM's host wait ends d2h after the
+  // later of the two (on tiny-moe the shared expert: its three issues follow
+  // the dispatch's), then one issue.
+  HostRun run = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false", "host.numa_affinity=true",
+                          "host.count_copy_syncs=true", "comm.shared_expert_overlap=true"});
+  const HardwareConfig& hw = run.config.hardware();
+  const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + 29500;  // 30 us + (12 + 10 + 7.5 us)
+  auto disp = Device(run.trace, "HcomAllToAllV_dispatch");
+  auto shared = Device(run.trace, "MatMul_shared_down");
+  auto gg1 = Device(run.trace, "GroupedMatmul_gate_up");
+  ASSERT_EQ(disp.size(), 4u);
+  ASSERT_EQ(shared.size(), 4u);
+  ASSERT_EQ(gg1.size(), 4u);
+  int later_shared = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(gg1[i].ts - std::max(disp[i].end, shared[i].end), gap) << i;
+    later_shared += shared[i].end > disp[i].end;
+  }
+  EXPECT_EQ(later_shared, 4);
+}
+
 TEST(EngineHost, IssuingThreadsOwnTimeBeforeEachOp) {
   // Beyond the framework cost, the Python thread spends host.python_op_ns
   // of its own (model code) before each forward op and the autograd thread

@@ -75,7 +75,7 @@ struct Op {
   int64_t seq = -1;
   int32_t mb = kNone, layer = kNone;
   int32_t dep = -1, dep2 = -1;
-  int32_t sync_on = -1;   // op whose end the host waits for (host_sync)
+  int32_t sync_on = -1;   // op whose end the host waits for (host_sync; and dep2's, when set)
   int32_t group_size = 0;
   int32_t peer = kNone;   // p2p
   int32_t a2a = -1;       // index into Block::a2a

@@ -225,6 +225,7 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
       dispatch = Add(b, chain, disp);
     }
     if (overlap) shared_ops(permute);
+    const int32_t shared_end = chain;  // the shared expert's last op (else the dispatch)
     double tpe = recv_tokens / std::max(1.0, local_experts);
     // The group list, after the dispatch (the chain may be on the shared
     // expert meanwhile).
@@ -239,14 +240,16 @@ void EngineImpl::LayerForward(RankSim& r, Block& b, int32_t& chain, int layer, i
     // MindSpeed's grouped GEMM (grouped_gemm_util.py, Ops.gmm) copies each
     // call's group list to the device, cumsum(host counts).to('npu'): a
     // blocking copy, so a stream sync before each of the two GEMMs. The
-    // first waits for the dispatch (the GEMM's stream waits for it; the
-    // shared expert beside it, comm.shared_expert_overlap, is not waited
-    // for here: on the 718B no-knobs trace it ends ~2.2 ms before the
-    // dispatch, bench/README.md "Host-bound, session 13"), the second for the
-    // SwiGLU just issued. The backward reuses the device copy.
+    // first waits for what the compute stream holds: the dispatch (the
+    // synchronous all-to-all made the stream wait for it) and the shared
+    // expert issued beside it (comm.shared_expert_overlap; on the 718B
+    // no-knobs trace it ends ~2.2 ms before the dispatch, bench/README.md
+    // "Host-bound, session 13"); the second for the SwiGLU just issued. The
+    // backward reuses the device copy.
     if (copy_syncs) {
       gg1.host_sync = true;
       gg1.sync_on = dispatch;
+      if (overlap && shared_end != dispatch) gg1.dep2 = shared_end;  // its stream holds it
     }
     Add(b, chain, gg1);
     Op sw = Compute(kSwiGluExperts, kVector, 0, recv_tokens * Fe / shard * 6, ph, mb, layer, bw);

@@ -23,7 +23,7 @@ std::string MtpStageError(int stage, int model_stages, int pp, const std::vector
                        stage);
   if (!counts.empty() && int(counts.size()) == model_stages && counts[size_t(last)] != 0)
     return fmt::format("the last stage holds {} decoder layer(s), which would come after the MTP layer: the split "
-                       "must leave it the losses only (e.g. parallel.layers_per_stage ending in ,0)",
+                       "must leave it the losses only (parallel.noop_layers padding it, or parallel.balance_stages=true)",
                        counts[size_t(last)]);
   return "";
 }

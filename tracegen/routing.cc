@@ -129,7 +129,9 @@ std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const s
   // 2d(load[p] - load[q] - d): each round takes the best such swap between
   // the most loaded position and any other (else the least loaded one and
   // any other), so the loop ends; it stops when neither extreme can move
-  // closer to the others.
+  // closer to the others. A swap must gain more than rounding can: with
+  // d == gap (the two positions trade loads) the computed gap - d may be a
+  // stray positive ulp, and the mirror swap would then win for ever.
   auto best_swap = [&](int p, int* ba, int* bb) {
     double gain = 0;
     for (int a = 0; a < experts; ++a) {
@@ -139,12 +141,13 @@ std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const s
         if (q == p) continue;
         const double gap = load[p] - load[q], d = predicted[a] - predicted[b];
         const double g = d * (gap - d);  // > 0 iff d lies strictly between 0 and gap
-        if (g > gain) gain = g, *ba = a, *bb = b;
+        if (g > gain && g > 1e-9 * gap * gap) gain = g, *ba = a, *bb = b;
       }
     }
     return gain;
   };
-  for (;;) {
+  // Each round lowers the sum of squared loads; the cap is a safety net.
+  for (int64_t round = 0; round < int64_t(experts) * group; ++round) {
     int a = -1, b = -1;
     const int hi = int(std::max_element(load.begin(), load.end()) - load.begin());
     if (best_swap(hi, &a, &b) <= 0) {

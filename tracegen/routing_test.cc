@@ -52,6 +52,15 @@ TEST(MigrationPlan, SwapsWhileAnExtremeRankMovesCloserToTheOthers) {
   EXPECT_EQ(MigrationPlan({4, 1, 3, 2}, {0, 0, 1, 1}, 2), (std::vector<int32_t>{0, 0, 1, 1}));
 }
 
+TEST(MigrationPlan, EndsWhenASwapOnlyTradesTwoRanksLoads) {
+  // Loads 0.9 | 0.7 (0.3 x 3 against 0.1 + 0.3 + 0.3): swapping an expert of
+  // 0.3 on rank 0 with the 0.1 on rank 1 gives d = 0.2 = gap, i.e. the two
+  // ranks trade loads: no gain, but 3 x 0.1 rounds so that gap - d was a
+  // stray positive ulp, and the swap and its mirror alternated for ever.
+  const double t = 0.1 * 3;
+  EXPECT_EQ(MigrationPlan({t, t, t, t, 0.1, t}, {0, 0, 0, 1, 1, 1}, 2), (std::vector<int32_t>{0, 0, 0, 1, 1, 1}));
+}
+
 TEST(MigrationPlan, SeedTableLayerMovesFewExpertsOnceBalanced) {
   // The 718B preset's routing at the EDPB rows' skew 1.0 (256 experts over
   // 32 EP ranks, drift 0.05 per step), layer 10: the first migration from the

@@ -132,6 +132,21 @@ TEST(SearchSpace, CandidatesDropTheBasesNoopPadding) {
   EXPECT_NO_THROW(tracegen::Validate(c));
 }
 
+// A pinned MTP stage is a stage of the base's slices: on other slices it is
+// pinned to the last stage (-1, what advise's --set list then says), not
+// cleared (unset lets EDPB's split choose: another run than the advised one).
+TEST(SearchSpace, OtherSlicesPinTheMtpToTheLastStage) {
+  tracegen::RunConfig pinned = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", {}, 0});
+  Layout l;
+  l.tp = 8, l.pp = 16, l.vpp = 3, l.ep = 4, l.dp = 48, l.mbs = 2, l.extend = true, l.swap = true;
+  l.schedule = 1, l.a2a = 1, l.recompute = 1;
+  EXPECT_FALSE(ApplyLayout(pinned, l).parallel().has_mtp_stage());
+  pinned.mutable_parallel()->set_mtp_stage(30);
+  const tracegen::RunConfig c = ApplyLayout(pinned, l);
+  ASSERT_TRUE(c.parallel().has_mtp_stage());
+  EXPECT_EQ(c.parallel().mtp_stage(), -1);
+}
+
 // The configured layout's row is the configured run: tiny-moe padded to 6
 // layers on its PP 2 (3 a stage, the second holding layer 3 alone) keeps
 // the padding, so its estimate differs from the unpadded run's (before, the

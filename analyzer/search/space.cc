@@ -160,7 +160,10 @@ tracegen::RunConfig ApplyLayout(const tracegen::RunConfig& base, const Layout& l
   if (!same_slices) {
     p->set_layers_per_stage("");
     p->set_noop_layers("");
-    p->clear_mtp_stage();  // a stage of the base's slices (parallel.mtp_stage)
+    // A stage of the base's slices (parallel.mtp_stage): a pinned one is
+    // pinned to the last stage (-1), so that advise's --set list (-1)
+    // replays this run; unset stays unset (EDPB's split may choose).
+    if (p->has_mtp_stage()) p->set_mtp_stage(-1);
   }
   p->set_world_size(l.tp * l.pp * l.dp);
   p->set_tp(l.tp);
