@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <string_view>
@@ -42,7 +43,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("steps=", 0) == 0) all[0] = a;  // replaces the default, not appended after it
-    else if (a.rfind("group=", 0) == 0) group = std::stoi(a.substr(6));
+    else if (a.rfind("group=", 0) == 0) {
+      char* end = nullptr;
+      const long v = std::strtol(a.c_str() + 6, &end, 10);
+      if (end == a.c_str() + 6 || *end != '\0' || v < 0) {
+        std::fprintf(stderr, "ep_exposure: %s: want group=<stage number>\n", a.c_str());
+        return 2;
+      }
+      group = int(v);
+    }
     else all.push_back(a);
   }
   tracegen::RunConfig probe = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
