@@ -5,19 +5,28 @@
 // operator name and phase with its total time and the part no compute
 // overlaps, so that a change to the overlap can be traced to the op it
 // uncovers or covers. Usage: ep_exposure KEY=VALUE... (`steps=N` measures
-// the last of N steps instead of the second).
+// the last of N steps instead of the second; `group=S` writes every rank of
+// stage S's EP group instead of rank 0 of each stage, and adds each rank's
+// exposure: under skewed routing the ranks that wait are not rank 0). Each
+// EP op is also put in its chunk's pair position (warmup forward, fused pair,
+// cooldown backward; bench/pair_position.h).
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "bench/pair_position.h"
 #include "bench/stage_breakdown.h"
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "tracegen/model.h"
 
 namespace {
 std::string fmt_s(double v) {
@@ -30,9 +39,19 @@ std::string fmt_s(double v) {
 int main(int argc, char** argv) {
   using namespace moetrace;
   std::vector<std::string> all = {"steps=2", "parallel.dp=4", "parallel.world_size=512"};
+  int group = -1;  // stage whose whole EP group is written; -1: rank 0 of each stage
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("steps=", 0) == 0) all[0] = a;  // replaces the default, not appended after it
+    else if (a.rfind("group=", 0) == 0) {
+      char* end = nullptr;
+      const long v = std::strtol(a.c_str() + 6, &end, 10);
+      if (end == a.c_str() + 6 || *end != '\0' || v < 0) {
+        std::fprintf(stderr, "ep_exposure: %s: want group=<stage number>\n", a.c_str());
+        return 2;
+      }
+      group = int(v);
+    }
     else all.push_back(a);
   }
   tracegen::RunConfig probe = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
@@ -42,10 +61,20 @@ int main(int argc, char** argv) {
   const int step = std::max(1, int(c.steps())) - 1;  // the measured step
   std::vector<int32_t> ranks;
   for (int s = 0; s < c.parallel().pp(); ++s) ranks.push_back(s * c.parallel().dp() * c.parallel().tp());
+  if (group >= 0) {
+    if (group >= c.parallel().pp()) {
+      std::fprintf(stderr, "ep_exposure: group=%d: no such stage (pp %d)\n", group, int(c.parallel().pp()));
+      return 2;
+    }
+    ranks = tracegen::ModelShape(c).EpGroup(ranks[size_t(group)]);
+    std::sort(ranks.begin(), ranks.end());
+  }
   MemorySink sink;
   tracegen::Generate(c, ranks, sink);
   const Trace& t = sink.trace();
-  std::map<std::pair<std::string, int>, std::pair<double, double>> by;  // (name, phase) -> total, exposed
+  // (name, phase, pair position) -> total, exposed
+  std::map<std::tuple<std::string, int, int>, std::pair<double, double>> by;
+  std::vector<std::string> rank_rows;  // group=S: per rank, compute and EP exposed
   std::map<std::string, double> gaps;  // "ep op <- compute op that ended the gap" -> exposed
   double span = 0, total = 0, exposed = 0;
   // Per stage: the step partitioned by what the device was doing (compute,
@@ -118,11 +147,41 @@ int main(int argc, char** argv) {
     for (auto& b : busy)
       if (!u.empty() && b.first <= u.back().second) u.back().second = std::max(u.back().second, b.second);
       else u.push_back(b);
+    // Pair position of every device op of the step, then looked up per EP op.
+    std::vector<bench::ChunkOp> chunk_ops;
+    std::map<std::pair<const Track*, size_t>, size_t> op_index;
+    for (const Track& tr : r.tracks) {
+      if (tr.kind != TrackKind::kDeviceStream) continue;
+      for (size_t i = 0; i < tr.events.size(); ++i) {
+        if (tr.events.step[i] != step) continue;
+        const Phase ph = tr.events.phase[i];
+        if (ph != Phase::kForward && ph != Phase::kBackward && ph != Phase::kRecompute) continue;
+        op_index[{&tr, i}] = chunk_ops.size();
+        chunk_ops.push_back({tr.events.ts[i], tr.events.End(i), tr.events.micro_batch[i], ph != Phase::kForward,
+                             tr.events.layer[i]});
+      }
+    }
+    const std::vector<bench::PairPos> pos = bench::ClassifyPairPositions(chunk_ops);
+    double rank_compute = 0, rank_ep = 0, rank_exposed = 0, rank_experts = 0;
+    for (auto& b : u) rank_compute += double(b.second - b.first);
+    // The routed experts' compute (grouped GEMMs, their activation): what
+    // skewed routing makes differ between the EP ranks.
+    for (const Track& tr : r.tracks) {
+      if (tr.kind != TrackKind::kDeviceStream) continue;
+      for (size_t i = 0; i < tr.events.size(); ++i) {
+        if (tr.events.step[i] != step || tr.events.category[i] != Category::kCompute) continue;
+        const std::string_view n = r.strings.Get(tr.events.name[i]);
+        if (n.rfind("GroupedMatmul", 0) == 0 || n.find("_experts") != std::string_view::npos)
+          rank_experts += double(tr.events.dur[i]);
+      }
+    }
     for (const Track& tr : r.tracks) {
       if (tr.kind != TrackKind::kDeviceStream) continue;
       for (size_t i = 0; i < tr.events.size(); ++i) {
         if (tr.events.step[i] != step || tr.events.category[i] != Category::kCollective) continue;
         if (tr.events.comm[i] < 0 || tr.comms[size_t(tr.events.comm[i])].comm_class != CommClass::kEP) continue;
+        auto oi = op_index.find({&tr, i});
+        const int where = oi == op_index.end() ? bench::kPosOther : pos[oi->second];
         const TimeNs a = tr.events.ts[i], b = tr.events.End(i);
         TimeNs cov = 0;
         auto it = std::lower_bound(u.begin(), u.end(), std::make_pair(a, INT64_MIN),
@@ -141,19 +200,31 @@ int main(int argc, char** argv) {
           at = std::max(at, it->second);
         }
         blame(at, b);
-        auto& e = by[{std::string(r.strings.Get(tr.events.name[i])), int(tr.events.phase[i])}];
+        auto& e = by[{std::string(r.strings.Get(tr.events.name[i])), int(tr.events.phase[i]), where}];
         e.first += double(b - a);
         e.second += double(b - a - cov);
         total += double(b - a);
         exposed += double(b - a - cov);
+        if (r.strings.Get(tr.events.name[i]) != "ExpertMigration") {
+          rank_ep += double(b - a);
+          rank_exposed += double(b - a - cov);
+        }
       }
     }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "  %d\tcompute %8.3f s (experts %7.3f s)  all-to-alls %8.3f s  exposed %7.3f s",
+                  int(r.rank), rank_compute / 1e9, rank_experts / 1e9, rank_ep / 1e9, rank_exposed / 1e9);
+    rank_rows.push_back(buf);
   }
   std::printf("mean span %.3f s; EP %.2f s, exposed %.3f s (%.2f%%)\n", span / t.ranks.size() / 1e9, total / 1e9,
               exposed / 1e9, 100 * exposed / total);
   for (auto& [k, v] : by)
-    std::printf("  %-40s phase %d  total %8.3f s  exposed %7.3f s\n", k.first.c_str(), k.second, v.first / 1e9,
-                v.second / 1e9);
+    std::printf("  %-40s phase %d %-8s  total %8.3f s  exposed %7.3f s\n", std::get<0>(k).c_str(), std::get<1>(k),
+                bench::kPosNames[std::get<2>(k)], v.first / 1e9, v.second / 1e9);
+  if (group >= 0) {
+    std::printf("per rank of stage %d's EP group (step %d; all-to-alls without the migration):\n", group, step);
+    for (auto& row : rank_rows) std::printf("%s\n", row.c_str());
+  }
   std::printf("per stage, step %d partitioned (s): rank span", step);
   for (const char* n : bench::kPartNames) std::printf(" | %s", n);
   std::printf(" | before first compute | after last compute\n");
