@@ -114,7 +114,7 @@ TEST(OpFold, ManyShapesOfOneNameAreRowsOfTheirOwn) {
 // hash, and the row's histogram adds the two (one pair per bucket, exact).
 TEST(OpFold, WrappedWindowCountersAddUpExactly) {
   OpFold f;
-  f.Begin(/*n_names=*/2, /*device_events=*/700);
+  f.Begin(/*n_names=*/2, /*device_events=*/856);
   for (uint32_t k = 0; k < 600; ++k) f.Add(1, 0, kGroupCompute, 100, -1, k);      // bucket 57
   for (uint32_t k = 600; k < 855; ++k) f.Add(1, 0, kGroupCompute, 5000, -1, k);  // bucket 147, spilled
   f.Add(1, 0, kGroupCompute, 200, -1, 855);                                       // bucket 73
