@@ -236,35 +236,7 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     const uint32_t* row_of = fold.row_of.data() + st.base;
     const size_t n_ev = track.events.size();
     if (sparse) {
-      // Up to 4 buckets looked for on this stream: a duration in none of
-      // them (most) is dropped before its row id is read.
-      Range pre[4];
-      size_t n_pre = 0;
-      for (size_t r = 0; r < kept; ++r) {
-        if (kept_of[order[r]] < 0 || (fold.rows[order[r]].streams >> (k % 64) & 1) == 0) continue;
-        for (int p = 0; p < 2; ++p) {
-          if (!want[r][p].gather) continue;
-          if (n_pre < 4) pre[n_pre] = range[r][p];
-          ++n_pre;
-        }
-      }
-      for (size_t i = 0; i < n_ev && n_pre <= 4; ++i) {
-        const auto u = static_cast<uint64_t>(std::max<TimeNs>(dur[i], 0));
-        const bool maybe = (u - pre[0].lo <= pre[0].span) | (u - pre[1].lo <= pre[1].span) |
-                           (u - pre[2].lo <= pre[2].span) | (u - pre[3].lo <= pre[3].span);
-        if (!maybe) [[likely]] continue;
-        if (row_of[i] == OpFold::kNoRow) continue;
-        const int32_t slot = kept_of[row_of[i]];
-        if (slot < 0) continue;
-        for (int p = 0; p < 2; ++p) {
-          const Range& g = range[slot][p];
-          if (u - g.lo <= g.span) {
-            Want& w = want[slot][p];
-            buf[w.at + w.n++] = static_cast<int64_t>(u);
-          }
-        }
-      }
-      for (size_t i = 0; i < n_ev && n_pre > 4; ++i) {
+      for (size_t i = 0; i < n_ev; ++i) {
         if (row_of[i] == OpFold::kNoRow) continue;
         const int32_t slot = kept_of[row_of[i]];
         if (slot < 0) continue;
