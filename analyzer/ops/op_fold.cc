@@ -103,9 +103,10 @@ void OpFold::SortedSpills(std::vector<std::pair<uint64_t, int64_t>>* out) const 
 
 void OpFold::AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, int64_t>>& spills,
                              std::vector<std::pair<uint32_t, int64_t>>* out) const {
-  const uint32_t* w = rows[r].window;
+  const uint8_t* w = rows[r].window;
   const uint32_t lo = rows[r].hist_lo;
-  // The row's spills, below and above its window, by bucket.
+  // The row's spills, below, inside (wrapped counters) and above its
+  // window, by bucket.
   auto it = std::lower_bound(spills.begin(), spills.end(),
                              std::pair<uint64_t, int64_t>(static_cast<uint64_t>(r) << 10, 0));
   auto end = spills.end();
@@ -115,7 +116,12 @@ void OpFold::AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, i
     ++it;
   }
   for (uint32_t o = 0; o < kWindow; ++o) {
-    if (w[o] != 0) out->emplace_back(lo + o, w[o]);
+    int64_t c = w[o];
+    if (row_spill() && (it->first & 1023) == lo + o) {  // wrapped counters' 256s
+      c += it->second;
+      ++it;
+    }
+    if (c != 0) out->emplace_back(lo + o, c);
   }
   while (row_spill()) {
     out->emplace_back(static_cast<uint32_t>(it->first & 1023), it->second);

@@ -26,7 +26,11 @@ namespace moetrace::ops {
 // the window's base), then its histogram window, so that an op touches its
 // row's lines and no table beside them. 192 bytes.
 struct alignas(64) FoldRow {
-  static constexpr uint32_t kWindow = 32;
+  // 8-bit counters: 128 buckets (8 octaves) in the 128 bytes that held 32
+  // 32-bit ones. Durations of one operator spread over more than 2 octaves
+  // (analyze_bench's 5-25 us: 38 buckets) spilled most of their ops to the
+  // hash; a counter wrapping at 256 moves 256 to the hash once, 1 op in 256.
+  static constexpr uint32_t kWindow = 128;
   int64_t total = 0;
   int64_t min = std::numeric_limits<int64_t>::max(), max = -1;
   // Bit k % 64: the k-th stream folded (OpFold::streams) holds ops of the
@@ -36,10 +40,11 @@ struct alignas(64) FoldRow {
   StringId name = 0, shape = 0;  // shape 0: the trace records none
   int32_t next = -1;             // next shaped row of the same (name, shape), another group
   uint8_t group = 0;             // CommClass, kGroupCompute or kGroupCopy
-  // Ops of the row: its spilled ops while folding, then OpFold::Finish adds
-  // its window's counts (no count per op).
+  // Ops of the row: its spilled ops (and 256 per wrapped window counter)
+  // while folding, then OpFold::Finish adds its window's counts (no count
+  // per op).
   int64_t count = 0;
-  uint32_t window[kWindow] = {};  // counts of buckets hist_lo + 0 .. 31
+  uint8_t window[kWindow] = {};  // counts mod 256 of buckets hist_lo + 0 .. 127
 };
 static_assert(sizeof(FoldRow) == 192);
 
@@ -59,13 +64,14 @@ class OpFold {
  public:
   static constexpr uint64_t kEmpty = ~0ull;
   static constexpr uint32_t kNoRow = ~0u;
-  // Buckets of a row's dense histogram window: 2 octaves around its first
-  // duration. Durations of one operator mostly stay in it (jitter of a few
-  // %); the others go to the (row, bucket) hash. A dense counter per op
-  // costs an increment, where runs of one bucket broke on jittered
-  // durations and took the hash most of the time.
+  // Buckets of a row's dense histogram window: 8 octaves around its first
+  // duration, 3 below it and 5 above (the first op is seldom the slowest).
+  // Durations of one operator mostly stay in it; the others go to the
+  // (row, bucket) hash. A dense counter per op costs an increment, where
+  // runs of one bucket broke on jittered durations and took the hash most
+  // of the time.
   static constexpr uint32_t kWindow = FoldRow::kWindow;
-  static constexpr uint32_t kWindowBelow = 12;  // window buckets below the first duration's
+  static constexpr uint32_t kWindowBelow = 48;  // window buckets below the first duration's
 
   // `n_names`: the rank's string table size; `device_events`: every event of
   // its device streams (row_of is indexed by them).
@@ -114,11 +120,13 @@ class OpFold {
   // After the last op: each row's count from its histogram.
   void Finish();
 
-  // The buckets outside the rows' windows, as (row << 10 | bucket, count)
-  // sorted by key: once per rank, for AppendHistogram.
+  // The hash's counts (buckets outside the rows' windows, and 256 per
+  // wrapped window counter), as (row << 10 | bucket, count) sorted by key:
+  // once per rank, for AppendHistogram.
   void SortedSpills(std::vector<std::pair<uint64_t, int64_t>>* out) const;
   // Row `r`'s histogram as (bucket, count) pairs sorted by bucket, appended
-  // to `out`: its window's non-empty buckets and its `spills`.
+  // to `out`: its window's non-empty buckets plus its `spills` of the same
+  // bucket, and its other `spills`.
   void AppendHistogram(uint32_t r, const std::vector<std::pair<uint64_t, int64_t>>& spills,
                        std::vector<std::pair<uint32_t, int64_t>>* out) const;
 
@@ -190,7 +198,10 @@ class OpFold {
     const uint32_t b = LogHistogram::Bucket(dur);
     const uint32_t o = b - row->hist_lo;  // wraps to huge below the window
     if (o < kWindow) [[likely]] {
-      ++row->window[o];
+      if (++row->window[o] == 0) [[unlikely]] {  // wrapped: 256 more in the hash
+        row->count += 256;
+        AddBucket(h, b, 256);
+      }
     } else {
       row->count += 1;
       AddBucket(h, b, 1);

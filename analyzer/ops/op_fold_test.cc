@@ -27,7 +27,7 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramAddUpPerOp) {
   OpFold f;
   f.Begin(/*n_names=*/4, /*device_events=*/8);
   // Name 1: 100 and 101 share bucket 57 (octave 6: 16 * 3 + ((v >> 2) & 15)), 5000 is
-  // bucket 147: past the row's window (buckets 45-76, from its first op), spilled.
+  // bucket 147: past the row's window (buckets 9-136, from its first op), spilled.
   f.Add(1, 0, kGroupCompute, 100, -1, 0);
   f.Add(1, 0, kGroupCompute, 101, 50, 1);
   f.Add(1, 0, kGroupCompute, 5000, 70, 2);
@@ -53,7 +53,7 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramAddUpPerOp) {
   const std::map<std::pair<uint32_t, uint32_t>, int64_t> want = {
       {{0, 57}, 3}, {{0, 147}, 1}, {{1, 7}, 1}, {{2, 9}, 1}, {{3, 30}, 1}};
   EXPECT_EQ(Buckets(f), want);
-  EXPECT_EQ(f.rows[0].hist_lo, 45u);
+  EXPECT_EQ(f.rows[0].hist_lo, 9u);
   EXPECT_EQ(f.spilled(), 1u);  // only (row 0, bucket 147)
 
   // Row ids by device event; event 3 is not a busy op.
@@ -108,6 +108,29 @@ TEST(OpFold, ManyShapesOfOneNameAreRowsOfTheirOwn) {
   EXPECT_EQ(b.at({f.row_of[0], 10}), 1);
   EXPECT_EQ(b.at({f.row_of[0], 30}), 1);
   EXPECT_EQ(b.at({f.row_of[2000], 5}), 1);
+}
+
+// A window counter is 8 bits: every 256th op of one bucket moves 256 to the
+// hash, and the row's histogram adds the two (one pair per bucket, exact).
+TEST(OpFold, WrappedWindowCountersAddUpExactly) {
+  OpFold f;
+  f.Begin(/*n_names=*/2, /*device_events=*/856);
+  for (uint32_t k = 0; k < 600; ++k) f.Add(1, 0, kGroupCompute, 100, -1, k);      // bucket 57
+  for (uint32_t k = 600; k < 855; ++k) f.Add(1, 0, kGroupCompute, 5000, -1, k);  // bucket 147, spilled
+  f.Add(1, 0, kGroupCompute, 200, -1, 855);                                       // bucket 73
+  f.Finish();
+  ASSERT_EQ(f.rows.size(), 1u);
+  EXPECT_EQ(f.rows[0].count, 856);
+  EXPECT_EQ(f.rows[0].window[57 - 9], 600 - 512);  // wrapped twice
+  // Hash keys: (row 0, bucket 57) holding 512, (row 0, bucket 147) holding 255.
+  EXPECT_EQ(f.spilled(), 2u);
+  const std::map<std::pair<uint32_t, uint32_t>, int64_t> want = {{{0, 57}, 600}, {{0, 73}, 1}, {{0, 147}, 255}};
+  EXPECT_EQ(Buckets(f), want);
+  std::vector<std::pair<uint64_t, int64_t>> spills;
+  f.SortedSpills(&spills);
+  std::vector<std::pair<uint32_t, int64_t>> h;
+  f.AppendHistogram(0, spills, &h);
+  EXPECT_EQ(h, (std::vector<std::pair<uint32_t, int64_t>>{{57, 600}, {73, 1}, {147, 255}}));
 }
 
 // AddItems records each stream it folds, and marks each row with the

@@ -149,6 +149,9 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   kept_of.assign(R, -1);
   size_t buf_size = 0;
   bool gather = false;
+  // Durations of the gathered buckets, and ops of their rows (once per
+  // percentile): which gather loop is cheaper.
+  size_t in_buckets = 0, of_rows = 0;
   static constexpr int kNum[2] = {1, 99}, kDen[2] = {2, 100};
   for (size_t r = 0; r < kept; ++r) {
     OpRow& row = rows[r];
@@ -179,6 +182,8 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
           // one slot past them for the branch-free gather's writes.
           want[r][p] = Want{lo, last, true, k - seen - 1, buf_size, 0};
           buf_size += static_cast<size_t>(c) + 1;
+          in_buckets += static_cast<size_t>(c);
+          of_rows += n;
           kept_of[order[r]] = static_cast<int32_t>(r);
           gather = true;
         }
@@ -187,10 +192,15 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     }
   }
   // The device events in the sweep's numbering (stream by stream, table
-  // order); the order within a bucket does not change the rank. Every
-  // duration of a kept row is written and kept only when in its bucket
-  // (no branch: jittered durations made the test a coin toss).
-  // A percentile known already writes to one spare slot, never kept.
+  // order); the order within a bucket does not change the rank. When the
+  // buckets hold a large share of their rows' ops (a row of a few close
+  // durations: the test is a coin toss), every duration of a kept row is
+  // written and kept only when in its bucket, with no branch; a percentile
+  // known already writes to one spare slot, never kept. That loop's
+  // counters go through memory (a store and a load per percentile per op):
+  // when the buckets hold under 1/8 of their rows' ops (durations spread
+  // over many buckets, as analyze_bench's), a branch that is mostly not
+  // taken is cheaper. Both keep the same durations in the same order.
   for (size_t r = 0; r < kept; ++r) {
     for (Want& w : want[r]) {
       if (!w.gather) w.at = buf_size;
@@ -204,6 +214,20 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   for (size_t r = 0; r < kept; ++r) {
     if (kept_of[order[r]] >= 0) need |= fold.rows[order[r]].streams;
   }
+  const bool sparse = in_buckets * 8 < of_rows;
+  // The sparse loop's test: one unsigned compare, d - lo <= last - lo, not
+  // taken for most ops (d >= lo alone is a coin toss at p50). A known
+  // percentile's range is empty: d - (2^64 - 1) = d + 1 > 0 for every d >= 0.
+  struct Range {
+    uint64_t lo = ~0ull, span = 0;
+  };
+  Range range[kRankTopRows][2];
+  for (size_t r = 0; r < kept; ++r) {
+    for (int p = 0; p < 2; ++p) {
+      const Want& w = want[r][p];
+      if (w.gather) range[r][p] = {static_cast<uint64_t>(w.lo), static_cast<uint64_t>(w.last - w.lo)};
+    }
+  }
   for (size_t k = 0; gather && k < fold.streams.size(); ++k) {
     if ((need >> (k % 64) & 1) == 0) continue;
     const OpFold::Stream& st = fold.streams[k];
@@ -211,6 +235,22 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     const TimeNs* dur = track.events.dur.data();
     const uint32_t* row_of = fold.row_of.data() + st.base;
     const size_t n_ev = track.events.size();
+    if (sparse) {
+      for (size_t i = 0; i < n_ev; ++i) {
+        if (row_of[i] == OpFold::kNoRow) continue;
+        const int32_t slot = kept_of[row_of[i]];
+        if (slot < 0) continue;
+        const int64_t d = std::max<TimeNs>(dur[i], 0);
+        for (int p = 0; p < 2; ++p) {
+          const Range& g = range[slot][p];
+          if (static_cast<uint64_t>(d) - g.lo <= g.span) [[unlikely]] {
+            Want& w = want[slot][p];
+            buf[w.at + w.n++] = d;
+          }
+        }
+      }
+      continue;
+    }
     for (size_t i = 0; i < n_ev; ++i) {
       if (row_of[i] == OpFold::kNoRow) continue;
       const int32_t slot = kept_of[row_of[i]];

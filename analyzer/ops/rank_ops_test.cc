@@ -131,7 +131,7 @@ TEST(RankOps, KnownTotalsPerClassAndName) {
 }
 
 // Exact p50 / p99 of a kept row whose durations vary widely: the first op
-// sets the row's histogram window (2 octaves), the others spill below and
+// sets the row's histogram window (8 octaves), the others spill below and
 // above it, and the nearest ranks fall in wide buckets holding many
 // distinct values (found by the gather of that bucket only). Checked
 // against a sort of the same durations, and the histogram against a count.
@@ -166,7 +166,35 @@ TEST(RankOps, ExactPercentilesOfAJitteredRowMatchASort) {
   }
   for (uint32_t e = ops.rows[0].hist_begin; e < ops.rows[0].hist_end; ++e) got[ops.buckets[e].first] += ops.buckets[e].second;
   EXPECT_EQ(got, want);
-  EXPECT_GT(want.size(), 60u);  // far more buckets than the 32 of the window
+  EXPECT_EQ(want.size(), 130u);  // more buckets than the 128 of the window
+}
+
+// The other gather loop: the nearest ranks' bucket holds most of the row's
+// ops (durations 992-1023 ns, one bucket, and a few far ones), so the gather
+// keeps a duration with no branch. Checked against a sort.
+TEST(RankOps, ExactPercentilesOfARowInOneWideBucketMatchASort) {
+  Builder b;
+  const size_t comp = b.Track(TrackKind::kDeviceStream, "compute");
+  std::vector<int64_t> durs;
+  uint64_t x = 777;
+  TimeNs ts = 0;
+  for (int k = 0; k < 2000; ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const int64_t d = k % 100 == 7 ? 50000 + k : 992 + static_cast<int64_t>((x >> 33) % 32);
+    durs.push_back(d);
+    b.Op(comp, Category::kCompute, "MatMulV2", ts, d);
+    ts += d + 1;
+  }
+  const RankOps ops = Summarize(b.r);
+  ASSERT_EQ(ops.rows.size(), 1u);
+  std::vector<int64_t> sorted = durs;
+  std::sort(sorted.begin(), sorted.end());
+  // k = ceil(0.5 * 2000) = 1000, ceil(0.99 * 2000) = 1980: both in 992-1023.
+  EXPECT_EQ(ops.rows[0].p50, sorted[999]);
+  EXPECT_EQ(ops.rows[0].p99, sorted[1979]);
+  EXPECT_EQ(LogHistogram::Bucket(sorted[999]), LogHistogram::Bucket(992));
+  EXPECT_EQ(LogHistogram::Bucket(sorted[1979]), LogHistogram::Bucket(1023));
+  EXPECT_EQ(ops.rows[0].count, 2000);
 }
 
 // Gathered rows on two streams, after an empty device stream (no fold, so
