@@ -40,7 +40,7 @@ const char* DeviceName(int n) {
       "Histc_tokens_per_expert", "Mul_aux_loss", "ReduceSum_aux_loss", "Cumsum_group_list",
       "Add_shared_expert", "ArgSort_topk_indices",
       "FloorDiv_token_indices", "RepeatInterleave_expert_ids",
-      "ReduceSum_tokens_per_local_expert", "ReduceSum_repeats"};
+      "ReduceSum_tokens_per_local_expert", "ReduceSum_repeats", "HcomAllReduce_embedding_grads"};
   static_assert(sizeof(names) / sizeof(names[0]) == kOpNameCount);
   return names[n];
 }

@@ -229,5 +229,65 @@ TEST(EngineEdpb, SplitWeighsEachMoeLayerByItsPredictedRouting) {
   EXPECT_EQ(split("1", true), "5,4,5,2");
 }
 
+// A rank's constant memory counter (its first sample: weights, gradients).
+int64_t Constant(const Rank& r, CounterKind kind) {
+  for (const Track& tr : r.tracks)
+    if (tr.kind == TrackKind::kCounter && tr.counter == kind) return int64_t(tr.sample_value[0]);
+  return -1;
+}
+
+// The embedding-group all-reduces of a rank: (bytes, end) of each.
+std::vector<std::pair<uint64_t, int64_t>> EmbeddingAllReduces(const Rank& r) {
+  std::vector<std::pair<uint64_t, int64_t>> out;
+  for (const Track& tr : r.tracks)
+    if (tr.kind == TrackKind::kDeviceStream)
+      for (size_t i = 0; i < tr.events.size(); ++i)
+        if (r.strings.Get(tr.events.name[i]) == "HcomAllReduce_embedding_grads")
+          out.emplace_back(tr.events.bytes[i], tr.events.End(i));
+  return out;
+}
+
+TEST(EngineEdpb, MtpStageKeepsAnEmbeddingCopyAndAllReducesItsGradient) {
+  // The MTP input embeds the shifted tokens with the word embedding, so the
+  // rank holding the MTP layer but not stage 0 keeps a copy (vocab 32000 x
+  // hidden 1024, TP 1: 32,768,000 parameters) and sums its fp32 gradient
+  // with stage 0's after the DP reduction (Megatron's embedding group).
+  // Split 2,2,2,0 on PP 4, MTP on stage 2: rank 8 holds MoE layers 4, 5,
+  // the MTP layer (a MoE layer and the 2h -> h projection, 2 x 1024^2) and
+  // the copy; rank 4 holds MoE layers 2, 3. So rank 8's weights are 1.5 x
+  // rank 4's + 2 B x (2 x 1024^2 + 32,768,000), gradients at 4 B.
+  const std::vector<std::string> base = {"steps=1", "parallel.pp=4", "parallel.dp=4", "parallel.ep=4",
+                                         "model.mtp_layers=1", "model.mtp_modelled=true",
+                                         "model.num_layers=6", "parallel.noop_layers=6,7"};
+  std::vector<std::string> apart = base;
+  apart.push_back("parallel.mtp_stage=2");
+  Trace t = SimulateTinyMoe(apart, {0, 4, 8, 12});
+  const int64_t w4 = Constant(t.ranks[1], CounterKind::kMemWeights);
+  const int64_t g4 = Constant(t.ranks[1], CounterKind::kMemGradients);
+  EXPECT_EQ(Constant(t.ranks[2], CounterKind::kMemWeights) - w4 * 3 / 2, 69730304);
+  EXPECT_EQ(Constant(t.ranks[2], CounterKind::kMemGradients) - g4 * 3 / 2, 139460608);
+  // One all-reduce per step of the 131,072,000-byte fp32 gradient, on
+  // rank 0 and rank 8 only, ending together (one collective of the pair).
+  const auto a0 = EmbeddingAllReduces(t.ranks[0]);
+  const auto a8 = EmbeddingAllReduces(t.ranks[2]);
+  ASSERT_EQ(a0.size(), 1u);
+  ASSERT_EQ(a8.size(), 1u);
+  EXPECT_EQ(a0[0].first, 131072000u);
+  EXPECT_EQ(a8[0].first, 131072000u);
+  EXPECT_EQ(a0[0].second, a8[0].second);
+  EXPECT_TRUE(EmbeddingAllReduces(t.ranks[1]).empty());
+  EXPECT_TRUE(EmbeddingAllReduces(t.ranks[3]).empty());  // the loss stage: the LM head, no copy
+  // The MTP on the last stage (today's placement): rank 12 holds the copy.
+  Trace last = SimulateTinyMoe(base, {0, 12});
+  EXPECT_EQ(EmbeddingAllReduces(last.ranks[0]).size(), 1u);
+  EXPECT_EQ(EmbeddingAllReduces(last.ranks[1]).size(), 1u);
+  // Without the MTP modelled nothing holds a copy.
+  std::vector<std::string> off = base;
+  off[5] = "model.mtp_modelled=false";
+  Trace none = SimulateTinyMoe(off, {0, 12});
+  EXPECT_TRUE(EmbeddingAllReduces(none.ranks[0]).empty());
+  EXPECT_TRUE(EmbeddingAllReduces(none.ranks[1]).empty());
+}
+
 }  // namespace
 }  // namespace moetrace::tracegen

@@ -153,10 +153,10 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
       const int32_t pair[2] = {std::min(r.rank, op.peer), std::max(r.rank, op.peer)};
       c.group_ranks = tr.AddRanks(pair);
     } else {
-      static const char* prefix[] = {"?", "ep", "tp", "dp", "edp", "world", "ep_inter", "ep_intra"};
+      static const char* prefix[] = {"?", "ep", "tp", "dp", "edp", "world", "ep_inter", "ep_intra", "embedding"};
       int kind = int(op.group >> 56);
       c.group = r.GroupName(op.group, [&] {
-        return fmt::format("{}_{:x}", prefix[kind < 8 ? kind : 0], op.group & ((uint64_t(1) << 56) - 1));
+        return fmt::format("{}_{:x}", prefix[kind < 9 ? kind : 0], op.group & ((uint64_t(1) << 56) - 1));
       });
       if (op.a2a >= 0) {
         const A2AInfo& a = r.block.a2a[op.a2a];
@@ -174,6 +174,10 @@ void EngineImpl::Emit(RankSim& r, const Op& op, size_t i, TimeNs start, TimeNs f
         c.group_ranks = tr.AddRanks(r.Members(kind, shape));
       } else if (kind == 6 || kind == 7) {
         c.group_ranks = tr.AddRanks(kind == 6 ? r.ep_inter_members : r.ep_intra_members);
+      } else if (kind == 8) {
+        const int dpi = shape.DpIndex(r.rank), tpi = shape.TpIndex(r.rank);
+        const int32_t pair[2] = {shape.RankOf(0, dpi, tpi), shape.RankOf(MtpEmbeddingStage(), dpi, tpi)};
+        c.group_ranks = tr.AddRanks(pair);
       }
     }
     e.comm = static_cast<int32_t>(tr.comms.size());

@@ -52,7 +52,7 @@ enum OpClass : uint8_t { kMatMul, kFlashFwd, kFlashBwd, kVector, kGrouped };
   X(ReduceMeanAuxProbs) X(HistcTokensPerExpert) X(MulAuxLoss) X(ReduceSumAuxLoss)          \
   X(CumsumGroupList) X(AddSharedExpert)                                                    \
   X(ArgSortTopkIndices) X(FloorDivTokenIndices) X(RepeatInterleaveExpertIds)             \
-  X(SumTokensPerLocalExpert) X(SumRepeats)
+  X(SumTokensPerLocalExpert) X(SumRepeats) X(AllReduceEmbeddingGrads)
 enum OpName : uint16_t {
 #define MT_ENUM(n) k##n,
   MT_OP_NAMES(MT_ENUM)
@@ -148,8 +148,10 @@ struct CrossEntry {
   TimeNs done = kNever;  // p2p: send end
 };
 
-// Uid of a communication group: kind (1 EP, 2 TP, 3 DP, 4 EDP, 5 world),
-// pipeline stage, index of the group within its kind and stage.
+// Uid of a communication group: kind (1 EP, 2 TP, 3 DP, 4 EDP, 5 world,
+// 6/7 a hierarchical all-to-all's inter/intra step, 8 the embedding group of
+// the first stage and the MTP's), pipeline stage, index of the group within
+// its kind and stage.
 inline uint64_t GroupUid(int kind, int stage, int index) {
   return (uint64_t(kind) << 56) | (uint64_t(stage) << 36) | uint64_t(index);
 }
@@ -479,7 +481,8 @@ class EngineImpl {
   std::vector<StageCross> stage_cross_;
   CrossMap shared_cross_;
   static bool CrossesStages(const Op& op) {
-    return op.cat == Category::kP2P || (op.cat == Category::kCollective && (op.group >> 56) == 5);
+    return op.cat == Category::kP2P ||
+           (op.cat == Category::kCollective && ((op.group >> 56) == 5 || (op.group >> 56) == 8));
   }
   const CrossEntry* FindCross(int stage, const Op& op) const {
     if (!CrossesStages(op)) return stage_cross_[stage].Find(op);
@@ -534,6 +537,16 @@ class EngineImpl {
   // p2p between them carries the main and every MTP depth's hidden states
   // (Megatron's MTP block concatenates them, mtp_standalone).
   bool MtpApart() const { return mtp_ > 0 && shape.mtp_stage != shape.model_stages - 1; }
+  // The pipeline rank (stage) whose slices hold the MTP layers but not the
+  // embedding: it keeps its own copy of the word embedding for the MTP
+  // input, whose gradient is all-reduced with the first stage's (Megatron's
+  // embedding group, finalize_model_grads). -1: no MTP modelled, or the rank
+  // holding the MTP also holds model stage 0 (PP 1, dualpipe).
+  int MtpEmbeddingStage() const {
+    if (mtp_ <= 0 || shape.schedule == "dualpipe") return -1;
+    const int st = shape.mtp_stage % shape.pp;
+    return st == 0 ? -1 : st;
+  }
   // The hidden states a p2p of boundary `key_stage` carries, in units of one
   // micro-batch's (key_stage as BuildTask keys them: the receiver's slice
   // forward, the receiver's backward, i.e. the boundary below key_stage + 1).

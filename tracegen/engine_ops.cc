@@ -87,6 +87,10 @@ void EngineImpl::ComputeParams(int stage, double* dense, double* expert) const {
   } else {
     for (int c = 0; c < shape.vpp; ++c) add_slice(c * shape.pp + stage);
   }
+  // The MTP input embeds the shifted tokens with the main model's word
+  // embedding: a rank holding the MTP layers but not stage 0 keeps a copy
+  // (Megatron builds the embedding where mtp_process holds too).
+  if (stage == MtpEmbeddingStage()) *dense += double(shape.vocab) * shape.hidden / shape.tp;
 }
 
 Op EngineImpl::Compute(OpName n, OpClass cls, double flops, double bytes, Phase ph, int mb,

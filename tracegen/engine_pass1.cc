@@ -2,7 +2,8 @@
 // until blocked on a collective or a receive, keeping only the cross-rank
 // results. Pipeline stages are spread over threads (stage s on thread
 // s % threads): a stage's collectives are touched by its thread alone, and
-// only p2p transfers and the world all-reduce go through SharedCross. A
+// only p2p transfers, the world all-reduce and the embedding group's
+// all-reduce (stage 0 and the MTP's stage) go through SharedCross. A
 // thread whose ranks are all blocked waits for another to change it. The
 // results do not depend on the order ranks run in (an arrival maximum, a
 // send's end), so neither on the thread count.

@@ -471,6 +471,17 @@ void EngineImpl::BuildOptimizer(RankSim& r, Block& b) const {
                    TransferNs(worst * each, inter));
     Add(b, chain, o);
   }
+  const int emb = MtpEmbeddingStage();
+  if (emb >= 0 && (st == 0 || st == emb)) {
+    // The MTP stage's copy of the word embedding and stage 0's stay equal:
+    // their fp32 gradients are summed over the pair after the DP reduction
+    // and before the clipping (Megatron's finalize_model_grads, embedding
+    // group = first stage and MTP stage, per DP and TP position).
+    const std::vector<int32_t> pair = {shape.RankOf(0, dpi, tpi), shape.RankOf(emb, dpi, tpi)};
+    Add(b, chain, Collective(r, kAllReduceEmbeddingGrads, CollectiveKind::kAllReduce, CommClass::kDP,
+                             GroupUid(8, 0, dpi * shape.tp + tpi), pair,
+                             4.0 * shape.vocab * shape.hidden / shape.tp, Phase::kOptimizer, kNone, kNone, false));
+  }
   if (shape.world > 1) {
     // Gradient-norm clipping: one small all-reduce over every rank (tree).
     std::vector<int32_t> all;  // size only
