@@ -86,7 +86,7 @@ struct Op {
   uint8_t stream = kSCompute;
   Category cat = Category::kCompute;
   Phase phase = Phase::kNone;
-  bool host_sync = false;  // host blocks until `dep` ends before issuing this op
+  bool host_sync = false;  // host blocks until `sync_on` (and `dep2`, when set) ends before issuing this op
   bool after_all = false; // starts after every earlier device op (gradients ready)
   CollectiveKind ckind = CollectiveKind::kNone;
   CommClass cclass = CommClass::kOther;
