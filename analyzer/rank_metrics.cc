@@ -967,7 +967,7 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     // the loop above it spilled that loop's registers).
     const size_t first_item = s->run_begin.back();
     op_fold.AddItems(items_out + first_item, n_items - first_item, op_host_out + first_item, col_name,
-                     has_shape ? ev.shape.data() : nullptr, track_base, ti, [](uint32_t mask) {
+                     has_shape ? ev.shape.data() : nullptr, track_base, n_ev, ti, [](uint32_t mask) {
                        return mask == kBitCopy      ? ops::kGroupCopy
                               : mask == kBitCompute ? ops::kGroupCompute
                                                     : static_cast<uint8_t>(std::countr_zero(mask / kBitClass0));

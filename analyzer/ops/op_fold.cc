@@ -12,11 +12,10 @@ void OpFold::Begin(size_t n_names, size_t device_events) {
   rows.clear();
   streams.clear();
   shaped_.clear();
-  launch.assign(n_names, NameLaunch{});
-  launch_first.resize(n_names);  // read only where launch[id].count > 0, which writes it first
-  // Non-busy events keep kNoRow: every slot is written here, so a stale
-  // row id of the previous rank cannot be read.
-  row_of.assign(device_events, kNoRow);
+  name_rows.assign(n_names, NameRows{});
+  // No fill: AddItems writes every slot of the streams it folds (kNoRow
+  // for their events that are not busy ops), and only those are read.
+  if (row_of.size() < device_events) row_of.resize(device_events);
   if (hused_ > 0 || hkey_.size() != (size_t{1} << 10)) {
     shift_ = 64 - 10;  // 1024 slots
     hkey_.assign(size_t{1} << 10, kEmpty);
@@ -28,8 +27,7 @@ void OpFold::Begin(size_t n_names, size_t device_events) {
 // A name id past the string table (a hostile file) grows the tables.
 void OpFold::GrowNames(StringId name) {
   n_names_ = static_cast<size_t>(name) + 1;
-  launch.resize(n_names_);
-  launch_first.resize(n_names_);
+  name_rows.resize(n_names_);
 }
 
 int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group, int64_t first_dur) {
@@ -40,7 +38,7 @@ int32_t OpFold::NewRow(StringId name, StringId shape, uint8_t group, int64_t fir
   row.group = group;
   const uint32_t b = LogHistogram::Bucket(first_dur);
   row.hist_lo = b > kWindowBelow ? b - kWindowBelow : 0;
-  if (shape == 0) launch[name].row[group] = h;
+  if (shape == 0) name_rows[name].row[group] = h;
   return h;
 }
 
@@ -49,6 +47,18 @@ void OpFold::Finish() {
     int64_t n = 0;
     for (uint32_t c : row.window) n += c;
     row.count += n;
+  }
+}
+
+void OpFold::LaunchesByName(std::vector<NameLaunch>* out) const {
+  out->assign(n_names_, NameLaunch{});
+  for (const FoldRow& row : rows) {
+    NameLaunch& l = (*out)[row.name];
+    l.count += row.count - row.unlaunched;
+    l.host += row.host;
+    l.small += row.small;
+    l.device += row.total - row.unlaunched_total;
+    l.first = std::min(l.first, row.first_launch);
   }
 }
 

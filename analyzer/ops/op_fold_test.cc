@@ -56,34 +56,45 @@ TEST(OpFold, RowsByNameShapeGroupAndHistogramAddUpPerOp) {
   EXPECT_EQ(f.rows[0].hist_lo, 9u);
   EXPECT_EQ(f.spilled(), 1u);  // only (row 0, bucket 147)
 
-  // Row ids by device event; event 3 is not a busy op.
+  // Row ids by device event.
   EXPECT_EQ(f.row_of[0], 0u);
   EXPECT_EQ(f.row_of[2], 0u);
-  EXPECT_EQ(f.row_of[3], OpFold::kNoRow);
   EXPECT_EQ(f.row_of[5], 1u);
   EXPECT_EQ(f.row_of[7], 3u);
 
-  // Launch figures by name: name 1 (two compute ops and the copy joined).
-  EXPECT_EQ(f.launch[1].count, 3);
-  EXPECT_EQ(f.launch[1].host, 140);
-  EXPECT_EQ(f.launch[1].small, 1);  // the copy: 9 ns on the device < 20 ns launching
-  EXPECT_EQ(f.launch[1].device, 5110);
+  // Launch figures by name, summed over its rows: name 1 (two compute ops
+  // and the copy joined; the unshaped compute row's two other ops and the
+  // shaped row's op were not).
+  std::vector<NameLaunch> l;
+  f.LaunchesByName(&l);
+  ASSERT_EQ(l.size(), 4u);
+  EXPECT_EQ(l[1].count, 3);
+  EXPECT_EQ(l[1].host, 140);
+  EXPECT_EQ(l[1].small, 1);  // the copy: 9 ns on the device < 20 ns launching
+  EXPECT_EQ(l[1].device, 5110);
+  EXPECT_EQ(f.rows[0].unlaunched, 2);
+  EXPECT_EQ(f.rows[0].unlaunched_total, 200);
   // Fold positions of each name's first joined op (ops folded before it):
   // name 1's is the second op, name 3's the seventh.
-  EXPECT_EQ(f.launch_first[1], 1u);
-  EXPECT_EQ(f.launch_first[3], 6u);
-  EXPECT_EQ(f.launch[0].count, 0);
+  EXPECT_EQ(l[1].first, 1u);
+  EXPECT_EQ(l[3].first, 6u);
+  EXPECT_EQ(l[3].count, 1);
+  EXPECT_EQ(l[3].device, 30);
+  EXPECT_EQ(l[0].count, 0);
+  EXPECT_EQ(l[0].first, FoldRow::kNoPos);
 
   // Reused for the next rank: nothing of this one is left.
   f.Begin(2, 1);
   EXPECT_TRUE(f.rows.empty());
   EXPECT_EQ(f.spilled(), 0u);
   EXPECT_TRUE(Buckets(f).empty());
-  EXPECT_EQ(f.row_of[0], OpFold::kNoRow);
   // A name id past the string table (a hostile file) grows the tables.
   f.Add(9, 0, kGroupCompute, 5, 1, 0);
+  f.Finish();
   EXPECT_EQ(f.rows.size(), 1u);
-  EXPECT_EQ(f.launch[9].count, 1);
+  f.LaunchesByName(&l);
+  ASSERT_EQ(l.size(), 10u);
+  EXPECT_EQ(l[9].count, 1);
 }
 
 // Dynamic shapes: every op of one name with its own shape gets its own row,
@@ -151,8 +162,8 @@ TEST(OpFold, RowsKnowTheirStreams) {
   const Item b[] = {{0, 5, 2, 1}, {9, 12, 2, 3}};
   const int64_t host_b[] = {-1, -1};
   auto group = [](uint32_t mask) { return mask == 1 ? kGroupCompute : uint8_t{0}; };
-  f.AddItems(a, 2, host_a, names_a, nullptr, 0, 4, group);
-  f.AddItems(b, 2, host_b, names_b, nullptr, 3, 7, group);
+  f.AddItems(a, 2, host_a, names_a, nullptr, 0, 3, 4, group);
+  f.AddItems(b, 2, host_b, names_b, nullptr, 3, 4, 7, group);
   f.Finish();  // the rows' counts
   ASSERT_EQ(f.streams.size(), 2u);
   EXPECT_EQ(f.streams[0].track, 4u);
@@ -171,14 +182,25 @@ TEST(OpFold, RowsKnowTheirStreams) {
   EXPECT_EQ(f.row_of[0], 0u);
   EXPECT_EQ(f.row_of[1], OpFold::kNoRow);
   EXPECT_EQ(f.row_of[2], 0u);
+  EXPECT_EQ(f.row_of[3], OpFold::kNoRow);
   EXPECT_EQ(f.row_of[4], 1u);
+  EXPECT_EQ(f.row_of[5], OpFold::kNoRow);
   EXPECT_EQ(f.row_of[6], 1u);
   // Add (no stream of its own) marks its row as on every stream.
   f.Add(1, 0, kGroupCompute, 3, -1, 1);
   EXPECT_EQ(f.rows[0].streams, ~0ull);
-  // The next rank starts with no stream.
+  // The next rank starts with no stream. Begin does not clear the row ids:
+  // a stream with events that are not busy ops overwrites the previous
+  // rank's ids there.
   f.Begin(3, 7);
   EXPECT_TRUE(f.streams.empty());
+  EXPECT_EQ(f.row_of[1], 0u);  // the previous rank's (event 1 was not busy, now it is)
+  f.row_of[5] = 0;             // as if a busy op of the previous rank
+  f.AddItems(b, 2, host_b, names_b, nullptr, 3, 4, 7, group);
+  EXPECT_EQ(f.row_of[3], OpFold::kNoRow);
+  EXPECT_EQ(f.row_of[4], 0u);
+  EXPECT_EQ(f.row_of[5], OpFold::kNoRow);
+  EXPECT_EQ(f.row_of[6], 0u);
 }
 
 }  // namespace

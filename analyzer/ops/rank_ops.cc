@@ -34,8 +34,10 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   // The dispatch row of a name: one per operator type, found once per name.
   // Types are at most the launched and host-bound names: the table is
   // sized to stay under half full.
+  std::vector<NameLaunch>& by_name = s->launch_by_name;
+  fold.LaunchesByName(&by_name);
   size_t typed = m.host_bound_by_op.size();
-  for (const NameLaunch& l : fold.launch) typed += l.count > 0;
+  for (const NameLaunch& l : by_name) typed += l.count > 0;
   size_t slots = 16;
   while (slots < 2 * typed) slots *= 2;
   s->type_slot.assign(slots, -1);
@@ -93,12 +95,12 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   // named by its first name seen in op order (as one pass over the ops would).
   std::vector<std::pair<uint64_t, StringId>>& launched = s->launched;
   launched.clear();
-  for (StringId id = 0; id < fold.launch.size(); ++id) {
-    if (fold.launch[id].count > 0) launched.emplace_back(fold.launch_first[id], id);
+  for (StringId id = 0; id < by_name.size(); ++id) {
+    if (by_name[id].count > 0) launched.emplace_back(by_name[id].first, id);
   }
   std::sort(launched.begin(), launched.end());
   for (const auto& [first, id] : launched) {
-    const NameLaunch& l = fold.launch[id];
+    const NameLaunch& l = by_name[id];
     DispatchRow& dr = out.dispatch[dispatch_row(id)];
     dr.count += l.count;
     dr.host_ns += l.host;
@@ -228,6 +230,20 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
       if (w.gather) range[r][p] = {static_cast<uint64_t>(w.lo), static_cast<uint64_t>(w.last - w.lo)};
     }
   }
+  // A stream whose events are all ops of one row (a comm or copy stream,
+  // analyze_bench's streams) is gathered without reading the row ids: its
+  // row is the only one marked on it, when the marks do not alias (at most
+  // 64 streams).
+  auto single_row = [&](size_t k) -> int32_t {
+    if (fold.streams.size() > 64 || !fold.streams[k].all_busy) return -1;
+    int32_t only = -1;
+    for (size_t h = 0; h < R; ++h) {
+      if ((fold.rows[h].streams >> k & 1) == 0) continue;
+      if (only >= 0) return -1;
+      only = static_cast<int32_t>(h);
+    }
+    return only;
+  };
   for (size_t k = 0; gather && k < fold.streams.size(); ++k) {
     if ((need >> (k % 64) & 1) == 0) continue;
     const OpFold::Stream& st = fold.streams[k];
@@ -235,6 +251,36 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
     const TimeNs* dur = track.events.dur.data();
     const uint32_t* row_of = fold.row_of.data() + st.base;
     const size_t n_ev = track.events.size();
+    if (const int32_t only = single_row(k); only >= 0) {
+      const int32_t slot = kept_of[static_cast<size_t>(only)];
+      if (slot < 0) continue;
+      const Range g0 = range[slot][0], g1 = range[slot][1];
+      Want& w0 = want[slot][0];
+      Want& w1 = want[slot][1];
+      int64_t* out0 = buf + w0.at + w0.n;
+      int64_t* out1 = buf + w1.at + w1.n;
+      size_t n0 = 0, n1 = 0;
+      if (sparse) {
+        for (size_t i = 0; i < n_ev; ++i) {
+          const int64_t d = std::max<TimeNs>(dur[i], 0);
+          if (static_cast<uint64_t>(d) - g0.lo <= g0.span) [[unlikely]] out0[n0++] = d;
+          if (static_cast<uint64_t>(d) - g1.lo <= g1.span) [[unlikely]] out1[n1++] = d;
+        }
+      } else {
+        // Branch-free: every duration written, kept when in range (a known
+        // percentile's range is empty and its slot one wide).
+        for (size_t i = 0; i < n_ev; ++i) {
+          const int64_t d = std::max<TimeNs>(dur[i], 0);
+          out0[n0] = d;
+          n0 += static_cast<uint64_t>(d) - g0.lo <= g0.span;
+          out1[n1] = d;
+          n1 += static_cast<uint64_t>(d) - g1.lo <= g1.span;
+        }
+      }
+      w0.n += n0;
+      w1.n += n1;
+      continue;
+    }
     if (sparse) {
       for (size_t i = 0; i < n_ev; ++i) {
         if (row_of[i] == OpFold::kNoRow) continue;

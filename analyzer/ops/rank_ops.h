@@ -66,6 +66,7 @@ struct OpsScratch {
   std::vector<int32_t> kept_of;     // by row: its slot among the kept rows, -1
   std::vector<uint8_t> named;       // by name id: has a row
   std::vector<std::pair<uint64_t, StringId>> launched;
+  std::vector<NameLaunch> launch_by_name;  // OpFold::LaunchesByName
   // Operator type -> its dispatch row: open addressing by the type's hash,
   // -1 empty (an unordered_map allocated and freed a node per type per
   // rank: a third of SummarizeOps' samples on the 718B trace).
