@@ -43,14 +43,18 @@ bool BalancedSplitRuns(const RunConfig& config);
 // The issuing threads' own time per op, host.python_op_ns and
 // host.autograd_op_ns of the Pangu presets (tracegen/README.md). On the
 // real torch_npu trace shared/traces/ascend/advisor-timeline (task queue
-// on) the median interval
-// between two enqueues is 22.0 us on the Python thread (forward, optimizer)
-// and 54.0 us on the autograd thread (backward); the framework cost and the
-// enqueue of atlas-800t-a2 (12 + 2.5 us, measured on the same trace) are
-// already per op, the rest is the thread's own: Python model code between
-// ops, the autograd engine's bookkeeping (views, AccumulateGrad).
-inline constexpr double kPythonOpNs = 22000 - 14500;
-inline constexpr double kAutogradOpNs = 54000 - 14500;
+// on) the mean interval between two enqueues of aclnn ops (intervals
+// < 1 ms: none spans a blocking wait) is 31.1 us on the Python thread
+// (forward, optimizer) and 62.3 us on the autograd thread (backward). The
+// mean, not the median (21.8 / 55.8 us): the engine sums these costs over
+// thousands of ops, and the upper quartile is where the host-side
+// aclnnXxxGetWorkspaceSize runs (aten::div, addcdiv_, autograd's add_:
+// 45-118 us against add_ / mul_'s 12). The framework cost and the enqueue
+// of atlas-800t-a2 (12 + 2.5 us, same trace) are already per op, the rest
+// is the thread's own: Python model code between ops, the autograd
+// engine's bookkeeping (views, AccumulateGrad), the host-side tiling.
+inline constexpr double kPythonOpNs = 31100 - 14500;
+inline constexpr double kAutogradOpNs = 62300 - 14500;
 
 // preset or config file, then overrides, then --steps, resolved and validated.
 struct ConfigRequest {

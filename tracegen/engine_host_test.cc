@@ -88,7 +88,7 @@ TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
   const HardwareConfig& hw = run.config.hardware();
   const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * hw.cross_numa_factor()) +
                        std::llround(run.config.host().python_op_ns() * hw.cross_numa_factor());
-  EXPECT_EQ(issue, 3686500 + 27375);  // (1,000 + 10 us) x 3.65 with atlas-800t-a2, + 7.5 us of Python x 3.65
+  EXPECT_EQ(issue, 3686500 + 60590);  // (1,000 + 10 us) x 3.65 with atlas-800t-a2, + 16.6 us of Python x 3.65
   auto sum = Device(run.trace, "ReduceSum_topk_probs");
   auto div = Device(run.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);
@@ -101,7 +101,7 @@ TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
   const HardwareConfig& h2 = tq.config.hardware();
   const TimeNs paced =
       std::llround(std::max(tq.config.host().python_op_ns() + h2.framework_op_ns() + h2.enqueue_ns(), h2.launch_ns()));
-  EXPECT_EQ(paced, 1010000);  // 7.5 us of Python + 1,000 us + 2.5 us enqueue
+  EXPECT_EQ(paced, 1019100);  // 16.6 us of Python + 1,000 us + 2.5 us enqueue
   sum = Device(tq.trace, "ReduceSum_topk_probs");
   div = Device(tq.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);
@@ -126,9 +126,9 @@ TEST(EngineHost, OneSynchronousStallIsReadPlusSplitListsPlusLaunches) {
     const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
                          std::llround(run.config.host().python_op_ns() * f);
     const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + lists + issue;
-    // atlas-800t-a2: 30 us read, 65.7 ns x 128 elements, (12 + 10 us) per issue + 7.5 us of
+    // atlas-800t-a2: 30 us read, 64.6 ns x 128 elements, (12 + 10 us) per issue + 16.6 us of
     // Python before it, x 3.65 off-NUMA.
-    EXPECT_EQ(stall, bound ? 30000 + 8410 + 29500 : 30000 + 30695 + 80300 + 27375);
+    EXPECT_EQ(stall, bound ? 30000 + 8269 + 38600 : 30000 + 30181 + 80300 + 60590);
     auto gather = Device(run.trace, "HcomAllGather_token_counts");
     auto first = Device(run.trace, "ArgSort_topk_indices");
     auto perm = Device(run.trace, "MoeInitRouting");
@@ -158,9 +158,9 @@ TEST(EngineHost, TwoBlockingReadsPerMoeForward) {
     const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
                          std::llround(run.config.host().python_op_ns() * f);
     const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + splits + issue;
-    // atlas-800t-a2: 30 us read, 65.7 ns x 8 counts, (12 + 10 us) per issue + 7.5 us of Python,
+    // atlas-800t-a2: 30 us read, 64.6 ns x 8 counts, (12 + 10 us) per issue + 16.6 us of Python,
     // x 3.65 off-NUMA.
-    EXPECT_EQ(stall, bound ? 30000 + 526 + 29500 : 30000 + 1918 + 80300 + 27375);
+    EXPECT_EQ(stall, bound ? 30000 + 517 + 38600 : 30000 + 1886 + 80300 + 60590);
     auto router_last = Device(run.trace, "ReduceSum_aux_loss");
     auto gather = Device(run.trace, "HcomAllGather_token_counts");
     ASSERT_EQ(router_last.size(), 4u);
@@ -215,8 +215,8 @@ TEST(EngineHost, CountCopySyncsFourMorePerMoeForward) {
     const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
                          std::llround(run.config.host().python_op_ns() * f);
     const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + issue;
-    // atlas-800t-a2: 30 us + (12 + 10 + 7.5 us), x 3.65 off-NUMA for the issue.
-    EXPECT_EQ(gap, bound ? 30000 + 29500 : 30000 + 80300 + 27375);
+    // atlas-800t-a2: 30 us + (12 + 10 + 16.6 us), x 3.65 off-NUMA for the issue.
+    EXPECT_EQ(gap, bound ? 30000 + 38600 : 30000 + 80300 + 60590);
     auto local = Device(run.trace, "ReduceSum_tokens_per_local_expert");
     auto sum = Device(run.trace, "ReduceSum_repeats");
     auto ri = Device(run.trace, "RepeatInterleave_expert_ids");
@@ -259,7 +259,7 @@ TEST(EngineHost, CountCopySyncWaitsForTheSharedExpertBesideTheDispatch) {
   HostRun run = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false", "host.numa_affinity=true",
                           "host.count_copy_syncs=true", "comm.shared_expert_overlap=true"});
   const HardwareConfig& hw = run.config.hardware();
-  const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + 29500;  // 30 us + (12 + 10 + 7.5 us)
+  const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + 38600;  // 30 us + (12 + 10 + 16.6 us)
   auto disp = Device(run.trace, "HcomAllToAllV_dispatch");
   auto shared = Device(run.trace, "MatMul_shared_down");
   auto gg1 = Device(run.trace, "GroupedMatmul_gate_up");
@@ -277,21 +277,21 @@ TEST(EngineHost, CountCopySyncWaitsForTheSharedExpertBesideTheDispatch) {
 TEST(EngineHost, IssuingThreadsOwnTimeBeforeEachOp) {
   // Beyond the framework cost, the Python thread spends host.python_op_ns
   // of its own (model code) before each forward op and the autograd thread
-  // host.autograd_op_ns (engine bookkeeping) before each backward op: 22.0
-  // and 54.0 us median between two enqueues on the real torch_npu trace,
-  // less the 14.5 us of framework + enqueue modelled per op. Where the host
+  // host.autograd_op_ns (engine bookkeeping) before each backward op: 31.1
+  // and 62.3 us mean between two aclnn enqueues on the real torch_npu
+  // trace, less the 14.5 us of framework + enqueue modelled per op. Where the host
   // paces the device (1 ms of framework work per op), consecutive small ops
   // start one issue + that gap apart, both x the cross-NUMA factor off-NUMA.
   HostRun run = Simulate({"steps=1", "hardware.framework_op_ns=1000000", "host.task_queue=false",
                           "host.numa_affinity=false"});
-  EXPECT_EQ(run.config.host().python_op_ns(), 7500);
-  EXPECT_EQ(run.config.host().autograd_op_ns(), 39500);
+  EXPECT_EQ(run.config.host().python_op_ns(), 16600);
+  EXPECT_EQ(run.config.host().autograd_op_ns(), 47800);
   const TimeNs issue = 3686500;  // (1,000 + 10 us) x 3.65
   auto sum = Device(run.trace, "ReduceSum_topk_probs");
   auto div = Device(run.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);
   ASSERT_EQ(div.size(), 4u);
-  EXPECT_EQ(div[0].ts - sum[0].ts, issue + 27375);  // 7.5 us x 3.65
+  EXPECT_EQ(div[0].ts - sum[0].ts, issue + 60590);  // 16.6 us x 3.65
   // On the issuing thread each launch starts that gap after the previous
   // one ends (no sync between): forward ReduceSum -> RealDiv, and in the
   // backward (the router's small ops in reverse) RealDiv's gradient ->
@@ -308,8 +308,8 @@ TEST(EngineHost, IssuingThreadsOwnTimeBeforeEachOp) {
   }
   ASSERT_EQ(fwd.size(), 4u);
   ASSERT_EQ(bwd.size(), 4u);
-  for (auto [end, next] : fwd) EXPECT_EQ(next - end, 27375);
-  for (auto [end, next] : bwd) EXPECT_EQ(next - end, 144175);  // 39.5 us x 3.65
+  for (auto [end, next] : fwd) EXPECT_EQ(next - end, 60590);
+  for (auto [end, next] : bwd) EXPECT_EQ(next - end, 174470);  // 47.8 us x 3.65
   // Unset (0, every preset but the Pangu ones) the threads issue back to back.
   HostRun bare = Simulate({"steps=1", "hardware.framework_op_ns=1000000", "host.task_queue=false",
                            "host.numa_affinity=false", "host.python_op_ns=0", "host.autograd_op_ns=0"});
