@@ -1,0 +1,24 @@
+// The EP-rank load EDPB's expert migration cannot place away. Experts move
+// whole and every EP rank holds the same number of them, so the rank holding
+// the hottest expert carries at least that expert plus the coldest others;
+// when that sum is above the mean rank load, no placement balances the layer
+// (bench/README.md, "skewlag"). Loads are relative to the mean EP-rank load
+// (1 = balanced).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace moetrace::bench {
+
+// Each EP position's load under `placement` (expert -> position), over the
+// mean position's.
+std::vector<double> RelativeRankLoads(const std::vector<double>& popularity,
+                                      const std::vector<int32_t>& placement, int group);
+
+// The lowest maximum any placement of whole experts, experts / group per
+// position, can reach: max(1, (hottest + the experts/group - 1 coldest) x
+// group / total).
+double WholeExpertBound(const std::vector<double>& popularity, int group);
+
+}  // namespace moetrace::bench
