@@ -9,7 +9,9 @@
 // stage S's EP group instead of rank 0 of each stage, and adds each rank's
 // exposure: under skewed routing the ranks that wait are not rank 0). Each
 // EP op is also put in its chunk's pair position (warmup forward, fused pair,
-// cooldown backward; bench/pair_position.h).
+// cooldown backward; bench/pair_position.h). `preset=NAME` runs another
+// preset in the same layout (e.g. pangu-ultra-moe-718b-41: its own MBS and
+// knobs, DP 4, 64 micro-batches per pipeline).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -23,6 +25,7 @@
 
 #include "bench/pair_position.h"
 #include "bench/stage_breakdown.h"
+#include "formats/errors.h"
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
@@ -40,9 +43,11 @@ int main(int argc, char** argv) {
   using namespace moetrace;
   std::vector<std::string> all = {"steps=2", "parallel.dp=4", "parallel.world_size=512"};
   int group = -1;  // stage whose whole EP group is written; -1: rank 0 of each stage
+  std::string preset = "pangu-ultra-moe-718b";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("steps=", 0) == 0) all[0] = a;  // replaces the default, not appended after it
+    else if (a.rfind("preset=", 0) == 0) preset = a.substr(7);
     else if (a.rfind("group=", 0) == 0) {
       char* end = nullptr;
       const long v = std::strtol(a.c_str() + 6, &end, 10);
@@ -54,10 +59,16 @@ int main(int argc, char** argv) {
     }
     else all.push_back(a);
   }
-  tracegen::RunConfig probe = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
-  all.push_back("parallel.global_batch_size=" +
-                std::to_string(64 * probe.parallel().micro_batch_size() * probe.parallel().dp()));
-  tracegen::RunConfig c = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", all, 0});
+  tracegen::RunConfig c;
+  try {  // an unknown preset or key exits 2 with the config's message
+    tracegen::RunConfig probe = tracegen::BuildConfig({preset, "", all, 0});
+    all.push_back("parallel.global_batch_size=" +
+                  std::to_string(64 * probe.parallel().micro_batch_size() * probe.parallel().dp()));
+    c = tracegen::BuildConfig({preset, "", all, 0});
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "ep_exposure: %s\n", e.what());
+    return 2;
+  }
   const int step = std::max(1, int(c.steps())) - 1;  // the measured step
   std::vector<int32_t> ranks;
   for (int s = 0; s < c.parallel().pp(); ++s) ranks.push_back(s * c.parallel().dp() * c.parallel().tp());

@@ -33,7 +33,10 @@ struct SeedFigures {
 
 // Published 41% MFU as tokens/s per card under the arXiv report's own
 // FLOPs per token (30.0% of 353.9 TFLOPS x 6,144 cards / 1.46 M tokens/s =
-// 446.8 GFLOP per token): 0.41 x 353.9e12 / 446.8e9.
+// 446.8 GFLOP per token): 0.41 x 353.9e12 / 446.8e9. That count is at the
+// arXiv run's sequence length; the 41% run was at 8K, so this holds only if
+// the arXiv run was at 8K too (at 4K: 291-304, bench/README.md "run41
+// (session 14)").
 double Published41TokensPerCard();
 
 std::vector<SeedRow> BuildSeedRows(const SeedFigures& f);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <simdjson.h>
@@ -119,6 +120,25 @@ TEST(SearchEstimate, StaticMemoryIsTheEnginesCounters) {
 // The 718B preset pads 61 layers to 64 for its own 32 virtual stages
 // (parallel.noop_layers 61,62,63); a candidate with 48 (PP 16 x VPP 3) would
 // not divide 64, so its config drops the padding as it drops the split.
+// Model FLOPs per token of the 718B model (the MFU convention of
+// analyzer/README.md "MFU and HFU"; bench/README.md "run41, session 14"
+// converts the published 41% with them). Three passes of, per token:
+// attention projections 2 x 196,575,232 (MLA: 7680*1536 + 1536*128*192 +
+// 7680*576 + 512*128*256 + 128*128*7680) on 61 layers, dense MLP 2 x
+// 424,673,280 (3*7680*18432) on 3, MoE 2 x 426,639,360 (router 7680*256,
+// 8 routed + 1 shared of 3*7680*2048) on 58, LM head 2 x 7680*153600:
+// 235,139,039,232 for the three passes; the causal attention core, half the
+// square, 2 x s x 128 x (128+64+128) / 2 per token, layer and pass:
+// 30,702,305,280 at 4K for the three passes, twice that at 8K.
+TEST(SearchEstimate, ModelFlopsPerTokenOfThe718BAt4KAnd8K) {
+  for (const auto& [seq, per_token] : {std::pair{4096, 265841344512.0}, std::pair{8192, 296543649792.0}}) {
+    const tracegen::RunConfig c = tracegen::BuildConfig(
+        {"pangu-ultra-moe-718b-41", "", {"model.seq_length=" + std::to_string(seq)}, 1});
+    const double tokens = double(c.parallel().global_batch_size()) * seq;
+    EXPECT_DOUBLE_EQ(ModelFlopsPerStep(c) / tokens, per_token) << seq;
+  }
+}
+
 TEST(SearchSpace, CandidatesDropTheBasesNoopPadding) {
   const tracegen::RunConfig base = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", {}, 0});
   ASSERT_EQ(base.parallel().noop_layers(), "61,62,63");
