@@ -5,7 +5,8 @@
 // the previous migration point's placement), and which EP rank (and node)
 // carries the most. Usage: edpb_bound KEY=VALUE... (the seed_table layout,
 // pangu-ultra-moe-718b at DP 4, routing.edpb=true; `steps=N` measures the
-// last of N steps, default 2). Pipeline stage of a layer: its model stage
+// last of N steps, default 2; `preset=NAME` another preset in the same
+// layout). Bad keys or values exit 2 with the config's message. Pipeline stage of a layer: its model stage
 // modulo PP (interleaved and adaptive_pipe; not dualpipe).
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "bench/expert_bound.h"
+#include "formats/errors.h"
 #include "tracegen/config.h"
 #include "tracegen/model.h"
 #include "tracegen/routing.h"
@@ -20,12 +22,20 @@
 int main(int argc, char** argv) {
   using namespace moetrace;
   std::vector<std::string> keys = {"steps=2", "parallel.dp=4", "parallel.world_size=512", "routing.edpb=true"};
+  std::string preset = "pangu-ultra-moe-718b";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("steps=", 0) == 0) keys[0] = a;
+    else if (a.rfind("preset=", 0) == 0) preset = a.substr(7);
     else keys.push_back(a);
   }
-  const tracegen::RunConfig c = tracegen::BuildConfig({"pangu-ultra-moe-718b", "", keys, 0});
+  tracegen::RunConfig c;
+  try {
+    c = tracegen::BuildConfig({preset, "", keys, 0});
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "edpb_bound: %s\n", e.what());
+    return 2;
+  }
   const tracegen::ModelShape shape(c);
   if (shape.schedule == "dualpipe") {
     std::fprintf(stderr, "edpb_bound: dualpipe places model stages differently; not supported\n");

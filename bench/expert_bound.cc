@@ -7,8 +7,10 @@ namespace moetrace::bench {
 
 std::vector<double> RelativeRankLoads(const std::vector<double>& popularity,
                                       const std::vector<int32_t>& placement, int group) {
-  std::vector<double> load(size_t(group), 0.0);
-  for (size_t e = 0; e < popularity.size() && e < placement.size(); ++e) load[size_t(placement[e])] += popularity[e];
+  std::vector<double> load(size_t(std::max(group, 0)), 0.0);
+  for (size_t e = 0; e < popularity.size() && e < placement.size(); ++e) {
+    if (placement[e] >= 0 && placement[e] < group) load[size_t(placement[e])] += popularity[e];
+  }
   const double total = std::accumulate(popularity.begin(), popularity.end(), 0.0);
   if (total > 0)
     for (double& l : load) l *= group / total;

@@ -12,13 +12,14 @@
 namespace moetrace::bench {
 
 // Each EP position's load under `placement` (expert -> position), over the
-// mean position's.
+// mean position's. Experts placed outside [0, group) are not counted.
 std::vector<double> RelativeRankLoads(const std::vector<double>& popularity,
                                       const std::vector<int32_t>& placement, int group);
 
-// The lowest maximum any placement of whole experts, experts / group per
-// position, can reach: max(1, (hottest + the experts/group - 1 coldest) x
-// group / total).
+// A lower bound on the maximum any placement of whole experts,
+// floor(experts / group) per position, can reach: max(1, (hottest + the
+// experts/group - 1 coldest) x group / total). Not always reached: the
+// other positions may not balance below it.
 double WholeExpertBound(const std::vector<double>& popularity, int group);
 
 }  // namespace moetrace::bench

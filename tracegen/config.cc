@@ -136,6 +136,9 @@ void ApplyOverride(RunConfig* config, std::string_view assignment) {
     ThrowInputError("--set", assignment, "expected KEY=VALUE");
   std::string_view key = assignment.substr(0, eq);
   std::string_view value = assignment.substr(eq + 1);
+  // The field only records which preset a config was built from: setting
+  // it would change the label, not the configuration.
+  if (key == "preset") ThrowInputError("--set", assignment, "the base configuration is chosen with --preset, not --set");
   Message* msg = config;
   std::string_view rest = key;
   const FieldDescriptor* field = nullptr;

@@ -43,8 +43,8 @@ bool BalancedSplitRuns(const RunConfig& config);
 // The issuing threads' own time per op, host.python_op_ns and
 // host.autograd_op_ns of the Pangu presets (tracegen/README.md). On the
 // real torch_npu trace shared/traces/ascend/advisor-timeline (task queue
-// on) the mean interval between two enqueues of aclnn ops (intervals
-// < 1 ms: none spans a blocking wait) is 31.1 us on the Python thread
+// on) the mean interval from the previous enqueue of any op to an aclnn
+// op's enqueue (intervals < 1 ms: none spans a blocking wait) is 31.1 us on the Python thread
 // (forward, optimizer) and 62.3 us on the autograd thread (backward). The
 // mean, not the median (21.8 / 55.8 us): the engine sums these costs over
 // thousands of ops, and the upper quartile is where the host-side

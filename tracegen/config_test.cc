@@ -237,6 +237,8 @@ TEST(Config, ErrorsNameTheKey) {
             std::string::npos);
   EXPECT_NE(ErrorOf({"hardware.preset=tpu"}).find("hardware.preset"), std::string::npos);
   EXPECT_NE(ErrorOf({}, "no-such-preset").find("unknown preset"), std::string::npos);
+  // The top-level preset only labels the config: --set cannot switch it.
+  EXPECT_NE(ErrorOf({"preset=deepseek-v3-671b"}).find("chosen with --preset"), std::string::npos);
   EXPECT_EQ(ErrorOf({"parallel.layers_per_stage=1,3"}), "");
   // EDPB's data and pipeline parts (documents.h, stage_split.h).
   EXPECT_NE(ErrorOf({"data.doc_distribution=zipf"})

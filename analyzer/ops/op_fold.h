@@ -41,13 +41,13 @@ struct alignas(64) FoldRow {
   // row, so that the percentile gather passes over those streams only.
   uint64_t streams = 0;
   uint64_t first_launch = kNoPos;  // fold position of its first op joined to a launch
+  int64_t small = 0;     // joined ops whose device time is under their launch time
   uint32_t hist_lo = 0;  // first bucket of the row's dense histogram window
-  uint32_t small = 0;    // joined ops whose device time is under their launch time
+  alignas(64) uint8_t window[kWindow] = {};  // counts mod 256 of buckets hist_lo + 0 .. 127
   // Ops of the row: its spilled ops (and 256 per wrapped window counter)
   // while folding, then OpFold::Finish adds its window's counts (no count
   // per op).
   int64_t count = 0;
-  uint8_t window[kWindow] = {};  // counts mod 256 of buckets hist_lo + 0 .. 127
   // Ops not joined to a launch (rare): the launch count and device time are
   // the row's minus these.
   int64_t unlaunched = 0, unlaunched_total = 0;
@@ -93,7 +93,8 @@ class OpFold {
   // One busy device op: the `at`-th device event (track by track, each in
   // its table order), its device time `dur` (>= 0) and summed launch time
   // `host` (-1: no launch joined). Of no stream in particular: its row is
-  // marked as on every stream.
+  // marked as on every stream. It writes row_of[at] only: the slots of
+  // events never added keep whatever they held.
   void Add(StringId name, StringId shape, uint8_t group, int64_t dur, int64_t host, size_t at) {
     if (name >= n_names_) GrowNames(name);
     const int32_t h = shape == 0 ? UnshapedRow(name, group, dur) : ShapedRow(name, shape, group, dur);
@@ -102,9 +103,8 @@ class OpFold {
     ++folded_;
   }
 
-  // A device stream folded by AddItems: its track in the rank, and the
-  // index of its first event among the device events.
-  // index of its first event among the device events, and whether every
+  // A device stream folded by AddItems: its track in the rank, the index
+  // of its first event among the device events, and whether every
   // one of its events is a busy op.
   struct Stream {
     size_t track = 0, base = 0;

@@ -1,6 +1,7 @@
 #include "analyzer/ops/rank_ops.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <numeric>
 #include <string_view>
@@ -234,15 +235,21 @@ RankOps SummarizeOps(const Rank& rank, const RankMetrics& m, const RankScratch& 
   // analyze_bench's streams) is gathered without reading the row ids: its
   // row is the only one marked on it, when the marks do not alias (at most
   // 64 streams).
+  // One pass over the rows: by stream mark, the only row marked (-1: none
+  // or several).
+  int32_t only_row[64];
+  std::fill(only_row, only_row + 64, -2);
+  if (gather && fold.streams.size() <= 64) {
+    for (size_t h = 0; h < R; ++h) {
+      for (uint64_t m = fold.rows[h].streams; m != 0; m &= m - 1) {
+        int32_t& o = only_row[std::countr_zero(m)];
+        o = o == -2 ? static_cast<int32_t>(h) : -1;
+      }
+    }
+  }
   auto single_row = [&](size_t k) -> int32_t {
     if (fold.streams.size() > 64 || !fold.streams[k].all_busy) return -1;
-    int32_t only = -1;
-    for (size_t h = 0; h < R; ++h) {
-      if ((fold.rows[h].streams >> k & 1) == 0) continue;
-      if (only >= 0) return -1;
-      only = static_cast<int32_t>(h);
-    }
-    return only;
+    return std::max(only_row[k], -1);
   };
   for (size_t k = 0; gather && k < fold.streams.size(); ++k) {
     if ((need >> (k % 64) & 1) == 0) continue;

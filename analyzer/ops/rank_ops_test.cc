@@ -197,6 +197,91 @@ TEST(RankOps, ExactPercentilesOfARowInOneWideBucketMatchASort) {
   EXPECT_EQ(ops.rows[0].count, 2000);
 }
 
+// The gather's three ways through a stream, each checked against a sort of
+// the durations: a stream of one row's ops only (read without row ids); the
+// same ops beside another row's (row ids read); the same with syncs on the
+// stream whose durations fall in the p50 bucket (not busy ops: never
+// gathered); and spread over 70 streams (more than the 64 stream marks).
+enum class GatherLayout { kOneRow, kTwoRows, kWithSyncs, kSeventyStreams };
+
+void ExpectExactPercentiles(const std::vector<int64_t>& durs, GatherLayout layout) {
+  Builder b;
+  std::vector<size_t> streams;
+  const size_t n_streams = layout == GatherLayout::kSeventyStreams ? 70 : 1;
+  for (size_t k = 0; k < n_streams; ++k) streams.push_back(b.Track(TrackKind::kDeviceStream, "compute"));
+  std::vector<int64_t> sorted = durs;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = durs.size();
+  const int64_t p50 = sorted[(n + 1) / 2 - 1], p99 = sorted[(n * 99 + 99) / 100 - 1];
+  std::vector<TimeNs> ts(n_streams, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const size_t st = k % n_streams;
+    b.Op(streams[st], Category::kCompute, "MatMulV2", ts[st], durs[k]);
+    ts[st] += durs[k] + 1;
+    if (layout == GatherLayout::kTwoRows) {
+      b.Op(streams[st], Category::kCompute, "Cast", ts[st], 3);
+      ts[st] += 4;
+    }
+    if (layout == GatherLayout::kWithSyncs && k % 10 == 0) {
+      Event e;
+      e.ts = ts[st];
+      e.dur = k % 20 == 0 ? p50 : p99;
+      e.category = Category::kSync;
+      e.name = b.r.strings.Intern("StreamSync");
+      b.r.tracks[streams[st]].events.Append(e);
+      ts[st] += e.dur + 1;
+    }
+  }
+  const RankOps ops = Summarize(b.r);
+  ASSERT_GE(ops.rows.size(), 1u);
+  EXPECT_EQ(b.r.strings.Get(ops.rows[0].name), "MatMulV2");
+  EXPECT_EQ(ops.rows[0].count, static_cast<int64_t>(n));
+  EXPECT_EQ(ops.rows[0].p50, p50);
+  EXPECT_EQ(ops.rows[0].p99, p99);
+  if (layout == GatherLayout::kTwoRows) {
+    ASSERT_EQ(ops.rows.size(), 2u);
+    EXPECT_EQ(ops.rows[1].p50, 3);
+  }
+}
+
+// Durations 992-1023 ns (one bucket) and a few far ones: the branch-free
+// gather.
+std::vector<int64_t> OneWideBucketDurations() {
+  std::vector<int64_t> durs;
+  uint64_t x = 777;
+  for (int k = 0; k < 2000; ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    durs.push_back(k % 100 == 7 ? 50000 + k : 992 + static_cast<int64_t>((x >> 33) % 32));
+  }
+  return durs;
+}
+
+// 5-25 us, spread over ~38 buckets (analyze_bench's): the sparse gather.
+std::vector<int64_t> SpreadDurations() {
+  std::vector<int64_t> durs;
+  uint64_t x = 4242;
+  for (int k = 0; k < 3000; ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    durs.push_back(5000 + static_cast<int64_t>((x >> 33) % 20000));
+  }
+  return durs;
+}
+
+TEST(RankOps, ExactPercentilesWhateverTheStreamHolds) {
+  for (GatherLayout layout : {GatherLayout::kOneRow, GatherLayout::kTwoRows, GatherLayout::kWithSyncs,
+                              GatherLayout::kSeventyStreams}) {
+    SCOPED_TRACE(static_cast<int>(layout));
+    {
+      SCOPED_TRACE("one wide bucket");
+      ExpectExactPercentiles(OneWideBucketDurations(), layout);
+    }
+    {
+      SCOPED_TRACE("spread");
+      ExpectExactPercentiles(SpreadDurations(), layout);
+    }
+  }
+}
+
 // Gathered rows on two streams, after an empty device stream (no fold, so
 // stream and track numbers differ): each row's exact percentiles come from
 // its own stream's durations, as a sort of them says.
