@@ -65,17 +65,17 @@ TEST(DiffCli, TaskQueueOffIsExplainedByHostBoundDispatch) {
   CommandResult r = RunMoetrace("diff " + dir + "/a.mtrace " + dir + "/b.mtrace --json " + dir + "/d.json");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const analysis::Diff d = ReadDiff(dir + "/d.json");
-  // tiny-moe, 16 ranks x 2 steps: cluster.breakdown.span_ns 443,202,248 ->
-  // 448,385,816 ns, host_bound_dispatch_ns 459,568 -> 2,631,419 (analyze --json
-  // of both, on main at d961b70), per rank and step / 32.
-  EXPECT_DOUBLE_EQ(d.step_ns_a(), 443202248.0 / 32);
-  EXPECT_DOUBLE_EQ(d.step_change_ns(), (448385816.0 - 443202248.0) / 32);
+  // tiny-moe, 16 ranks x 2 steps: cluster.breakdown.span_ns 446,069,016 ->
+  // 454,477,016 ns, host_bound_dispatch_ns 1,562,339 -> 5,895,454 (analyze --json
+  // of both, branch launchmean: launch 18.46 us), per rank and step / 32.
+  EXPECT_DOUBLE_EQ(d.step_ns_a(), 446069016.0 / 32);
+  EXPECT_DOUBLE_EQ(d.step_change_ns(), (454477016.0 - 446069016.0) / 32);
   ASSERT_EQ(d.breakdown_size(), 6);
   EXPECT_EQ(d.breakdown(0).name(), "host_bound_dispatch_ns");
-  EXPECT_DOUBLE_EQ(d.breakdown(0).delta(), (2631419.0 - 459568.0) / 32);
+  EXPECT_DOUBLE_EQ(d.breakdown(0).delta(), (5895454.0 - 1562339.0) / 32);
   EXPECT_DOUBLE_EQ(d.breakdown(0).share_of_step_change(),
-                   (2631419.0 - 459568.0) / (448385816.0 - 443202248.0));
-  EXPECT_NE(r.output.find("largest share: host_bound_dispatch_ns (41.9%)"), std::string::npos) << r.output;
+                   (5895454.0 - 1562339.0) / (454477016.0 - 446069016.0));
+  EXPECT_NE(r.output.find("largest share: host_bound_dispatch_ns (51.5%)"), std::string::npos) << r.output;
   // The operator types whose dispatch grew: needs the operator view in
   // `analyze` (branch opview, issue #18 part 1) to fill cluster.operators.
   if (d.dispatch_size() == 0) GTEST_SKIP() << "no cluster.operators.dispatch yet (needs opview merged)";

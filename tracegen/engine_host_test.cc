@@ -88,7 +88,7 @@ TEST(EngineHost, DeviceWaitsForEachSmallOpLaunch) {
   const HardwareConfig& hw = run.config.hardware();
   const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * hw.cross_numa_factor()) +
                        std::llround(run.config.host().python_op_ns() * hw.cross_numa_factor());
-  EXPECT_EQ(issue, 3686500 + 60590);  // (1,000 + 10 us) x 3.65 with atlas-800t-a2, + 16.6 us of Python x 3.65
+  EXPECT_EQ(issue, 3717379 + 60590);  // (1,000 + 18.46 us) x 3.65 with atlas-800t-a2, + 16.6 us of Python x 3.65
   auto sum = Device(run.trace, "ReduceSum_topk_probs");
   auto div = Device(run.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);
@@ -126,9 +126,9 @@ TEST(EngineHost, OneSynchronousStallIsReadPlusSplitListsPlusLaunches) {
     const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
                          std::llround(run.config.host().python_op_ns() * f);
     const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + lists + issue;
-    // atlas-800t-a2: 30 us read, 64.6 ns x 128 elements, (12 + 10 us) per issue + 16.6 us of
-    // Python before it, x 3.65 off-NUMA.
-    EXPECT_EQ(stall, bound ? 30000 + 8269 + 38600 : 30000 + 30181 + 80300 + 60590);
+    // atlas-800t-a2: 30 us read, 63.53 ns x 128 elements = 8,131.84 ns, (12 + 18.46 us) per
+    // issue + 16.6 us of Python before it, x 3.65 off-NUMA (29,681.2; 111,179; 60,590 ns).
+    EXPECT_EQ(stall, bound ? 30000 + 8132 + 47060 : 30000 + 29681 + 111179 + 60590);
     auto gather = Device(run.trace, "HcomAllGather_token_counts");
     auto first = Device(run.trace, "ArgSort_topk_indices");
     auto perm = Device(run.trace, "MoeInitRouting");
@@ -158,9 +158,9 @@ TEST(EngineHost, TwoBlockingReadsPerMoeForward) {
     const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
                          std::llround(run.config.host().python_op_ns() * f);
     const TimeNs stall = TimeNs(hw.d2h_sync_ns()) + splits + issue;
-    // atlas-800t-a2: 30 us read, 64.6 ns x 8 counts, (12 + 10 us) per issue + 16.6 us of Python,
-    // x 3.65 off-NUMA.
-    EXPECT_EQ(stall, bound ? 30000 + 517 + 38600 : 30000 + 1886 + 80300 + 60590);
+    // atlas-800t-a2: 30 us read, 63.53 ns x 8 counts = 508.24 ns, (12 + 18.46 us) per issue +
+    // 16.6 us of Python, x 3.65 off-NUMA (1,855.1; 111,179; 60,590 ns).
+    EXPECT_EQ(stall, bound ? 30000 + 508 + 47060 : 30000 + 1855 + 111179 + 60590);
     auto router_last = Device(run.trace, "ReduceSum_aux_loss");
     auto gather = Device(run.trace, "HcomAllGather_token_counts");
     ASSERT_EQ(router_last.size(), 4u);
@@ -215,8 +215,8 @@ TEST(EngineHost, CountCopySyncsFourMorePerMoeForward) {
     const TimeNs issue = std::llround((hw.framework_op_ns() + hw.launch_ns()) * f) +
                          std::llround(run.config.host().python_op_ns() * f);
     const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + issue;
-    // atlas-800t-a2: 30 us + (12 + 10 + 16.6 us), x 3.65 off-NUMA for the issue.
-    EXPECT_EQ(gap, bound ? 30000 + 38600 : 30000 + 80300 + 60590);
+    // atlas-800t-a2: 30 us + (12 + 18.46 + 16.6 us), x 3.65 off-NUMA for the issue.
+    EXPECT_EQ(gap, bound ? 30000 + 47060 : 30000 + 111179 + 60590);
     auto local = Device(run.trace, "ReduceSum_tokens_per_local_expert");
     auto sum = Device(run.trace, "ReduceSum_repeats");
     auto ri = Device(run.trace, "RepeatInterleave_expert_ids");
@@ -259,7 +259,7 @@ TEST(EngineHost, CountCopySyncWaitsForTheSharedExpertBesideTheDispatch) {
   HostRun run = Simulate({"steps=1", "host.sync_before_a2a=true", "host.task_queue=false", "host.numa_affinity=true",
                           "host.count_copy_syncs=true", "comm.shared_expert_overlap=true"});
   const HardwareConfig& hw = run.config.hardware();
-  const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + 38600;  // 30 us + (12 + 10 + 16.6 us)
+  const TimeNs gap = TimeNs(hw.d2h_sync_ns()) + 47060;  // 30 us + (12 + 18.46 + 16.6 us)
   auto disp = Device(run.trace, "HcomAllToAllV_dispatch");
   auto shared = Device(run.trace, "MatMul_shared_down");
   auto gg1 = Device(run.trace, "GroupedMatmul_gate_up");
@@ -286,7 +286,7 @@ TEST(EngineHost, IssuingThreadsOwnTimeBeforeEachOp) {
                           "host.numa_affinity=false"});
   EXPECT_EQ(run.config.host().python_op_ns(), 16600);
   EXPECT_EQ(run.config.host().autograd_op_ns(), 47800);
-  const TimeNs issue = 3686500;  // (1,000 + 10 us) x 3.65
+  const TimeNs issue = 3717379;  // (1,000 + 18.46 us) x 3.65
   auto sum = Device(run.trace, "ReduceSum_topk_probs");
   auto div = Device(run.trace, "RealDiv_topk_probs");
   ASSERT_EQ(sum.size(), 4u);

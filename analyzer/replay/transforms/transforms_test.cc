@@ -377,12 +377,14 @@ TEST(ExpertPlacementTransform, BalancesTheSecondStepOnTheFirstsLoads) {
 
 // ---- host dispatch ----------------------------------------------------------
 
+// Two launches as atlas-800t-a2 records them without the task queue: each
+// call framework + launch = 12 + 18.46 = 30.46 us on the Python thread.
 Trace TwoLaunches() {
   Builder b;
-  b.Op("MatMul", 0, 22000, 1, 22000, 1000, Phase::kForward, 0, 0);
-  b.Op("MatMul", 22000, 22000, 1, 44000, 1000, Phase::kForward, 0, 0);
+  b.Op("MatMul", 0, 30460, 1, 30460, 1000, Phase::kForward, 0, 0);
+  b.Op("MatMul", 30460, 30460, 1, 60920, 1000, Phase::kForward, 0, 0);
   Trace t;
-  t.metadata.device = "Ascend 910B";  // atlas-800t-a2: framework 12 us, launch 10, enqueue 2.5
+  t.metadata.device = "Ascend 910B";  // atlas-800t-a2: framework 12 us, launch 18.46, enqueue 2.5
   t.ranks.push_back(std::move(b.rank));
   return t;
 }
@@ -394,12 +396,14 @@ TEST(HostDispatchTransform, TaskQueueSplitsTheLaunch) {
   EXPECT_EQ(cal.preset, "atlas-800t-a2");
   GraphModifications mods;
   SetTaskQueue(t, true, cal, &mods);
-  EXPECT_EQ(mods.launch_lag_ns, 10000);
+  // The call's launch share, 30.46 us x 18.46 / 30.46, moves to the dequeue
+  // thread; the Python thread keeps framework + enqueue, 14.5 us per call.
+  EXPECT_EQ(mods.launch_lag_ns, 18460);
   Trace out = ReplayGraph(t, mods);
   EXPECT_EQ(out.ranks[0].tracks[0].events.dur[0], 14500);
   EXPECT_EQ(out.ranks[0].tracks[0].events.ts[1], 14500);
-  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[0], 24500);
-  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 39000);
+  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[0], 14500 + 18460);
+  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 29000 + 18460);  // the first op ended at 33,960
 }
 
 TEST(HostDispatchTransform, NumaBindingDividesHostCosts) {
@@ -410,8 +414,8 @@ TEST(HostDispatchTransform, NumaBindingDividesHostCosts) {
   // ASCEND.md's stall 2.1 -> 0.6 ms, tracegen/hardware/atlas_800t_a2.json).
   EXPECT_DOUBLE_EQ(mods.host_factor, 1 / 3.65);
   Trace out = ReplayGraph(t, mods);
-  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 2 * std::llround(22000 / 3.65));
-  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 12054);
+  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 2 * std::llround(30460 / 3.65));
+  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 16690);  // 2 x 8,345.2
 }
 
 // ---- slow rank --------------------------------------------------------------
