@@ -6,7 +6,9 @@
 // carries the most. Usage: edpb_bound KEY=VALUE... (the seed_table layout,
 // pangu-ultra-moe-718b at DP 4, routing.edpb=true; `steps=N` measures the
 // last of N steps, default 2; `preset=NAME` another preset in the same
-// layout). Bad keys or values exit 2 with the config's message. Pipeline stage of a layer: its model stage
+// layout; `routing.redundant_experts=N` adds the most loaded rank with
+// N copies per layer, alone, on top of EDPB's plan, and planned with it).
+// Bad keys or values exit 2 with the config's message. Pipeline stage of a layer: its model stage
 // modulo PP (interleaved and adaptive_pipe; not dualpipe).
 #include <algorithm>
 #include <cstdio>
@@ -51,7 +53,13 @@ int main(int argc, char** argv) {
   const int interval = std::max(1, c.routing().edpb_interval());
   std::printf("step %d, skew %.2f, drift %.2f, %d experts over %d EP ranks; loads over the mean EP rank's\n", step,
               m.skew, m.drift, m.experts, g);
-  std::printf("layer stage | planned max | actual max (EP pos, rank, node in group) | whole-expert bound | hottest expert\n");
+  // With routing.redundant_experts: the most loaded rank with the copies,
+  // alone (contiguous, copies from step 0's popularity), added on top of
+  // EDPB's plan (the engine before branch redundant) and planned with it
+  // (MigrationPlanWithCopies, the engine's EngineImpl::Placement now).
+  const int copies = c.routing().redundant_experts();
+  std::printf("layer stage | planned max | actual max (EP pos, rank, node in group) | whole-expert bound | hottest expert%s\n",
+              copies > 0 ? " | copies alone | copies on the plan | planned with copies" : "");
   for (int ms = 0; ms < shape.model_stages; ++ms) {
     const int stage = ms % shape.pp;
     const std::vector<int32_t> members = shape.EpGroup(shape.RankOf(stage, 0, 0));
@@ -60,10 +68,12 @@ int main(int argc, char** argv) {
       // The engine's placement: contiguous until the first migration point,
       // then each point's plan from the step before it (engine_routing.cc).
       std::vector<int32_t> place = tracegen::ContiguousPlacement(m.experts, g);
+      tracegen::PlannedPlacement with{place, {}};
       std::vector<double> planned_from;
       for (int at = interval; at <= step; at += interval) {
         planned_from = m.Popularity(l, at - 1);
         place = tracegen::MigrationPlan(planned_from, place, g);
+        if (copies > 0) with = tracegen::MigrationPlanWithCopies(planned_from, with.placement, g, copies);
       }
       const std::vector<double> pop = m.Popularity(l, step);
       const std::vector<double> actual = bench::RelativeRankLoads(pop, place, g);
@@ -76,8 +86,19 @@ int main(int argc, char** argv) {
         if (shape.EpPosition(r) == hi) rank = r;
       const int node = rank < 0 ? -1 : shape.Node(rank) - shape.Node(members.front());
       const double hottest = *std::max_element(pop.begin(), pop.end()) * g;
-      std::printf("%5d %5d | %11.3f | %10.3f (%2d, %4d, %d) | %18.3f | %14.3f\n", l, stage, planned, actual[size_t(hi)],
+      std::printf("%5d %5d | %11.3f | %10.3f (%2d, %4d, %d) | %18.3f | %14.3f", l, stage, planned, actual[size_t(hi)],
                   hi, rank, node, bench::WholeExpertBound(pop, g), hottest);
+      if (copies > 0) {
+        const std::vector<int32_t> contiguous = tracegen::ContiguousPlacement(m.experts, g);
+        const double alone = bench::MaxLoadWithCopies(
+            pop, contiguous, tracegen::ReplicateExperts(m.Popularity(l, 0), contiguous, g, copies), g);
+        const std::vector<double>& from = planned_from.empty() ? m.Popularity(l, 0) : planned_from;
+        const double on_top =
+            bench::MaxLoadWithCopies(pop, place, tracegen::ReplicateExperts(from, place, g, copies), g);
+        const double together = planned_from.empty() ? alone : bench::MaxLoadWithCopies(pop, with.placement, with.copies, g);
+        std::printf(" | %12.3f | %18.3f | %20.3f", alone, on_top, together);
+      }
+      std::printf("\n");
     }
   }
 }

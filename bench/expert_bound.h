@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "tracegen/routing.h"
+
 namespace moetrace::bench {
 
 // Each EP position's load under `placement` (expert -> position), over the
@@ -21,5 +23,11 @@ std::vector<double> RelativeRankLoads(const std::vector<double>& popularity,
 // experts/group - 1 coldest) x group / total). Not always reached: the
 // other positions may not balance below it.
 double WholeExpertBound(const std::vector<double>& popularity, int group);
+
+// The most loaded EP position's load over the mean with redundant copies:
+// each expert's load split equally over its holders (the original at
+// `placement`, its copies at theirs), as the engine splits its tokens.
+double MaxLoadWithCopies(const std::vector<double>& popularity, const std::vector<int32_t>& placement,
+                         const tracegen::ExpertCopies& copies, int group);
 
 }  // namespace moetrace::bench

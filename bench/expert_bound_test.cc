@@ -29,5 +29,19 @@ TEST(ExpertBound, RankLoadsOverTheMean) {
   EXPECT_EQ(l[1], 0.75);
 }
 
+TEST(ExpertBound, MaxLoadWithACopySplitsItsExpert) {
+  // Experts {0, 3} | {1, 2}; a copy of expert 0 on position 1 takes half of
+  // its 0.5: 0.25 + 0.125 | 0.25 + 0.125 + 0.25 = 0.625 over the mean 0.5.
+  tracegen::ExpertCopies c;
+  c.expert = {0};
+  c.position = {1};
+  EXPECT_EQ(MaxLoadWithCopies({0.5, 0.25, 0.125, 0.125}, {0, 1, 1, 0}, c, 2), 1.25);
+  // No copies: the plain maximum, 0.625 / 0.5.
+  EXPECT_EQ(MaxLoadWithCopies({0.5, 0.25, 0.125, 0.125}, {0, 1, 1, 0}, {}, 2), 1.25);
+  // Experts {0, 1} | {2, 3} (0.75 | 0.25) and the copy on position 1:
+  // 0.25 + 0.25 | 0.125 + 0.125 + 0.25 = 0.5 | 0.5, balanced.
+  EXPECT_EQ(MaxLoadWithCopies({0.5, 0.25, 0.125, 0.125}, {0, 0, 1, 1}, c, 2), 1.0);
+}
+
 }  // namespace
 }  // namespace moetrace::bench

@@ -34,7 +34,17 @@ std::vector<int32_t> EngineImpl::Placement(int layer, int step) const {
   }
   // Balanced for the loads the last step observed, moving from where the
   // previous migration point put the experts only what rebalancing needs.
-  std::vector<int32_t> p = MigrationPlan(Popularity(layer, at - 1), Placement(layer, at - interval), g);
+  // With redundant copies the plan places them with the originals (EPLB:
+  // replicate, then pack every physical expert); a copy added on top of a
+  // plan made without it lands on a rank already filled (bench/README.md,
+  // "redundant"). Copies() reads the copies from here.
+  PlannedPlacement plan = MigrationPlanWithCopies(Popularity(layer, at - 1), Placement(layer, at - interval), g,
+                                                  cfg.routing().redundant_experts());
+  if (!plan.copies.expert.empty()) {
+    std::lock_guard<std::mutex> lock(copies_mu_);
+    copies_.emplace(key, std::move(plan.copies));
+  }
+  std::vector<int32_t> p = std::move(plan.placement);
   std::lock_guard<std::mutex> lock(placement_mu_);
   return placement_.emplace(key, std::move(p)).first->second;
 }
@@ -43,8 +53,9 @@ ExpertCopies EngineImpl::Copies(int layer, int step) const {
   const int n = cfg.routing().redundant_experts();
   if (n <= 0) return {};
   // Chosen from the loads the placement itself is chosen from (EDPB: the
-  // last migration point's popularity; else the layer's popularity at step 0,
-  // the statistics a static EPLB deployment is planned with).
+  // last migration point's popularity, planned together with the placement
+  // in Placement(); else the layer's popularity at step 0, the statistics a
+  // static EPLB deployment is planned with).
   int at = 0, placed = 0;
   if (cfg.routing().edpb() && step > 0) {
     const int interval = std::max(1, cfg.routing().edpb_interval());
@@ -53,6 +64,12 @@ ExpertCopies EngineImpl::Copies(int layer, int step) const {
   }
   const uint64_t key = (uint64_t(layer) << 32) | uint32_t(placed);
   {
+    std::lock_guard<std::mutex> lock(copies_mu_);
+    auto it = copies_.find(key);
+    if (it != copies_.end()) return it->second;
+  }
+  if (placed > 0) {  // EDPB's migration point: planned with the placement
+    Placement(layer, placed);
     std::lock_guard<std::mutex> lock(copies_mu_);
     auto it = copies_.find(key);
     if (it != copies_.end()) return it->second;

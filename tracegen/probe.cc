@@ -30,7 +30,8 @@ struct Prober {
   // position swapped with this rank's, so the probe sees the straggler.
   // With routing.redundant_experts, the copies the engine makes from this
   // popularity (EngineImpl::Copies: ReplicateExperts over the contiguous
-  // placement), each member's tokens of a copied expert split over its
+  // placement; with EDPB planned with the originals, as at a migration
+  // point), each member's tokens of a copied expert split over its
   // holders as EngineImpl::Routing splits them.
   void SeedRouting(std::initializer_list<int> layers, const std::vector<double>& pop) {
     const ModelShape& s = e.shape;
@@ -42,8 +43,15 @@ struct Prober {
     std::vector<int32_t> expected(E);
     for (int ex = 0; ex < E; ++ex) expected[ex] = int32_t(std::llround(slots * pop[ex]));
     g.placement = ContiguousPlacement(E, g.members);
-    const ExpertCopies copies =
-        ReplicateExperts(pop, g.placement, g.members, e.cfg.routing().redundant_experts());
+    ExpertCopies copies;
+    if (e.cfg.routing().edpb() && e.cfg.routing().redundant_experts() > 0) {
+      // EDPB places the copies with the originals (EngineImpl::Placement).
+      PlannedPlacement plan = MigrationPlanWithCopies(pop, g.placement, g.members, e.cfg.routing().redundant_experts());
+      g.placement = std::move(plan.placement);
+      copies = std::move(plan.copies);
+    } else {
+      copies = ReplicateExperts(pop, g.placement, g.members, e.cfg.routing().redundant_experts());
+    }
     const int P = E + int(copies.expert.size());
     std::vector<int> holders(E, 1);
     for (int32_t ex : copies.expert) ++holders[ex];

@@ -118,12 +118,27 @@ double MaxLoad(const std::vector<double>& predicted, const std::vector<int32_t>&
 }
 }  // namespace
 
-std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const std::vector<int32_t>& current,
-                                   int group) {
-  const int experts = static_cast<int>(predicted.size());
-  std::vector<int32_t> out = current;
+namespace {
+// The swap descent of MigrationPlan over `load` per item (an expert, or a
+// physical expert: the originals, then the copies) from positions `out`.
+// With `expert_of` (item -> expert) no swap puts two holders of one expert
+// on one position (they would carry the whole expert's load there again),
+// and originals swap only with originals, copies with copies: each position
+// keeps its originals' count (their optimizer states) and its copies'.
+void SwapDescent(const std::vector<double>& predicted, const std::vector<int32_t>& expert_of, int group,
+                 std::vector<int32_t>& out) {
+  const int items = static_cast<int>(predicted.size());
   std::vector<double> load(group, 0);
-  for (int e = 0; e < experts; ++e) load[out[e]] += predicted[e];
+  for (int e = 0; e < items; ++e) load[out[e]] += predicted[e];
+  const int experts = expert_of.empty() ? 0 : *std::max_element(expert_of.begin(), expert_of.end()) + 1;
+  std::vector<int> held(size_t(group) * experts, 0);  // holders of each expert per position
+  for (int e = 0; e < items && experts > 0; ++e) ++held[size_t(out[e]) * experts + expert_of[e]];
+  auto may_swap = [&](int a, int b) {
+    if (experts == 0) return true;
+    if ((a < experts) != (b < experts)) return false;
+    if (expert_of[a] == expert_of[b]) return true;
+    return held[size_t(out[b]) * experts + expert_of[a]] == 0 && held[size_t(out[a]) * experts + expert_of[b]] == 0;
+  };
   // Swapping a (on p) and b (on q) with d = p_a - p_b between 0 and
   // load[p] - load[q] lowers the sum of squared loads by
   // 2d(load[p] - load[q] - d): each round takes the best such swap between
@@ -134,20 +149,20 @@ std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const s
   // stray positive ulp, and the mirror swap would then win for ever.
   auto best_swap = [&](int p, int* ba, int* bb) {
     double gain = 0;
-    for (int a = 0; a < experts; ++a) {
+    for (int a = 0; a < items; ++a) {
       if (out[a] != p) continue;
-      for (int b = 0; b < experts; ++b) {
+      for (int b = 0; b < items; ++b) {
         const int q = out[b];
         if (q == p) continue;
         const double gap = load[p] - load[q], d = predicted[a] - predicted[b];
         const double g = d * (gap - d);  // > 0 iff d lies strictly between 0 and gap
-        if (g > gain && g > 1e-9 * gap * gap) gain = g, *ba = a, *bb = b;
+        if (g > gain && g > 1e-9 * gap * gap && may_swap(a, b)) gain = g, *ba = a, *bb = b;
       }
     }
     return gain;
   };
   // Each round lowers the sum of squared loads; the cap is a safety net.
-  for (int64_t round = 0; round < int64_t(experts) * group; ++round) {
+  for (int64_t round = 0; round < int64_t(items) * group; ++round) {
     int a = -1, b = -1;
     const int hi = int(std::max_element(load.begin(), load.end()) - load.begin());
     if (best_swap(hi, &a, &b) <= 0) {
@@ -158,11 +173,84 @@ std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const s
     const double d = predicted[a] - predicted[b];
     load[pa] -= d;
     load[pb] += d;
+    if (experts > 0) {
+      --held[size_t(pa) * experts + expert_of[a]], ++held[size_t(pb) * experts + expert_of[a]];
+      --held[size_t(pb) * experts + expert_of[b]], ++held[size_t(pa) * experts + expert_of[b]];
+    }
     out[a] = pb;
     out[b] = pa;
   }
+}
+
+// Greedy longest-processing-time packing of physical experts, each position
+// taking as many originals and as many copies as it holds in `start`, and
+// at most one holder of an expert; empty if that leaves an item no position.
+std::vector<int32_t> PackPhysical(const std::vector<double>& predicted, const std::vector<int32_t>& expert_of,
+                                  const std::vector<int32_t>& start, int group) {
+  const int items = static_cast<int>(predicted.size());
+  const int experts = *std::max_element(expert_of.begin(), expert_of.end()) + 1;
+  std::vector<int> room(size_t(2) * group, 0);  // [kind * group + position], kind 1 = copy
+  auto kind = [&](int e) { return e < experts ? 0 : 1; };
+  for (int e = 0; e < items; ++e) ++room[size_t(kind(e)) * group + start[e]];
+  std::vector<int> order(items);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return predicted[a] > predicted[b]; });
+  std::vector<double> load(group, 0);
+  std::vector<char> has(size_t(group) * experts, 0);
+  std::vector<int32_t> out(items, 0);
+  for (int e : order) {
+    int best = -1;
+    for (int g = 0; g < group; ++g) {
+      if (room[size_t(kind(e)) * group + g] == 0 || has[size_t(g) * experts + expert_of[e]]) continue;
+      if (best < 0 || load[g] < load[best]) best = g;
+    }
+    if (best < 0) return {};
+    out[e] = best;
+    load[best] += predicted[e];
+    --room[size_t(kind(e)) * group + best];
+    has[size_t(best) * experts + expert_of[e]] = 1;
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const std::vector<int32_t>& current,
+                                   int group) {
+  std::vector<int32_t> out = current;
+  SwapDescent(predicted, {}, group, out);
   std::vector<int32_t> packed = BalancedPlacement(predicted, group);
   if (MaxLoad(predicted, packed, group) < MaxLoad(predicted, out, group)) return KeepInPlace(packed, current, group);
+  return out;
+}
+
+PlannedPlacement MigrationPlanWithCopies(const std::vector<double>& predicted, const std::vector<int32_t>& current,
+                                         int group, int copies) {
+  PlannedPlacement out;
+  const ExpertCopies start = ReplicateExperts(predicted, current, group, copies);
+  if (start.expert.empty()) {
+    out.placement = MigrationPlan(predicted, current, group);
+    return out;
+  }
+  // Physical experts: the originals, then the copies, each carrying an
+  // equal share of its expert's load (the engine splits tokens so).
+  const int E = static_cast<int>(predicted.size()), P = E + static_cast<int>(start.expert.size());
+  std::vector<int> holders(E, 1);
+  for (int32_t e : start.expert) ++holders[e];
+  std::vector<int32_t> expert_of(P), items = current;
+  items.insert(items.end(), start.position.begin(), start.position.end());
+  std::vector<double> share(P);
+  for (int k = 0; k < P; ++k) {
+    expert_of[k] = k < E ? k : start.expert[k - E];
+    share[k] = predicted[expert_of[k]] / holders[expert_of[k]];
+  }
+  const std::vector<int32_t> begin = items;
+  SwapDescent(share, expert_of, group, items);
+  const std::vector<int32_t> packed = PackPhysical(share, expert_of, begin, group);
+  if (!packed.empty() && MaxLoad(share, packed, group) < MaxLoad(share, items, group))
+    items = KeepInPlace(packed, begin, group);
+  out.placement.assign(items.begin(), items.begin() + E);
+  out.copies.expert = start.expert;
+  out.copies.position.assign(items.begin() + E, items.end());
   return out;
 }
 

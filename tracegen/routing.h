@@ -38,17 +38,6 @@ std::vector<int32_t> BalancedPlacement(const std::vector<double>& predicted, int
 // then old, position.
 std::vector<int32_t> KeepInPlace(const std::vector<int32_t>& placement, const std::vector<int32_t>& current,
                                  int group);
-// EDPB's migration plan from `current` for the `predicted` loads: swaps of
-// two experts, each the swap that most lowers the sum of squared loads
-// between the most loaded EP position and another (else the least loaded
-// and another), taken while either extreme can move closer to the others.
-// Every expert moved costs its weights and optimizer states over the EP
-// links, so a planner moves only what rebalancing needs. If that ends with a
-// higher maximum load than BalancedPlacement's packing from scratch, the
-// packing, renumbered by KeepInPlace. Never less balanced than the packing.
-std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const std::vector<int32_t>& current,
-                                   int group);
-
 // Redundant experts as DeepSeek's EPLB chooses them: each of `copies` extra
 // copies goes to the expert with the highest load per copy (at most one
 // copy per EP position), and the copies, heaviest share first, to the
@@ -61,6 +50,35 @@ struct ExpertCopies {
 };
 ExpertCopies ReplicateExperts(const std::vector<double>& loads, const std::vector<int32_t>& placement,
                               int group, int copies);
+
+// EDPB's migration plan from `current` for the `predicted` loads: swaps of
+// two experts, each the swap that most lowers the sum of squared loads
+// between the most loaded EP position and another (else the least loaded
+// and another), taken while either extreme can move closer to the others.
+// Every expert moved costs its weights and optimizer states over the EP
+// links, so a planner moves only what rebalancing needs. If that ends with a
+// higher maximum load than BalancedPlacement's packing from scratch, the
+// packing, renumbered by KeepInPlace. Never less balanced than the packing.
+std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const std::vector<int32_t>& current,
+                                   int group);
+
+// EDPB's migration plan with `copies` redundant copies, planned together as
+// DeepSeek's EPLB plans them (deepseek-ai/EPLB, eplb.py: replicate_experts,
+// then balanced_packing of the physical experts): the copies chosen by
+// ReplicateExperts' rule from `current`, then MigrationPlan's swaps (and its
+// packing fallback) over every physical expert, each an equal share of its
+// expert's load, never two holders of one expert on one position; each
+// position keeps the number of originals (their optimizer states) and of
+// copies it starts with: originals swap with originals, copies with
+// copies. Placing the copies on top of a plan made without them lands half
+// of the hottest expert on a rank the plan had already filled
+// (bench/README.md, "redundant"). Without copies, MigrationPlan's plan.
+struct PlannedPlacement {
+  std::vector<int32_t> placement;  // expert -> position (the originals)
+  ExpertCopies copies;
+};
+PlannedPlacement MigrationPlanWithCopies(const std::vector<double>& predicted, const std::vector<int32_t>& current,
+                                         int group, int copies);
 
 // How `count` tokens of one expert split over its `holders` (original first,
 // then its copies in order) when sent by EP member `member`: equal shares,

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include "formats/errors.h"
 #include "tracegen/config.h"
@@ -102,6 +104,79 @@ TEST(ReplicateExperts, AtMostOneCopyPerRankAndNoneWithoutCopies) {
   EXPECT_TRUE(ReplicateExperts(loads, ContiguousPlacement(8, 1), 1, 2).expert.empty());
 }
 
+// Each position's load with copies: an expert's load split equally over
+// its holders (the original at `place`, the copies at theirs).
+std::vector<double> LoadsWithCopies(const std::vector<double>& pop, const std::vector<int32_t>& place,
+                                    const ExpertCopies& c, int group) {
+  std::vector<int> holders(pop.size(), 1);
+  for (int32_t e : c.expert) ++holders[size_t(e)];
+  std::vector<double> load(size_t(group), 0);
+  for (size_t e = 0; e < pop.size(); ++e) load[size_t(place[e])] += pop[e] / holders[e];
+  for (size_t k = 0; k < c.expert.size(); ++k) load[size_t(c.position[k])] += pop[size_t(c.expert[k])] / holders[size_t(c.expert[k])];
+  return load;
+}
+
+TEST(MigrationPlanWithCopies, CopyPlannedWithTheOriginalsLowersTheFloor) {
+  // 4 experts over 2 EP positions, EDPB's plan {0, 2} | {1, 3}: loads 0.6 |
+  // 0.4, the whole-expert floor (expert 0 plus the coldest). One copy of
+  // expert 0 (shares 0.25) cannot go to position 0, which holds expert 0:
+  // added on top of the plan it lands on position 1, 0.35 | 0.65, worse
+  // than no copy (the defect of branch redundant).
+  const std::vector<double> pop = {0.5, 0.3, 0.1, 0.1};
+  const std::vector<int32_t> plan = {0, 1, 0, 1};
+  const ExpertCopies on_top = ReplicateExperts(pop, plan, 2, 1);
+  EXPECT_EQ(on_top.position, (std::vector<int32_t>{1}));
+  EXPECT_EQ(LoadsWithCopies(pop, plan, on_top, 2), (std::vector<double>{0.25 + 0.1, 0.3 + 0.1 + 0.25}));
+  // Planned together: from 0.35 | 0.65 the best allowed swap is expert 1
+  // (0.3) for expert 2 (0.1), gain 0.2 x 0.1; expert 0's copy for expert 2
+  // (gain 0.15 x 0.15) would put both holders of expert 0 on position 0.
+  // Then {0, 1} | {2, 3, copy}: 0.55 | 0.45, no allowed swap left, and the
+  // packing (0.55 too) does not beat it.
+  const PlannedPlacement with = MigrationPlanWithCopies(pop, plan, 2, 1);
+  EXPECT_EQ(with.placement, (std::vector<int32_t>{0, 0, 1, 1}));
+  EXPECT_EQ(with.copies.expert, (std::vector<int32_t>{0}));
+  EXPECT_EQ(with.copies.position, (std::vector<int32_t>{1}));
+  const std::vector<double> loads = LoadsWithCopies(pop, with.placement, with.copies, 2);
+  EXPECT_DOUBLE_EQ(loads[0], 0.55);
+  EXPECT_DOUBLE_EQ(loads[1], 0.45);
+}
+
+TEST(MigrationPlanWithCopies, WithoutCopiesItIsMigrationPlan) {
+  const std::vector<double> pop = {0.5, 0.3, 0.1, 0.1};
+  // From the contiguous start the first swap is expert 0 for expert 2
+  // (0.8 | 0.2 -> 0.4 | 0.6; it ties with expert 1 for expert 2, the first
+  // found is taken), then no swap gains: {1, 0, 0, 1}.
+  const PlannedPlacement p = MigrationPlanWithCopies(pop, {0, 0, 1, 1}, 2, 0);
+  EXPECT_EQ(p.placement, MigrationPlan(pop, {0, 0, 1, 1}, 2));
+  EXPECT_EQ(p.placement, (std::vector<int32_t>{1, 0, 0, 1}));
+  EXPECT_TRUE(p.copies.expert.empty());
+}
+
+TEST(MigrationPlanWithCopies, SeedTableLayerBelowItsWholeExpertFloor) {
+  // The 718B preset at its skew 0.6 (256 experts over 32 EP ranks, drift
+  // 0.05), layer 17, first migration point: the hottest expert alone is
+  // 1.09x a rank's mean at step 1 and EDPB's plan reaches only 1.28
+  // (bench/README.md, "skewlag"). One copy: on top of that plan 1.54, planned
+  // with it 1.035 (bench/edpb_bound, "redundant").
+  RoutingModel m;
+  m.seed = 1, m.experts = 256, m.top_k = 8, m.skew = 0.6, m.drift = 0.05;
+  const std::vector<double> p0 = m.Popularity(17, 0), p1 = m.Popularity(17, 1);
+  const std::vector<int32_t> plan = MigrationPlan(p0, ContiguousPlacement(256, 32), 32);
+  const double mean = 1.0 / 32;
+  EXPECT_NEAR(MaxLoadOf(p1, plan, 32) / mean, 1.280, 0.0005);
+  const std::vector<double> on_top = LoadsWithCopies(p1, plan, ReplicateExperts(p0, plan, 32, 1), 32);
+  EXPECT_NEAR(*std::max_element(on_top.begin(), on_top.end()) / mean, 1.544, 0.0005);
+  const PlannedPlacement with = MigrationPlanWithCopies(p0, ContiguousPlacement(256, 32), 32, 1);
+  const std::vector<double> loads = LoadsWithCopies(p1, with.placement, with.copies, 32);
+  EXPECT_NEAR(*std::max_element(loads.begin(), loads.end()) / mean, 1.035, 0.0005);
+  // Every position keeps 8 originals (their optimizer states); the copy is
+  // a ninth physical expert on its position, not its expert's.
+  std::vector<int> held(32, 0);
+  for (int32_t p : with.placement) ++held[size_t(p)];
+  EXPECT_EQ(std::count(held.begin(), held.end(), 8), 32);
+  EXPECT_NE(with.placement[size_t(with.copies.expert[0])], with.copies.position[0]);
+}
+
 TEST(CopyShare, EqualSharesRemainderRotatedByMember) {
   // 10 tokens over 4 holders: 3, 3, 2, 2 from member 0; 2, 3, 3, 2 from member 1.
   EXPECT_EQ(CopyShare(10, 4, 0, 0), 3);
@@ -177,6 +252,51 @@ TEST(RedundantExperts, CopiesTakeTheirShareAndCostWeightsAndGradients) {
       EXPECT_EQ(with.ranks[i].routing[k].tokens_per_expert, base.ranks[i].routing[k].tokens_per_expert);
     }
   }
+}
+
+// Step 1's tokens received per (EP group, layer, micro-batch) and EP
+// position, from the routing records (copies at their ranks): the mean over
+// those of the most loaded position's tokens over the mean position's.
+double MeanMaxOverMean(const Trace& t, const ModelShape& shape) {
+  std::map<std::tuple<uint64_t, int32_t, int32_t>, std::vector<double>> recv;
+  for (const Rank& r : t.ranks) {
+    for (const RoutingRecord& rec : r.routing) {
+      if (rec.step != 1) continue;
+      std::vector<double>& load = recv[{shape.EpGroupId(r.rank), rec.layer, rec.micro_batch}];
+      load.resize(size_t(shape.expert_group), 0);
+      std::vector<int64_t> own = rec.tokens_per_expert;
+      for (size_t k = 0; k < rec.copy_expert.size(); ++k) {
+        own[size_t(rec.copy_expert[k])] -= rec.copy_tokens[k];
+        load[size_t(rec.copy_ep_rank[k])] += double(rec.copy_tokens[k]);
+      }
+      for (size_t e = 0; e < own.size(); ++e) load[size_t(rec.expert_to_ep_rank[e])] += double(own[e]);
+    }
+  }
+  double sum = 0;
+  for (const auto& [key, load] : recv) {
+    double total = 0;
+    for (double v : load) total += v;
+    sum += *std::max_element(load.begin(), load.end()) * load.size() / total;
+  }
+  return recv.empty() ? 0 : sum / double(recv.size());
+}
+
+TEST(RedundantExperts, WithEdpbACopyLowersTheMostLoadedRank) {
+  // tiny-moe (16 experts over EP 8, 2 a rank) at skew 0.8 with EDPB: a copy
+  // of each layer's hottest expert must lower the most loaded EP rank's
+  // tokens, not raise them. Before branch redundant the copy was added on
+  // top of EDPB's plan, on a rank the plan had filled: 1.4220 against 1.3283
+  // without copies; planned with the originals, 1.2427
+  // (MigrationPlanWithCopies).
+  const std::vector<std::string> edpb = {"routing.skew=0.8", "routing.edpb=true"};
+  std::vector<std::string> copies = edpb;
+  copies.push_back("routing.redundant_experts=1");
+  const ModelShape shape(BuildConfig({"tiny-moe", "", edpb, 0}));
+  const double alone = MeanMaxOverMean(SimulateTinyMoe(edpb), shape);
+  const double with = MeanMaxOverMean(SimulateTinyMoe(copies), shape);
+  EXPECT_NEAR(alone, 1.3283, 0.00005);
+  EXPECT_NEAR(with, 1.2427, 0.00005);
+  EXPECT_LT(with, alone);
 }
 
 TEST(RedundantExperts, BadCountExitsNamingTheKey) {
