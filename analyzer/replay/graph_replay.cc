@@ -197,7 +197,7 @@ class Replayer {
 
   void BuildEdges() {
     const double f = mods_.host_factor;
-    launch_end_.assign(os_.size(), kUnset);
+    issue_end_.assign(os_.size(), kUnset);
     for (size_t r = 0; r < in_.ranks.size(); ++r) {
       const Rank& rank = in_.ranks[r];
       // Launch events of the rank by (correlation, end).
@@ -300,7 +300,10 @@ class Replayer {
           by_end.push_back({oe_[n], n, t});
           if (track.events.correlation[i] >= 0) {
             auto [lo, hi] = range(track.events.correlation[i]);
-            if (lo != hi) launch_end_[n] = (hi - 1)->end;
+            // Issued when its first launch ends: with the task queue, the
+            // enqueue; a sync drains the queue, so it also waits for ops
+            // enqueued before it and still to be dequeued.
+            if (lo != hi) issue_end_[n] = lo->end;
           }
         }
       }
@@ -387,7 +390,7 @@ class Replayer {
           for (int k = 0; k < 64 && it != by_end.begin(); ++k) {
             --it;
             const int64_t d = it->node;
-            const TimeNs issued = launch_end_[d] != kUnset ? launch_end_[d] : os_[d];
+            const TimeNs issued = issue_end_[d] != kUnset ? issue_end_[d] : os_[d];
             if (issued > os_[n]) continue;
             if (it->end < os_[n]) break;  // finished before the sync began: no wait on it
             AddEdge(n, {d, oe_[n] - it->end, false, true});
@@ -553,7 +556,7 @@ class Replayer {
   void FreeSchedule() {
     auto drop = [](auto& v) { std::decay_t<decltype(v)>().swap(v); };
     drop(deps_); drop(succs_); drop(dep_begin_); drop(succ_begin_); drop(indeg_);
-    drop(started_); drop(slack_); drop(dur_); drop(launch_end_); drop(rank_of_);
+    drop(started_); drop(slack_); drop(dur_); drop(issue_end_); drop(rank_of_);
     drop(rdv_); drop(send_of_); drop(rdvs_); drop(group_size_);
   }
 
@@ -690,7 +693,7 @@ class Replayer {
   const GraphModifications& mods_;
   GraphStats stats_;
   std::vector<std::vector<int64_t>> base_;
-  std::vector<TimeNs> os_, oe_, ns_, ne_, slack_, dur_, launch_end_;
+  std::vector<TimeNs> os_, oe_, ns_, ne_, slack_, dur_, issue_end_;
   std::vector<uint8_t> kind_, removed_, started_;
   std::vector<int32_t> rank_of_, rdv_, group_size_;
   std::vector<int64_t> send_of_;

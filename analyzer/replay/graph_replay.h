@@ -7,7 +7,8 @@
 //   - stream order, and a cross-stream wait inferred where neither the
 //     stream nor the launch explains an op's start (event record/wait);
 //   - a host sync ends when the device op it waited for ends (the latest
-//     op launched before the sync and ended before it returned);
+//     op issued before the sync, by its first launch: the enqueue when a
+//     task queue is on, and ended before the sync returned);
 //   - collectives matched across ranks (group, sequence, every member
 //     present) are rendezvous: they end a transfer time after the last
 //     member's arrival; a pipeline receive ends when its send does.
