@@ -3,7 +3,8 @@
 // a Markdown table. RunConfig knobs replay through tracegen (regeneration);
 // the rows marked "graph" use the dependency-graph replay alone, against
 // the tracegen change it stands for. Then a Google Benchmark of the graph
-// replay's throughput (nodes/s).
+// replay's throughput (nodes/s). `--set=KEY=VALUE` (repeatable) applies to
+// every config of the table, e.g. `--set=hardware.launch_ns=10000`.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -21,7 +22,12 @@
 namespace moetrace {
 namespace {
 
-Trace TinyMoe(const std::vector<std::string>& sets) {
+// Keys every config of the table starts from (`--set=KEY=VALUE` arguments,
+// e.g. the launch cost the table is measured at).
+std::vector<std::string> base_sets;
+
+Trace TinyMoe(std::vector<std::string> sets) {
+  sets.insert(sets.begin(), base_sets.begin(), base_sets.end());
   tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", sets, 0});
   MemorySink sink;
   tracegen::Generate(c, {}, sink);
@@ -45,7 +51,7 @@ double Err(int64_t predicted, int64_t actual) {
 // the graph transforms alone (ReplayMethod::kGraph: the trace treated as
 // recorded), against generate(B).
 void PrintTable() {
-  tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", {}, 0});
+  tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", base_sets, 0});
   const auto& hw = c.hardware();
   const std::vector<std::string> noq = {"host.task_queue=false"};
   const std::vector<std::string> four = {"hardware.devices_per_node=4"};
@@ -182,6 +188,10 @@ BENCHMARK(BM_GraphTransformsTinyMoe)->Unit(benchmark::kMillisecond);
 }  // namespace moetrace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--set=", 0) == 0) moetrace::base_sets.push_back(arg.substr(6));
+  }
   moetrace::PrintTable();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

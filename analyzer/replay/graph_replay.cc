@@ -195,9 +195,43 @@ class Replayer {
   // ---- edges --------------------------------------------------------------
   void AddEdge(int64_t to, Edge e) { edges_.emplace_back(to, e); }
 
+  // A task queue the trace does not have (launch_lag_ns): one dequeue thread
+  // per rank launches each op launch_lag_ns after the later of its enqueue
+  // and the previous dequeue, in the recorded enqueue order. A fixed lag
+  // instead would let the launches overlap where the dequeue thread is the
+  // slower one. The dequeues are nodes of their own, not emitted.
+  template <typename Launches>
+  void AddDequeueChain(const Launches& launches) {
+    std::vector<std::pair<TimeNs, int64_t>> enqueues;
+    for (const auto& l : launches) {
+      if (!removed_[size_t(l.node)]) enqueues.emplace_back(oe_[size_t(l.node)], l.node);
+    }
+    std::sort(enqueues.begin(), enqueues.end());
+    int64_t prev = -1;
+    for (const auto& [end, enqueue] : enqueues) {
+      const int64_t v = int64_t(os_.size());
+      os_.push_back(end); oe_.push_back(end + mods_.launch_lag_ns);
+      ns_.push_back(kUnset); ne_.push_back(kUnset); slack_.push_back(0);
+      dur_.push_back(mods_.launch_lag_ns); kind_.push_back(kHost); removed_.push_back(0);
+      rank_of_.push_back(rank_of_[size_t(enqueue)]); rdv_.push_back(-1); send_of_.push_back(-1);
+      issue_end_.push_back(kUnset);
+      AddEdge(v, {enqueue, 0, false, false});
+      if (prev >= 0) AddEdge(v, {prev, 0, false, false});
+      dequeue_of_[enqueue] = v;
+      prev = v;
+    }
+  }
+
+  // An op's edge from its (last) launch: through its dequeue when there is one.
+  Edge LaunchEdge(int64_t launch, bool removed) const {
+    auto it = dequeue_of_.find(launch);
+    if (it != dequeue_of_.end() && !removed) return {it->second, 0, false, false};
+    return {launch, removed ? 0 : mods_.launch_lag_ns, false, false};
+  }
+
   void BuildEdges() {
     const double f = mods_.host_factor;
-    launch_end_.assign(os_.size(), kUnset);
+    issue_end_.assign(os_.size(), kUnset);
     for (size_t r = 0; r < in_.ranks.size(); ++r) {
       const Rank& rank = in_.ranks[r];
       // Launch events of the rank by (correlation, end).
@@ -288,6 +322,8 @@ class Replayer {
         }
       }
 
+      if (mods_.launch_lag_ns > 0 && !ro) AddDequeueChain(launches);
+
       // Device streams: stream order, launch, inferred cross-stream waits.
       struct D { TimeNs end; int64_t node; size_t track; };
       std::vector<D> by_end;
@@ -300,7 +336,10 @@ class Replayer {
           by_end.push_back({oe_[n], n, t});
           if (track.events.correlation[i] >= 0) {
             auto [lo, hi] = range(track.events.correlation[i]);
-            if (lo != hi) launch_end_[n] = (hi - 1)->end;
+            // Issued when its first launch ends: with the task queue, the
+            // enqueue; a sync drains the queue, so it also waits for ops
+            // enqueued before it and still to be dequeued.
+            if (lo != hi) issue_end_[n] = lo->end;
           }
         }
       }
@@ -349,7 +388,7 @@ class Replayer {
           if (track.events.correlation[i] >= 0) {
             auto [lo, hi] = range(track.events.correlation[i]);
             if (lo != hi) {
-              AddEdge(n, {(hi - 1)->node, removed_[n] ? 0 : mods_.launch_lag_ns, false, false});
+              AddEdge(n, LaunchEdge((hi - 1)->node, removed_[n]));
               est = std::max(est, (hi - 1)->end);
             }
           }
@@ -387,7 +426,7 @@ class Replayer {
           for (int k = 0; k < 64 && it != by_end.begin(); ++k) {
             --it;
             const int64_t d = it->node;
-            const TimeNs issued = launch_end_[d] != kUnset ? launch_end_[d] : os_[d];
+            const TimeNs issued = issue_end_[d] != kUnset ? issue_end_[d] : os_[d];
             if (issued > os_[n]) continue;
             if (it->end < os_[n]) break;  // finished before the sync began: no wait on it
             AddEdge(n, {d, oe_[n] - it->end, false, true});
@@ -553,8 +592,8 @@ class Replayer {
   void FreeSchedule() {
     auto drop = [](auto& v) { std::decay_t<decltype(v)>().swap(v); };
     drop(deps_); drop(succs_); drop(dep_begin_); drop(succ_begin_); drop(indeg_);
-    drop(started_); drop(slack_); drop(dur_); drop(launch_end_); drop(rank_of_);
-    drop(rdv_); drop(send_of_); drop(rdvs_); drop(group_size_);
+    drop(started_); drop(slack_); drop(dur_); drop(issue_end_); drop(rank_of_);
+    drop(rdv_); drop(send_of_); drop(rdvs_); drop(group_size_); drop(dequeue_of_);
   }
 
   // ---- output -----------------------------------------------------------
@@ -690,10 +729,11 @@ class Replayer {
   const GraphModifications& mods_;
   GraphStats stats_;
   std::vector<std::vector<int64_t>> base_;
-  std::vector<TimeNs> os_, oe_, ns_, ne_, slack_, dur_, launch_end_;
+  std::vector<TimeNs> os_, oe_, ns_, ne_, slack_, dur_, issue_end_;
   std::vector<uint8_t> kind_, removed_, started_;
   std::vector<int32_t> rank_of_, rdv_, group_size_;
   std::vector<int64_t> send_of_;
+  std::unordered_map<int64_t, int64_t> dequeue_of_;  // enqueue node -> its dequeue node
   std::vector<Rendezvous> rdvs_;
   std::vector<std::pair<int64_t, Edge>> edges_;
   std::vector<int64_t> dep_begin_, succ_begin_, succs_, indeg_;

@@ -7,7 +7,8 @@
 //   - stream order, and a cross-stream wait inferred where neither the
 //     stream nor the launch explains an op's start (event record/wait);
 //   - a host sync ends when the device op it waited for ends (the latest
-//     op launched before the sync and ended before it returned);
+//     op issued before the sync, by its first launch: the enqueue when a
+//     task queue is on, and ended before the sync returned);
 //   - collectives matched across ranks (group, sequence, every member
 //     present) are rendezvous: they end a transfer time after the last
 //     member's arrival; a pipeline receive ends when its send does.
@@ -58,8 +59,10 @@ struct GraphModifications {
   double host_factor = 1.0;
   // Host syncs whose name contains one of these are removed (no wait).
   std::vector<std::string> remove_syncs;
-  // Added between the end of an op's last launch and the op (a dispatch
-  // stage the trace does not have, e.g. the task queue switched on).
+  // A dispatch stage the trace does not have (the task queue switched on):
+  // each rank's launches pass through one dequeue thread that takes this
+  // long an op, in the recorded enqueue order (a re-ordered rank: a fixed
+  // lag after each op's launch instead).
   TimeNs launch_lag_ns = 0;
   // Per-event durations, removals and memory deltas from the graph
   // transforms (inactive = the trace's own).

@@ -403,7 +403,10 @@ TEST(HostDispatchTransform, TaskQueueSplitsTheLaunch) {
   EXPECT_EQ(out.ranks[0].tracks[0].events.dur[0], 14500);
   EXPECT_EQ(out.ranks[0].tracks[0].events.ts[1], 14500);
   EXPECT_EQ(out.ranks[0].tracks[1].events.ts[0], 14500 + 18460);
-  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 29000 + 18460);  // the first op ended at 33,960
+  // The second dequeue waits for the first (ends 32,960; its enqueue ended at
+  // 29,000), so the op starts at 32,960 + 18,460 (the first op ended at
+  // 33,960); a fixed lag gave 29,000 + 18,460 = 47,460.
+  EXPECT_EQ(out.ranks[0].tracks[1].events.ts[1], 32960 + 18460);
 }
 
 TEST(HostDispatchTransform, NumaBindingDividesHostCosts) {
