@@ -30,10 +30,13 @@ struct Prober {
   // position swapped with this rank's, so the probe sees the straggler.
   // With routing.redundant_experts, the copies the engine makes from this
   // popularity (EngineImpl::Copies: ReplicateExperts over the contiguous
-  // placement; with EDPB planned with the originals, as at a migration
-  // point), each member's tokens of a copied expert split over its
-  // holders as EngineImpl::Routing splits them.
-  void SeedRouting(std::initializer_list<int> layers, const std::vector<double>& pop) {
+  // placement), each member's tokens of a copied expert split over its
+  // holders as EngineImpl::Routing splits them. `migrated`: the routing
+  // after an EDPB migration point, copies planned with the originals
+  // (EDPB's stage split, ProbeMoeLayers); the search's estimate
+  // (ProbeCosts) stands for a step that has not migrated yet, as the
+  // engine's first step has not.
+  void SeedRouting(std::initializer_list<int> layers, const std::vector<double>& pop, bool migrated) {
     const ModelShape& s = e.shape;
     std::vector<int32_t> members = s.EpGroup(r.rank);
     GroupRouting g;
@@ -44,7 +47,7 @@ struct Prober {
     for (int ex = 0; ex < E; ++ex) expected[ex] = int32_t(std::llround(slots * pop[ex]));
     g.placement = ContiguousPlacement(E, g.members);
     ExpertCopies copies;
-    if (e.cfg.routing().edpb() && e.cfg.routing().redundant_experts() > 0) {
+    if (migrated && e.cfg.routing().edpb() && e.cfg.routing().redundant_experts() > 0) {
       // EDPB places the copies with the originals (EngineImpl::Placement).
       PlannedPlacement plan = MigrationPlanWithCopies(pop, g.placement, g.members, e.cfg.routing().redundant_experts());
       g.placement = std::move(plan.placement);
@@ -256,7 +259,7 @@ CostProbe Prober::Layers(const RunConfig& config, const std::vector<double>& pop
   if (s.experts > 0 && s.dense_layers < s.layers) {
     out.has_moe = true;
     const int first = s.dense_layers, next = first + 1 < s.layers ? first + 1 : -1;
-    p.SeedRouting({first, next}, popularity);  // next = -1: an unused key
+    p.SeedRouting({first, next}, popularity, /*migrated=*/false);  // next = -1: an unused key
     out.moe = p.ProbeLayer(first, next);
   }
   out.embed_fwd = p.ProbeEnds(false, false);
@@ -313,7 +316,7 @@ std::vector<LayerCost> ProbeMoeLayers(const RunConfig& config,
   out.reserve(popularities.size());
   for (const std::vector<double>& pop : popularities) {
     Prober p(e, 0);  // fresh: no routing or activations of the last probe
-    p.SeedRouting({s.dense_layers}, pop);
+    p.SeedRouting({s.dense_layers}, pop, /*migrated=*/true);
     out.push_back(p.ProbeLayer(s.dense_layers, -1));
   }
   return out;
