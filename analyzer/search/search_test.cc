@@ -26,6 +26,13 @@ tracegen::RunConfig Tiny(std::vector<std::string> sets = {}) {
   return tracegen::BuildConfig({"tiny-moe", "", sets, 1});
 }
 
+// tiny-moe's own layout on its 16 cards: TP 1, PP 2, DP 8 with EP 8, MBS 1.
+Layout TinyEp8() {
+  Layout l;
+  l.tp = 1, l.pp = 2, l.vpp = 1, l.ep = 8, l.dp = 8, l.mbs = 1;
+  return l;
+}
+
 // 2 TP x 3 PP x 2 VPP x 5 EP x 2 TP-extend-EP x 2 schedules = 240.
 const std::vector<std::string> kSmall = {
     "parallel.tp=1,2", "parallel.pp=1,2,4", "parallel.vpp=1,2", "parallel.ep=1,2,4,8,16",
@@ -260,8 +267,7 @@ TEST(SearchEstimate, ProbeTimesTheSwapOffsetsInTheLayer) {
 // copies, the estimate was 16.89 ms against 14.08 ms simulated (+20.0%).
 TEST(SearchEstimate, RedundantExpertsAsTheEngineCopiesThem) {
   const tracegen::RunConfig base = Tiny({"routing.skew=2", "routing.redundant_experts=4"});
-  Layout l;
-  l.tp = 1, l.pp = 2, l.vpp = 1, l.ep = 8, l.dp = 8, l.mbs = 1;
+  const Layout l = TinyEp8();
   const tracegen::RunConfig c = ApplyLayout(base, l);
   Estimator est(base);
   Figures e;
@@ -299,8 +305,7 @@ TEST(SearchEstimate, RedundantExpertsAsTheEngineCopiesThem) {
 TEST(SearchEstimate, EdpbWithCopiesEstimatesTheStepBeforeMigrating) {
   const tracegen::RunConfig base =
       Tiny({"routing.skew=2", "routing.edpb=true", "routing.redundant_experts=1"});
-  Layout l;
-  l.tp = 1, l.pp = 2, l.vpp = 1, l.ep = 8, l.dp = 8, l.mbs = 1;
+  const Layout l = TinyEp8();
   const tracegen::RunConfig c = ApplyLayout(base, l);
   Estimator est(base);
   Figures e;
