@@ -67,10 +67,14 @@ std::vector<int32_t> MigrationPlan(const std::vector<double>& predicted, const s
 // then balanced_packing of the physical experts): the copies chosen by
 // ReplicateExperts' rule from `current`, then MigrationPlan's swaps (and its
 // packing fallback) over every physical expert, each an equal share of its
-// expert's load, never two holders of one expert on one position; each
-// position keeps the number of originals (their optimizer states) and of
-// copies it starts with: originals swap with originals, copies with
-// copies. Placing the copies on top of a plan made without them lands half
+// expert's load, never two holders of one expert on one position. The
+// swaps keep each position's number of originals (their optimizer states)
+// and of copies: originals swap with originals, copies with copies; the
+// packing fallback, renumbered by KeepInPlace, keeps every position's
+// originals but may hand a copy to another position (copies' memory is
+// charged as step 0 placed them, tracegen/README.md). Unlike MigrationPlan,
+// no fallback when the packing finds no room (a copy whose only free
+// position holds its original): the swaps' plan stands. Placing the copies on top of a plan made without them lands half
 // of the hottest expert on a rank the plan had already filled
 // (bench/README.md, "redundant"). Without copies, MigrationPlan's plan.
 struct PlannedPlacement {

@@ -202,6 +202,8 @@ class Replayer {
   // slower one. The dequeues are nodes of their own, not emitted.
   template <typename Launches>
   void AddDequeueChain(const Launches& launches) {
+    // Every enqueue node exists already; the dequeues are appended below.
+    if (dequeue_of_.size() < os_.size()) dequeue_of_.resize(os_.size(), -1);
     std::vector<std::pair<TimeNs, int64_t>> enqueues;
     for (const auto& l : launches) {
       if (!removed_[size_t(l.node)]) enqueues.emplace_back(oe_[size_t(l.node)], l.node);
@@ -217,15 +219,15 @@ class Replayer {
       issue_end_.push_back(kUnset);
       AddEdge(v, {enqueue, 0, false, false});
       if (prev >= 0) AddEdge(v, {prev, 0, false, false});
-      dequeue_of_[enqueue] = v;
+      dequeue_of_[size_t(enqueue)] = v;
       prev = v;
     }
   }
 
   // An op's edge from its (last) launch: through its dequeue when there is one.
   Edge LaunchEdge(int64_t launch, bool removed) const {
-    auto it = dequeue_of_.find(launch);
-    if (it != dequeue_of_.end() && !removed) return {it->second, 0, false, false};
+    const int64_t dq = size_t(launch) < dequeue_of_.size() ? dequeue_of_[size_t(launch)] : -1;
+    if (dq >= 0 && !removed) return {dq, 0, false, false};
     return {launch, removed ? 0 : mods_.launch_lag_ns, false, false};
   }
 
@@ -733,7 +735,9 @@ class Replayer {
   std::vector<uint8_t> kind_, removed_, started_;
   std::vector<int32_t> rank_of_, rdv_, group_size_;
   std::vector<int64_t> send_of_;
-  std::unordered_map<int64_t, int64_t> dequeue_of_;  // enqueue node -> its dequeue node
+  // By enqueue node: its dequeue node, -1 none (8 bytes a node, only
+  // when a task queue is added, where a hash map node per launch is several times that).
+  std::vector<int64_t> dequeue_of_;
   std::vector<Rendezvous> rdvs_;
   std::vector<std::pair<int64_t, Edge>> edges_;
   std::vector<int64_t> dep_begin_, succ_begin_, succs_, indeg_;
