@@ -15,6 +15,7 @@
 #include "formats/ascend/ns_carry.h"
 #include "formats/ascend/shape_text.h"
 #include "formats/errors.h"
+#include "formats/starts_with.h"
 #include "formats/kineto/kineto_shapes.h"  // Input Dims in the Kineto spelling
 #include "formats/kineto/raw_value.h"  // a string value's text without a copy
 
@@ -23,7 +24,6 @@ namespace {
 
 using simdjson::ondemand::json_type;
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 // Comparisons with a literal, run per event and per field: with the length
 // known at compile time the compare is inlined, where string_view's
 // operator== calls memcmp (14% of the import's time when it did).

@@ -1,4 +1,5 @@
 #include "formats/ascend_db/db_host.h"
+#include "formats/starts_with.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +7,6 @@
 namespace moetrace {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 bool Linked(const DbContext& ctx, int64_t conn) {
   return conn >= 0 && std::binary_search(ctx.task_connections.begin(),
