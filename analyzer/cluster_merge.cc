@@ -19,7 +19,6 @@ constexpr int kBreakdownFields = sizeof kBreakdown / sizeof kBreakdown[0];
 static_assert(sizeof(BreakdownNs) == kBreakdownFields * sizeof(int64_t),
               "a BreakdownNs field is missing from the serialized state");
 
-
 }  // namespace
 
 std::string ClusterAccumulator::Serialize() const {

@@ -15,9 +15,9 @@
 #include "formats/ascend/ns_carry.h"
 #include "formats/ascend/shape_text.h"
 #include "formats/errors.h"
-#include "formats/starts_with.h"
 #include "formats/kineto/kineto_shapes.h"  // Input Dims in the Kineto spelling
 #include "formats/kineto/raw_value.h"  // a string value's text without a copy
+#include "formats/starts_with.h"
 
 namespace moetrace {
 namespace {

@@ -1,12 +1,12 @@
 #include "formats/ascend_db/db_host.h"
-#include "formats/starts_with.h"
 
 #include <algorithm>
 #include <map>
 
+#include "formats/starts_with.h"
+
 namespace moetrace {
 namespace {
-
 
 bool Linked(const DbContext& ctx, int64_t conn) {
   return conn >= 0 && std::binary_search(ctx.task_connections.begin(),

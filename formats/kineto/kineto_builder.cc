@@ -75,7 +75,6 @@ bool IsDeviceOp(Category c) {
          c == Category::kCopy;
 }
 
-
 }  // namespace
 
 KinetoBuilder::KinetoBuilder(Rank* rank) : rank_(rank) {}
