@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "analyzer/cluster.h"
+#include "analyzer/collective_table.h"
 #include "analyzer/proto/partial.pb.h"
 
 namespace moetrace {
@@ -17,8 +18,6 @@ constexpr int64_t BreakdownNs::*kBreakdown[] = {
 constexpr int kBreakdownFields = sizeof kBreakdown / sizeof kBreakdown[0];
 static_assert(sizeof(BreakdownNs) == kBreakdownFields * sizeof(int64_t),
               "a BreakdownNs field is missing from the serialized state");
-
-constexpr uint64_t kSequenceMask = (1ull << 40) - 1;
 
 }  // namespace
 
@@ -67,7 +66,7 @@ std::string ClusterAccumulator::Serialize() const {
     const Collective& c = *p;
     const uint64_t key = c.key;
     cols->add_group_index(static_cast<uint32_t>(key >> 40));
-    cols->add_sequence(static_cast<int64_t>(key & kSequenceMask));
+    cols->add_sequence(static_cast<int64_t>(key & kCollectiveSequenceMask));
     cols->add_members(c.members);
     cols->add_group_size(c.group_size);
     cols->add_sum_dur(c.sum_dur);
@@ -169,7 +168,7 @@ void ClusterAccumulator::Merge(const std::string& bytes) {
     from.name = name_of[nm];
     from.combine = combine_of[nm] != 0;
     const uint64_t key = (static_cast<uint64_t>(group_of[g]) << 40) ^
-                         (static_cast<uint64_t>(cols.sequence(i)) & kSequenceMask);
+                         (static_cast<uint64_t>(cols.sequence(i)) & kCollectiveSequenceMask);
     FoldInto(table_of[g], key, from);
   }
   // The same rules as Add: tokens summed, the first placement and EP size kept.

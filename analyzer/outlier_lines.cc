@@ -53,7 +53,7 @@ std::string OutlierDeviation(const OutlierGroup& g) {
 namespace {
 
 // "0-7,12,14" from sorted ranks; long lists end with the count.
-std::string RankList(const std::vector<int32_t>& ranks) {
+std::string RankListText(const std::vector<int32_t>& ranks) {
   std::string out;
   for (size_t i = 0; i < ranks.size();) {
     size_t j = i;
@@ -69,7 +69,7 @@ std::string RankList(const std::vector<int32_t>& ranks) {
 }  // namespace
 
 std::string OutlierRanks(const OutlierGroup& g) {
-  return (g.ranks.size() == 1 ? "rank " : "ranks ") + RankList(g.ranks);
+  return (g.ranks.size() == 1 ? "rank " : "ranks ") + RankListText(g.ranks);
 }
 
 bool IsNotableOutlier(const analysis::SlowRank& r, double step_ns) {

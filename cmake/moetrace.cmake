@@ -31,6 +31,13 @@ function(moetrace_library name)
     add_library(${name} STATIC ${lib})
     target_include_directories(${name} PUBLIC ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
     target_link_libraries(${name} PUBLIC ${ARGN})
+    if(MOETRACE_FUZZ)
+      # Coverage feedback from the libraries, not only the harness files:
+      # without it libFuzzer mutates nearly blind (native_reader_fuzzer reached
+      # 376 edges instead of ~4,300). Only the libraries: the tests and the CLI
+      # are no fuzz target, and the instrumentation cost 15% of their compile.
+      target_compile_options(${name} PRIVATE -fsanitize=fuzzer-no-link)
+    endif()
   else()
     add_library(${name} INTERFACE)
     target_link_libraries(${name} INTERFACE ${ARGN})
@@ -62,4 +69,10 @@ function(moetrace_test name)
     MOETRACE_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     MOETRACE_TRACES_DIR="${MOETRACE_TRACES_DIR}")
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# Generated protobuf sources each define the same file-local tables
+# (`schemas`, `file_default_instances`): they cannot share a unity file.
+function(moetrace_no_unity)
+  set_source_files_properties(${ARGN} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

@@ -5,16 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "formats/native/native_test_util.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
-int64_t Stat(const Rank& r, std::string_view key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 // 4 experts on 2 EP ranks, expert 1 hot: 30 of its 90 tokens to a copy on EP rank 0.
 RoutingRecord Good() {

@@ -8,7 +8,7 @@
 namespace moetrace {
 namespace {
 
-size_t Count(const std::string& s, std::string_view what) {
+size_t ClusterCount(const std::string& s, std::string_view what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
@@ -38,18 +38,18 @@ TEST(ClusterOutputReport, TableSlowestRankAndLinks) {
   EXPECT_NE(md.find("Slowest rank: 0 (longest Stage"), std::string::npos) << md;
   EXPECT_NE(md.find("| hccs | rank 1 | "), std::string::npos) << md;
   EXPECT_NE(md.find("| 2.000 GB/s | 56 GB/s | 3.6 % |"), std::string::npos) << md;
-  EXPECT_EQ(Count(md, "<script"), 0u);
-  EXPECT_EQ(Count(md, "<b>"), 0u);
-  EXPECT_GT(Count(md, "\\|1)"), 0u);  // the pipe escaped in the table
+  EXPECT_EQ(ClusterCount(md, "<script"), 0u);
+  EXPECT_EQ(ClusterCount(md, "<b>"), 0u);
+  EXPECT_GT(ClusterCount(md, "\\|1)"), 0u);  // the pipe escaped in the table
 
   const std::string html = RenderHtmlReport(rd);
   EXPECT_NE(html.find("<section id=\"cluster-output\">"), std::string::npos);
   EXPECT_NE(html.find("href=\"#cluster-output\""), std::string::npos);
   EXPECT_NE(html.find("<td class=\"outlier\">0 (slowest)</td>"), std::string::npos) << html;
-  EXPECT_EQ(Count(html, "<script"), 0u);
-  EXPECT_EQ(Count(html, "<b>"), 0u);
-  EXPECT_GT(Count(html, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"), 2u);  // stage, link, group
-  EXPECT_GT(Count(html, "&lt;b&gt;cluster&lt;/b&gt;"), 0u);
+  EXPECT_EQ(ClusterCount(html, "<script"), 0u);
+  EXPECT_EQ(ClusterCount(html, "<b>"), 0u);
+  EXPECT_GT(ClusterCount(html, "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"), 2u);  // stage, link, group
+  EXPECT_GT(ClusterCount(html, "&lt;b&gt;cluster&lt;/b&gt;"), 0u);
 }
 
 }  // namespace

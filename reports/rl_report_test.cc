@@ -13,7 +13,7 @@
 namespace moetrace {
 namespace {
 
-size_t Count(const std::string& s, std::string_view what) {
+size_t RlCount(const std::string& s, std::string_view what) {
   size_t n = 0;
   for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
   return n;
@@ -62,7 +62,7 @@ TEST(RlReport, MarkdownKeepsFourIterations) {
   rd.analysis = MakeRlAnalysis();
   for (int i = 2; i < 6; ++i) *rd.analysis.mutable_rl()->add_iterations() = rd.analysis.rl().iterations(1);
   const std::string md = RenderMarkdownReport(rd);
-  EXPECT_EQ(Count(md, "| task | role | starts at |"), 4u);
+  EXPECT_EQ(RlCount(md, "| task | role | starts at |"), 4u);
   EXPECT_NE(md.find("2 more iterations in `rl.iterations` of `analyze --json`."), std::string::npos);
 }
 
@@ -106,34 +106,34 @@ TEST(RlReport, HtmlSectionTimelineAndEscaping) {
   const std::string html = RenderHtmlReport(rd);
   EXPECT_NE(html.find("<section id=\"rl\">"), std::string::npos);
   EXPECT_NE(html.find("<a href=\"#rl\">RL post-training</a>"), std::string::npos);
-  EXPECT_EQ(Count(html, "aria-label=\"RL phase timeline\""), 1u);
+  EXPECT_EQ(RlCount(html, "aria-label=\"RL phase timeline\""), 1u);
   // 10 phases and one idle box, each a rect with a tooltip.
-  EXPECT_EQ(Count(html, "height=\"20\" class=\"rl-t"), 10u);
-  EXPECT_EQ(Count(html, "height=\"20\" class=\"rl-idle\" fill=\"#ffffff\" fill-opacity=\"0.65\" stroke=\"#57606a\" "
+  EXPECT_EQ(RlCount(html, "height=\"20\" class=\"rl-t"), 10u);
+  EXPECT_EQ(RlCount(html, "height=\"20\" class=\"rl-idle\" fill=\"#ffffff\" fill-opacity=\"0.65\" stroke=\"#57606a\" "
                         "stroke-dasharray=\"3 2\"><title>iteration 0 long-tail idle: 4.000 s card-time, "
                         "500.000 ms per rollout card on average</title>"),
             1u)
       << html;
-  EXPECT_EQ(Count(html, "<rect x=\"110.0\" y=\"4.0\" width=\"213.3\" height=\"20\" class=\"rl-t0\" fill=\"#59a14f\"><title>iteration 0 "
+  EXPECT_EQ(RlCount(html, "<rect x=\"110.0\" y=\"4.0\" width=\"213.3\" height=\"20\" class=\"rl-t0\" fill=\"#59a14f\"><title>iteration 0 "
                         "rollout/generate_sequences: 4.000 s on 8 cards, 28.000 s card-time</title></rect>"),
             1u)
       << html;
-  EXPECT_EQ(Count(html, "stroke-dasharray=\"2 2\""), 2u);  // one line per iteration window
+  EXPECT_EQ(RlCount(html, "stroke-dasharray=\"2 2\""), 2u);  // one line per iteration window
   // The unknown task in the "other" grey, the legend with the colours drawn.
-  EXPECT_EQ(Count(html, "class=\"rl-tx\" fill=\"#79706e\"><title>iteration 1 actor/my&lt;task&gt;"), 1u);
-  EXPECT_EQ(Count(html, "<i class=\"rl-t"), 8u);
+  EXPECT_EQ(RlCount(html, "class=\"rl-tx\" fill=\"#79706e\"><title>iteration 1 actor/my&lt;task&gt;"), 1u);
+  EXPECT_EQ(RlCount(html, "<i class=\"rl-t"), 8u);
   // Two iteration tables.
-  EXPECT_EQ(Count(html, "<h3>Iteration "), 2u);
+  EXPECT_EQ(RlCount(html, "<h3>Iteration "), 2u);
   EXPECT_NE(html.find("<tr><td>update_actor</td><td>actor</td><td class=\"num\">4.000 s</td><td class=\"num\">4.000 s"
                       "</td><td class=\"num\">50.0 %</td><td class=\"num\">8</td><td class=\"num\">32.000 s</td></tr>"),
             std::string::npos)
       << html;
   // The trace's names only escaped: lane label, tooltip, table.
-  EXPECT_EQ(Count(html, "<ard>"), 0u);
-  EXPECT_EQ(Count(html, "<task>"), 0u);
-  EXPECT_EQ(Count(html, "rew&lt;ard&gt;|&quot;x&quot;"), 3u) << html;
-  EXPECT_EQ(Count(html, "my&lt;task&gt;"), 2u);  // tooltip, table
-  EXPECT_EQ(Count(html, "<text x=\"0\" y=\"96.0\">rew&lt;ard&gt;|&quot;x&quot;</text>"), 1u);
+  EXPECT_EQ(RlCount(html, "<ard>"), 0u);
+  EXPECT_EQ(RlCount(html, "<task>"), 0u);
+  EXPECT_EQ(RlCount(html, "rew&lt;ard&gt;|&quot;x&quot;"), 3u) << html;
+  EXPECT_EQ(RlCount(html, "my&lt;task&gt;"), 2u);  // tooltip, table
+  EXPECT_EQ(RlCount(html, "<text x=\"0\" y=\"96.0\">rew&lt;ard&gt;|&quot;x&quot;</text>"), 1u);
 }
 
 // No RL: the section, its nav entry and its styles' users are absent, and
@@ -147,7 +147,7 @@ TEST(RlReport, AbsentWithoutRl) {
   const std::string html = RenderHtmlReport(rd), md = RenderMarkdownReport(rd);
   EXPECT_EQ(html.find("id=\"rl\""), std::string::npos);
   EXPECT_EQ(html.find("RL post-training"), std::string::npos);
-  EXPECT_EQ(Count(html, "class=\"rl-"), 0u);
+  EXPECT_EQ(RlCount(html, "class=\"rl-"), 0u);
   EXPECT_EQ(md.find("RL post-training"), std::string::npos);
   ReportData off = rd;
   *off.analysis.mutable_rl() = MakeRlAnalysis().rl();

@@ -21,17 +21,24 @@ scripts/install-deps.sh chromium
 # Debug information is the build's largest cost after the optimiser (-g took
 # 38% of a test file's compile time): the test build has none, the sanitizer
 # build only line tables, which is what its stack traces print.
+# Unity builds: CMake compiles 8 .cc files as one translation unit, so the
+# headers every file includes (gtest, fmt, CLI11, protobuf, the data model) are
+# parsed, and their inline code generated, once per 8 files instead of once per
+# file (a batch compiled in ~57% of its files' separate time). So file-local
+# names must be unique within a library or test binary.
+unity="-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8"
+
 echo "== optimised build"
 # build type Release with RelWithDebInfo's -O2: a later quickstart.sh (RelWithDebInfo) gets its
 # -g back instead of flags that stuck in the cache.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" $unity >/dev/null
 ninja -C build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs" -LE fuzz
 
 if [ "${MOETRACE_SKIP_ASAN:-0}" != "1" ]; then
   echo "== sanitizer build (clang, ASan + UBSan, fuzzers)"
   CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_DEBUG="" \
-    -DMOETRACE_SANITIZE=ON -DMOETRACE_FUZZ=ON -DMOETRACE_BENCH=OFF -DMOETRACE_MPI=OFF >/dev/null
+    -DMOETRACE_SANITIZE=ON -DMOETRACE_FUZZ=ON -DMOETRACE_BENCH=OFF -DMOETRACE_MPI=OFF $unity >/dev/null
   ninja -C build-asan -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE browser

@@ -10,7 +10,7 @@
 namespace moetrace::tracegen {
 namespace {
 
-double Label(const Trace& t, int rank, int step, const std::string& key) {
+double GenLabel(const Trace& t, int rank, int step, const std::string& key) {
   for (const auto& l : t.metadata.ground_truth)
     if (l.rank == rank && l.step == step && l.key == key) return l.value;
   ADD_FAILURE() << "no label " << key << " rank " << rank << " step " << step;
@@ -26,8 +26,8 @@ TEST(Generate, TinyMoeSmoke) {
   EXPECT_GT(s.events, 1000);
   // Every rank has labels for both steps and the summed row.
   for (int r = 0; r < 16; ++r)
-    for (int step : {0, 1, -1}) EXPECT_GT(Label(t, r, step, "breakdown.span_ns"), 0);
-  EXPECT_GT(Label(t, 0, -1, "expert_imbalance.max_vio"), 0);
+    for (int step : {0, 1, -1}) EXPECT_GT(GenLabel(t, r, step, "breakdown.span_ns"), 0);
+  EXPECT_GT(GenLabel(t, 0, -1, "expert_imbalance.max_vio"), 0);
   EXPECT_EQ(s.ranks, 16);
 }
 

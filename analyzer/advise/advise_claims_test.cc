@@ -182,6 +182,9 @@ std::vector<Case> Cases() {
 }
 
 TEST(AdviseClaims, NoTextContradictsItsNumbers) {
+#ifdef MOETRACE_SANITIZED
+  GTEST_SKIP() << "the optimised build runs it (6.5 s optimised, 82 s under ASan)";
+#endif
   std::set<std::string> rules;  // that found their evidence somewhere
   int checked = 0;
   for (Case& c : Cases()) {

@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string> kClean = {"schedule.kind=adaptive", "parallel.vpp=2",
                                          "routing.edpb=true"};
 
-Trace TinyMoe(std::vector<std::string> sets) {
+Trace AdviseTinyMoe(std::vector<std::string> sets) {
   tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", sets, 0});
   MemorySink sink;
   tracegen::Generate(c, {}, sink);
@@ -34,7 +34,7 @@ struct Advised {
 
 Advised AdviseOn(std::vector<std::string> sets) {
   Advised a;
-  a.trace = TinyMoe(sets);
+  a.trace = AdviseTinyMoe(sets);
   MemorySource s(a.trace);
   a.analysis = Analyze(s);
   // Each test here plants one problem and asks for its rule; tiny-moe's
@@ -47,7 +47,7 @@ Advised AdviseOn(std::vector<std::string> sets) {
   return a;
 }
 
-int64_t MedianStep(const Trace& t) {
+int64_t AdviseMedianStep(const Trace& t) {
   MemorySource s(t);
   return replay::MedianStepNs(Analyze(s));
 }
@@ -57,8 +57,8 @@ int64_t MedianStep(const Trace& t) {
 void ExpectTopGainRealised(const std::vector<std::string>& base, const Proposal& top) {
   std::vector<std::string> with = base;
   with.insert(with.end(), top.config.begin(), top.config.end());
-  const int64_t before = MedianStep(TinyMoe(base));
-  const int64_t after = MedianStep(TinyMoe(with));
+  const int64_t before = AdviseMedianStep(AdviseTinyMoe(base));
+  const int64_t after = AdviseMedianStep(AdviseTinyMoe(with));
   const double actual_gain = double(before - after) / double(before);
   EXPECT_GE(actual_gain, 0.8 * top.gain) << "predicted " << top.gain << " actual " << actual_gain;
 }
@@ -137,7 +137,7 @@ TEST(Advise, PlantedSkewProposesExpertPlacement) {
 TEST(Advise, RecordedSkewReplaysThePlacementOnTheGraph) {
   std::vector<std::string> sets = {"schedule.kind=adaptive", "parallel.vpp=2", "routing.skew=1.0"};
   Advised a;
-  a.trace = TinyMoe(sets);
+  a.trace = AdviseTinyMoe(sets);
   a.trace.metadata.config_json.clear();
   MemorySource s(a.trace);
   a.analysis = Analyze(s);
@@ -203,7 +203,7 @@ TEST(Advise, InterleavingIsJudgedByTheStepNotTheBubble) {
             "and 11.1 % with 2 virtual stages; the rest of the measured bubble (36.5 %) is stage "
             "imbalance and waits behind other collectives, which interleaving does not remove");
   // What made the old rule drop it: the measured bubble of the change rises.
-  EXPECT_NEAR(ClusterBubble(TinyMoe({"schedule.kind=interleaved", "parallel.vpp=2"})), 0.39926, 1e-5);
+  EXPECT_NEAR(ClusterBubble(AdviseTinyMoe({"schedule.kind=interleaved", "parallel.vpp=2"})), 0.39926, 1e-5);
 
   // With balanced stages (no LM head, no dense layer) it gains 8.3 %, and the
   // bubble metric still rises (30.35 % -> 30.57 %; 32.7 % -> 35.2 % with the
@@ -217,7 +217,7 @@ TEST(Advise, InterleavingIsJudgedByTheStepNotTheBubble) {
   EXPECT_NEAR(q->evidence[0].value, 0.30353, 1e-5);
   std::vector<std::string> interleaved = balanced;
   interleaved.insert(interleaved.end(), q->config.begin(), q->config.end());
-  EXPECT_NEAR(ClusterBubble(TinyMoe(interleaved)), 0.30567, 1e-5);
+  EXPECT_NEAR(ClusterBubble(AdviseTinyMoe(interleaved)), 0.30567, 1e-5);
 }
 
 TEST(Advise, NoEvidenceNoProposal) {

@@ -17,7 +17,7 @@ tracegen::RunConfig TinyMoeConfig(const std::vector<std::string>& sets) {
   return tracegen::BuildConfig({"tiny-moe", "", sets, 0});
 }
 
-Trace TinyMoe(const std::vector<std::string>& sets) {
+Trace LayoutTinyMoe(const std::vector<std::string>& sets) {
   MemorySink sink;
   tracegen::Generate(TinyMoeConfig(sets), {}, sink);
   return std::move(sink.trace());
@@ -28,16 +28,16 @@ int64_t MedianStep(const Trace& t) {
   return replay::MedianStepNs(Analyze(s));
 }
 
-struct Advised {
+struct LayoutAdvised {
   std::vector<Proposal> proposals, dropped;
   std::string text;  // for failure messages
 };
 
-Advised AdviseOn(const std::vector<std::string>& sets, bool replay = true) {
-  const Trace t = TinyMoe(sets);
+LayoutAdvised LayoutAdviseOn(const std::vector<std::string>& sets, bool replay = true) {
+  const Trace t = LayoutTinyMoe(sets);
   MemorySource s(t);
   const analysis::Analysis a = Analyze(s);
-  Advised out;
+  LayoutAdvised out;
   AdviseOptions o;
   o.replay = replay;
   o.dropped = &out.dropped;
@@ -51,13 +51,13 @@ Advised AdviseOn(const std::vector<std::string>& sets, bool replay = true) {
 void ExpectGainRealised(const std::vector<std::string>& sets, const Proposal& p) {
   std::vector<std::string> with = sets;
   with.insert(with.end(), p.config.begin(), p.config.end());
-  const int64_t before = MedianStep(TinyMoe(sets));
-  const int64_t after = MedianStep(TinyMoe(with));
+  const int64_t before = MedianStep(LayoutTinyMoe(sets));
+  const int64_t after = MedianStep(LayoutTinyMoe(with));
   const double actual = double(before - after) / double(before);
   EXPECT_GE(actual, 0.8 * p.gain) << "predicted " << p.gain << " actual " << actual;
 }
 
-double EvidenceOf(const Proposal& p, const std::string& metric) {
+double LayoutEvidenceOf(const Proposal& p, const std::string& metric) {
   for (const Evidence& e : p.evidence)
     if (e.metric == metric) return e.value;
   return -1;
@@ -69,7 +69,7 @@ double EvidenceOf(const Proposal& p, const std::string& metric) {
 // swapmbs1): the whole layout changes, and that change is the top proposal.
 TEST(LayoutRule, PresetLayoutGetsTheSearchedBestAsTopProposal) {
   const std::vector<std::string> sets = {"parallel.ep=8"};
-  const Advised a = AdviseOn(sets);
+  const LayoutAdvised a = LayoutAdviseOn(sets);
   ASSERT_FALSE(a.proposals.empty());
   const Proposal& top = a.proposals[0];
   ASSERT_EQ(top.rule, "layout") << a.text;
@@ -81,8 +81,8 @@ TEST(LayoutRule, PresetLayoutGetsTheSearchedBestAsTopProposal) {
             "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
             "--expert-model-parallel-size 2 --moe-tp-extend-ep --micro-batch-size 4 "
             "--schedules-method dualpipev");
-  EXPECT_EQ(EvidenceOf(top, "search.configured_rank"), 535);
-  EXPECT_EQ(EvidenceOf(top, "search.feasible_layouts"), 10968);
+  EXPECT_EQ(LayoutEvidenceOf(top, "search.configured_rank"), 535);
+  EXPECT_EQ(LayoutEvidenceOf(top, "search.feasible_layouts"), 10968);
   EXPECT_TRUE(top.predicted);
   // The configured layout and the best, one step simulated: `analyze`'s
   // cluster.step_time_ns.max of each generated with steps=1 (13,882,691 and
@@ -103,12 +103,12 @@ TEST(LayoutRule, PlantedExpertParallelismIsChangedBack) {
   const std::vector<std::string> sets = {"parallel.tp=2", "parallel.dp=4", "parallel.ep=4",
                                          "parallel.tp_extend_ep=true", "parallel.micro_batch_size=4",
                                          "schedule.kind=dualpipe"};
-  const Advised a = AdviseOn(sets);
+  const LayoutAdvised a = LayoutAdviseOn(sets);
   ASSERT_FALSE(a.proposals.empty());
   const Proposal& top = a.proposals[0];
   ASSERT_EQ(top.rule, "layout") << a.text;
   EXPECT_EQ(top.config, std::vector<std::string>{"parallel.ep=2"});
-  EXPECT_EQ(EvidenceOf(top, "search.configured_rank"), 17);
+  EXPECT_EQ(LayoutEvidenceOf(top, "search.configured_rank"), 17);
   EXPECT_EQ(top.step_before_ns, 9726465);  // 9,693,505 (analyze, steps=1) + 32,960
   EXPECT_EQ(top.step_after_ns, 9477420);  // the same best as from the preset's layout
   ExpectGainRealised(sets, top);

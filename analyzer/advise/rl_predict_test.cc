@@ -13,7 +13,7 @@
 namespace moetrace::advise {
 namespace {
 
-tracegen::RunConfig Config(const std::vector<std::string>& sets) {
+tracegen::RunConfig PredictConfig(const std::vector<std::string>& sets) {
   return tracegen::BuildConfig({"tiny-rl", "", sets, 0});
 }
 
@@ -24,15 +24,15 @@ analysis::Rl Measured(const tracegen::RunConfig& c) {
   return Analyze(s).rl();
 }
 
-const std::vector<std::string> kSeparate = {"rl.placement=separate", "rl.rollout.cards=8",
+const std::vector<std::string> kPredictSeparate = {"rl.placement=separate", "rl.rollout.cards=8",
                                             "parallel.world_size=8", "parallel.dp=4", "parallel.ep=4"};
 
 // The prediction is analyze's own figure: the plan's phase ranges through
 // FillRl give exactly the rl section of the generated trace.
 TEST(RlPredict, PredictRlIsTheAnalysisOfTheGeneratedTrace) {
   for (const auto& sets : std::vector<std::vector<std::string>>{
-           {}, kSeparate, {"rl.staleness=1"}, {"rl.rollout.max_batch=16", "rl.rollout.ep=2"}}) {
-    const tracegen::RunConfig c = Config(sets);
+           {}, kPredictSeparate, {"rl.staleness=1"}, {"rl.rollout.max_batch=16", "rl.rollout.ep=2"}}) {
+    const tracegen::RunConfig c = PredictConfig(sets);
     const analysis::Rl predicted = PredictRl(c, 2);
     const analysis::Rl measured = Measured(c);
     EXPECT_EQ(predicted.SerializeAsString(), measured.SerializeAsString())
@@ -43,7 +43,7 @@ TEST(RlPredict, PredictRlIsTheAnalysisOfTheGeneratedTrace) {
 // A change that is not a valid run is refused naming the key, so a rule
 // can list it as invalid instead of predicting it.
 TEST(RlPredict, WithSetsValidates) {
-  const tracegen::RunConfig c = Config({});
+  const tracegen::RunConfig c = PredictConfig({});
   EXPECT_EQ(WithSets(c, {"rl.rollout.max_batch=16"}).rl().rollout().max_batch(), 16);
   try {
     WithSets(c, {"rl.rollout.dp=3"});  // an instance of 3 does not divide 16 cards

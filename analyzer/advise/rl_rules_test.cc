@@ -44,13 +44,13 @@ int64_t Measured(const std::vector<std::string>& base, const std::vector<std::st
   return MeanIterationNs(AnalyzeTrace(Generate(Config(sets))).rl());
 }
 
-struct Advised {
+struct RlAdvised {
   analysis::Analysis analysis;
   std::vector<Proposal> proposals, dropped;
 };
 
-Advised AdviseOn(const std::vector<std::string>& sets) {
-  Advised a;
+RlAdvised RlAdviseOn(const std::vector<std::string>& sets) {
+  RlAdvised a;
   const Trace t = Generate(Config(sets));
   a.analysis = AnalyzeTrace(t);
   AdviseOptions o;
@@ -67,7 +67,7 @@ const Proposal* Find(const std::vector<Proposal>& v, const std::string& rule) {
   return nullptr;
 }
 
-double EvidenceOf(const Proposal& p, const std::string& metric) {
+double RlEvidenceOf(const Proposal& p, const std::string& metric) {
   for (const Evidence& e : p.evidence) {
     if (e.metric == metric) return e.value;
   }
@@ -88,11 +88,11 @@ TEST(RlRules, PoolsOfSeparateTinyRl) {
 // Separate pools, the training pool idle 9/10 of the time: colocate on the
 // same 16 cards, the training layout's DP grown to all of them.
 TEST(RlRules, ColocationFiresOnSeparatePoolsAndItsGainIsTheRegeneratedOne) {
-  const Advised a = AdviseOn(kSeparate);
+  const RlAdvised a = RlAdviseOn(kSeparate);
   const Proposal* p = Find(a.proposals, "rl_colocation");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->config, (std::vector<std::string>{"rl.placement=colocated", "parallel.world_size=16", "parallel.dp=8"}));
-  EXPECT_DOUBLE_EQ(EvidenceOf(*p, "rl.utilization"), a.analysis.rl().utilization());
+  EXPECT_DOUBLE_EQ(RlEvidenceOf(*p, "rl.utilization"), a.analysis.rl().utilization());
   EXPECT_NEAR(a.analysis.rl().utilization(), 0.4230, 1e-4);
   ASSERT_TRUE(p->predicted);
   EXPECT_EQ(p->step_before_ns, MeanIterationNs(a.analysis.rl()));
@@ -104,11 +104,11 @@ TEST(RlRules, ColocationFiresOnSeparatePoolsAndItsGainIsTheRegeneratedOne) {
 
 // Synchronous tiny-rl: 29 % of the card-time idles in the long tail.
 TEST(RlRules, StalenessFiresOnTheLongTailAndItsGainIsTheRegeneratedOne) {
-  const Advised a = AdviseOn({});
+  const RlAdvised a = RlAdviseOn({});
   const Proposal* p = Find(a.proposals, "rl_staleness");
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->config, (std::vector<std::string>{"rl.staleness=1"}));
-  EXPECT_NEAR(EvidenceOf(*p, "rl.long_tail_idle_share"), 0.2945, 1e-4);
+  EXPECT_NEAR(RlEvidenceOf(*p, "rl.long_tail_idle_share"), 0.2945, 1e-4);
   ASSERT_TRUE(p->predicted);
   EXPECT_EQ(p->step_before_ns, MeanIterationNs(a.analysis.rl()));
   EXPECT_EQ(p->step_after_ns, Measured({}, p->config));
@@ -119,13 +119,13 @@ TEST(RlRules, StalenessFiresOnTheLongTailAndItsGainIsTheRegeneratedOne) {
 // Separate pools with the rollout 17x the training side: cards move to the
 // rollout pool; the split kept is the best regenerated.
 TEST(RlRules, CardSplitMovesCardsToTheSlowSideAndItsGainIsTheRegeneratedOne) {
-  const Advised a = AdviseOn(kSeparate);
+  const RlAdvised a = RlAdviseOn(kSeparate);
   const Proposal* p = Find(a.proposals, "rl_card_split");
   ASSERT_NE(p, nullptr);
   ASSERT_TRUE(p->predicted);
   // Balance point 15.07 rollout cards; 12 + 4 is the nearest feasible
   // split (instances of 4, training replicas of PP 2, EP down to DP 2).
-  EXPECT_NEAR(EvidenceOf(*p, "rollout cards at the balance point, cards x rollout card-time share"), 15.07, 0.01);
+  EXPECT_NEAR(RlEvidenceOf(*p, "rollout cards at the balance point, cards x rollout card-time share"), 15.07, 0.01);
   EXPECT_EQ(p->config, (std::vector<std::string>{"rl.rollout.cards=12", "parallel.world_size=4", "parallel.dp=2",
                                                  "parallel.ep=2"}));
   EXPECT_EQ(p->step_after_ns, 206339664);  // -4.8 %
@@ -135,11 +135,11 @@ TEST(RlRules, CardSplitMovesCardsToTheSlowSideAndItsGainIsTheRegeneratedOne) {
 
 // The rollout is 95 % of tiny-rl's iteration: a layout / batch search.
 TEST(RlRules, RolloutLayoutSearchKeepsTheBestRegenerated) {
-  const Advised a = AdviseOn({});
+  const RlAdvised a = RlAdviseOn({});
   const Proposal* p = Find(a.proposals, "rl_rollout_layout");
   ASSERT_NE(p, nullptr);
   ASSERT_TRUE(p->predicted);
-  EXPECT_NEAR(EvidenceOf(*p, "rl.iterations[].phases[generate_sequences].share (mean)"), 0.95, 0.01);
+  EXPECT_NEAR(RlEvidenceOf(*p, "rl.iterations[].phases[generate_sequences].share (mean)"), 0.95, 0.01);
   EXPECT_EQ(p->step_before_ns, MeanIterationNs(a.analysis.rl()));
   EXPECT_EQ(p->step_after_ns, Measured({}, p->config));
   // Of 7 candidates (tp/dp swaps, instance x2 / /2, EP, max_batch x2 x4 /2)
@@ -154,14 +154,14 @@ TEST(RlRules, RolloutLayoutSearchKeepsTheBestRegenerated) {
 // No evidence, no rule: colocated (no pools to merge or split), staleness
 // already 1, fixed response lengths (no long tail).
 TEST(RlRules, SilentWithoutTheirEvidence) {
-  const Advised colocated = AdviseOn({});
+  const RlAdvised colocated = RlAdviseOn({});
   EXPECT_EQ(Find(colocated.proposals, "rl_colocation"), nullptr);
   EXPECT_EQ(Find(colocated.proposals, "rl_card_split"), nullptr);
   EXPECT_EQ(Find(colocated.dropped, "rl_colocation"), nullptr);
-  const Advised stale = AdviseOn({"rl.staleness=1"});
+  const RlAdvised stale = RlAdviseOn({"rl.staleness=1"});
   EXPECT_EQ(Find(stale.proposals, "rl_staleness"), nullptr);
   EXPECT_EQ(Find(stale.dropped, "rl_staleness"), nullptr);
-  const Advised fixed = AdviseOn({"rl.response_distribution=fixed", "rl.response_sigma=0"});
+  const RlAdvised fixed = RlAdviseOn({"rl.response_distribution=fixed", "rl.response_sigma=0"});
   EXPECT_EQ(fixed.analysis.rl().long_tail_idle_share(), 0);
   EXPECT_EQ(Find(fixed.proposals, "rl_staleness"), nullptr);
   EXPECT_EQ(Find(fixed.dropped, "rl_staleness"), nullptr);

@@ -21,7 +21,7 @@
 namespace moetrace::replay {
 namespace {
 
-Trace TinyMoe() {
+Trace InputTinyMoe() {
   // 32 ranks; EP 1: the DP replicas of a stage share a role (2 roles).
   tracegen::RunConfig c = tracegen::BuildConfig(
       {"tiny-moe", "", {"parallel.ep=1", "parallel.dp=16", "parallel.world_size=32",
@@ -38,7 +38,7 @@ std::vector<int32_t> Ids(const Trace& t) {
 }
 
 TEST(ReplayInputShared, ThreeProcessesGiveProcessZeroTheOneProcessInput) {
-  MemorySource src(TinyMoe());
+  MemorySource src(InputTinyMoe());
   for (Reduce reduce : {Reduce::kRoles, Reduce::kWhole}) {
     const ReplayInput one = LoadReplayInput(src, reduce);
     std::vector<ReplayInput> in(3);
@@ -117,7 +117,7 @@ class ThreadsSeen : public TraceSource {
 // the signing of roles, the reads): each process reads on its own thread
 // only. (cli's ReadReplayInputs dropped the option: every core whatever it said.)
 TEST(ReplayInputShared, ThreadsOptionIsEveryPassesThreadCount) {
-  MemorySource src(TinyMoe());
+  MemorySource src(InputTinyMoe());
   AnalyzeOptions one_thread;
   one_thread.threads = 1;
   for (Reduce reduce : {Reduce::kRoles, Reduce::kWhole}) {

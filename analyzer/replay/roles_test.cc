@@ -19,7 +19,7 @@
 namespace moetrace::replay {
 namespace {
 
-Trace TinyMoe(const std::vector<std::string>& sets) {
+Trace RolesTinyMoe(const std::vector<std::string>& sets) {
   tracegen::RunConfig c = tracegen::BuildConfig({"tiny-moe", "", sets, 0});
   MemorySink sink;
   tracegen::Generate(c, {}, sink);
@@ -54,7 +54,7 @@ TEST(Roles, GroupsBySignatureAndPicksTheLongestComputing) {
 TEST(Roles, TinyMoeRolesArePipelineStages) {
   // tiny-moe: PP 2 x DP 8, stage = rank / 8; every rank of a stage runs the
   // same ops (EP 8 inside the stage).
-  const Trace t = TinyMoe({});
+  const Trace t = RolesTinyMoe({});
   MemorySource src(t);
   RoleSignatureSource signed_src(src);
   const analysis::Analysis a = Analyze(signed_src);
@@ -76,7 +76,7 @@ TEST(Roles, SignaturesReadThroughTheAnalysisSeeEveryColumn) {
   // through the signing source must sign what a full read signs. A copy of
   // tiny-moe with rank 1's micro-batch ids shifted must not share rank 0's
   // role (it did when the skip leaked: one process gave 2 roles, mpirun 3).
-  Trace t = TinyMoe({});
+  Trace t = RolesTinyMoe({});
   for (Rank& r : t.ranks) {
     if (r.rank != 1) continue;
     for (Track& tr : r.tracks) {
@@ -118,14 +118,14 @@ Both ReplayBoth(const Trace& t, const std::vector<std::string>& sets, ReplayMeth
   return b;
 }
 
-double RelErr(double a, double b) { return std::abs(a - b) / b; }
+double RolesRelErr(double a, double b) { return std::abs(a - b) / b; }
 
 // tiny-moe with EP 1: the DP replicas of a stage run the same ops for the
 // same time (each holds every expert), which is the reduction's assumption.
 const std::vector<std::string> kReplicas = {"parallel.ep=1"};
 
 TEST(Roles, ReducedReplayEqualsWholeReplay) {
-  const Trace t = TinyMoe(kReplicas);
+  const Trace t = RolesTinyMoe(kReplicas);
   const std::vector<std::pair<std::vector<std::string>, ReplayMethod>> cases = {
       {{"speed.grouped_matmul=2"}, ReplayMethod::kAuto},
       {{"host.dispatch_factor=2", "speed.flash_attention=1.5"}, ReplayMethod::kAuto},
@@ -138,21 +138,21 @@ TEST(Roles, ReducedReplayEqualsWholeReplay) {
     const Both b = ReplayBoth(t, sets, method);
     const std::string what = sets[0] + (method == ReplayMethod::kGraph ? " (graph)" : "");
     EXPECT_EQ(b.reduced.step_before_ns, b.whole.step_before_ns) << what;
-    EXPECT_LE(RelErr(b.reduced.step_after_ns, b.whole.step_after_ns), 1e-3)
+    EXPECT_LE(RolesRelErr(b.reduced.step_after_ns, b.whole.step_after_ns), 1e-3)
         << what << ": " << b.reduced.step_after_ns << " vs " << b.whole.step_after_ns;
     EXPECT_NEAR(b.reduced.Gain(), b.whole.Gain(), 1e-3) << what;
     ASSERT_EQ(b.reduced.ranks.size(), b.whole.ranks.size()) << what;
     for (size_t i = 0; i < b.whole.ranks.size(); ++i) {
-      EXPECT_LE(RelErr(b.reduced.ranks[i].after_ns, b.whole.ranks[i].after_ns), 1e-3)
+      EXPECT_LE(RolesRelErr(b.reduced.ranks[i].after_ns, b.whole.ranks[i].after_ns), 1e-3)
           << what << " rank " << b.whole.ranks[i].rank;
     }
     if (b.whole.peak_after_bytes >= 0) {
-      EXPECT_LE(RelErr(b.reduced.peak_after_bytes, b.whole.peak_after_bytes), 1e-3) << what;
+      EXPECT_LE(RolesRelErr(b.reduced.peak_after_bytes, b.whole.peak_after_bytes), 1e-3) << what;
     }
     EXPECT_EQ(b.reduced.reduction, "2 representatives of 16 ranks (role envelopes)") << what;
     std::printf("  %-40s whole %lld ns, reduced %lld ns, error %.6f%%, gain %.6f vs %.6f\n",
                 what.c_str(), (long long)b.whole.step_after_ns, (long long)b.reduced.step_after_ns,
-                100 * RelErr(b.reduced.step_after_ns, b.whole.step_after_ns), b.whole.Gain(),
+                100 * RolesRelErr(b.reduced.step_after_ns, b.whole.step_after_ns), b.whole.Gain(),
                 b.reduced.Gain());
   }
 }
@@ -183,7 +183,7 @@ int ExpectSameAdvice(const Trace& t, bool envelopes) {
       EXPECT_EQ(pr[i].step_before_ns, pw[i].step_before_ns);
       if (!pw[i].predicted) continue;
       ++predicted;
-      EXPECT_LE(RelErr(pr[i].step_after_ns, pw[i].step_after_ns), 1e-3)
+      EXPECT_LE(RolesRelErr(pr[i].step_after_ns, pw[i].step_after_ns), 1e-3)
           << recorded << " " << pw[i].knob;
       EXPECT_NEAR(pr[i].gain, pw[i].gain, 1e-3) << recorded << " " << pw[i].knob;
       std::printf("  %s %-28s gain whole %.6f reduced %.6f\n", recorded ? "graph" : "regen",
@@ -196,7 +196,7 @@ int ExpectSameAdvice(const Trace& t, bool envelopes) {
 
 TEST(Roles, ReducedAdviseEqualsWholeAdvise) {
   // Host-bound dispatch planted: task queue, NUMA and micro-batch proposals.
-  const Trace t = TinyMoe({"parallel.ep=1", "host.task_queue=false", "host.numa_affinity=false",
+  const Trace t = RolesTinyMoe({"parallel.ep=1", "host.task_queue=false", "host.numa_affinity=false",
                            "model.seq_length=256"});
   ExpectSameAdvice(t, /*envelopes=*/false);
 }
@@ -215,22 +215,22 @@ const std::vector<std::string> kSmall718 = {
 // by its own amounts, the extrapolation by the representative's.
 void ExpectSame(const Both& b, const std::string& what, double peak_tol = 1e-3) {
   EXPECT_EQ(b.reduced.step_before_ns, b.whole.step_before_ns) << what;
-  EXPECT_LE(RelErr(b.reduced.step_after_ns, b.whole.step_after_ns), 1e-3)
+  EXPECT_LE(RolesRelErr(b.reduced.step_after_ns, b.whole.step_after_ns), 1e-3)
       << what << ": " << b.reduced.step_after_ns << " vs " << b.whole.step_after_ns;
   ASSERT_EQ(b.reduced.ranks.size(), b.whole.ranks.size()) << what;
   double worst = 0;
   for (size_t i = 0; i < b.whole.ranks.size(); ++i) {
     ASSERT_EQ(b.reduced.ranks[i].rank, b.whole.ranks[i].rank);
-    const double e = RelErr(b.reduced.ranks[i].after_ns, b.whole.ranks[i].after_ns);
+    const double e = RolesRelErr(b.reduced.ranks[i].after_ns, b.whole.ranks[i].after_ns);
     worst = std::max(worst, e);
     EXPECT_LE(e, 1e-3) << what << " rank " << b.whole.ranks[i].rank;
   }
   if (b.whole.peak_after_bytes >= 0) {
-    EXPECT_LE(RelErr(b.reduced.peak_after_bytes, b.whole.peak_after_bytes), peak_tol) << what;
+    EXPECT_LE(RolesRelErr(b.reduced.peak_after_bytes, b.whole.peak_after_bytes), peak_tol) << what;
   }
   std::printf("  %-44s whole %lld ns, reduced %lld ns, error %.5f%%, worst rank %.5f%%\n",
               what.c_str(), (long long)b.whole.step_after_ns, (long long)b.reduced.step_after_ns,
-              100 * RelErr(b.reduced.step_after_ns, b.whole.step_after_ns), 100 * worst);
+              100 * RolesRelErr(b.reduced.step_after_ns, b.whole.step_after_ns), 100 * worst);
 }
 
 TEST(Roles, ReducedReplayWithUnequalMembersEqualsWholeReplay) {
@@ -243,7 +243,7 @@ TEST(Roles, ReducedReplayWithUnequalMembersEqualsWholeReplay) {
       {{"host.task_queue=false"}, ReplayMethod::kGraph},  // graph transform
   };
   for (const bool small718 : {false, true}) {
-    const Trace t = TinyMoe(small718 ? kSmall718 : std::vector<std::string>{});
+    const Trace t = RolesTinyMoe(small718 ? kSmall718 : std::vector<std::string>{});
     for (const auto& [sets, method] : cases) {
       const Both b = ReplayBoth(t, sets, method);
       const std::string what = std::string(small718 ? "718B-like " : "EP 8 ") + sets[0] +
@@ -267,14 +267,14 @@ TEST(Roles, ReducedReplayWithUnequalMembersEqualsWholeReplay) {
 TEST(Roles, ReducedAdviseWithUnequalMembersEqualsWholeAdvise) {
   std::vector<std::string> sets = kSmall718;
   for (const char* s : {"host.task_queue=false", "host.numa_affinity=false"}) sets.push_back(s);
-  const Trace t = TinyMoe(sets);
+  const Trace t = RolesTinyMoe(sets);
   EXPECT_GE(ExpectSameAdvice(t, /*envelopes=*/true), 2);
 }
 
 TEST(Roles, EnvelopeIsLongestComputeShortestWait) {
   // Two ranks of one role: compute takes the longer, the collective (a
   // wait for the other plus the transfer) the shorter member's time.
-  const Trace t = TinyMoe({});
+  const Trace t = RolesTinyMoe({});
   MemorySource src(t);
   RoleSignatureSource signed_src(src);
   const analysis::Analysis a = Analyze(signed_src);

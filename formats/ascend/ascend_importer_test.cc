@@ -11,27 +11,16 @@
 
 #include "formats/errors.h"
 #include "formats/rank_reference.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ErrorOf(auto&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing_formats::ErrorOf;
 
-int64_t Stat(const Rank& r, std::string_view key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 std::string Attr(const Metadata& md, std::string_view key) {
   for (const auto& [k, v] : md.attributes) {

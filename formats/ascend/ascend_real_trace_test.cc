@@ -17,6 +17,7 @@
 #include "formats/ascend/ascend_importer.h"
 #include "formats/ascend/trace_view.h"
 #include "formats/real_traces_dir.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
@@ -49,12 +50,7 @@ const LabeledValue* FindRef(const Metadata& md, int32_t rank, std::string_view k
   return nullptr;
 }
 
-int64_t Stat(const Rank& r, std::string_view key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 struct RawX {
   std::string name, cat;

@@ -27,7 +27,6 @@ constexpr const char* kStepTrace = "cluster_step_trace_time.csv";
 constexpr const char* kCommunication = "cluster_communication.json";
 constexpr const char* kMatrix = "cluster_communication_matrix.json";
 constexpr const char* kGroups = "communication_group.json";
-constexpr int kMaxDepth = 16;
 
 bool IsClusterOutput(const fs::path& d) {
   return IsFile(d / kStepTrace) || IsFile(d / kCommunication) || IsFile(d / kMatrix);
@@ -55,12 +54,6 @@ void ParseJson(const std::string& text_in, const std::string& file,
   } catch (const simdjson::simdjson_error& e) {
     ThrowMalformedJson(file, doc, text, started, e.error());
   }
-}
-
-simdjson::ondemand::field FieldOf(simdjson::simdjson_result<simdjson::ondemand::field> r) {
-  simdjson::ondemand::field f;
-  if (auto err = std::move(r).get(f)) throw simdjson::simdjson_error(err);
-  return f;
 }
 
 json_type TypeOf(simdjson::ondemand::value& v, int64_t* skipped) {
@@ -115,7 +108,7 @@ class MatrixWalker {
       } else if (key == "Transit Time(ms)") {
         record = true;
         LenientNumber(v, st_, &time);
-      } else if (depth < kMaxDepth && TypeOf(v, &st_->skipped) == json_type::object) {
+      } else if (depth < kMaxJsonDepth && TypeOf(v, &st_->skipped) == json_type::object) {
         path_.emplace_back(key);
         Object(v.get_object(), depth + 1);
         path_.pop_back();
@@ -175,7 +168,7 @@ class GroupWalker {
 
   void Value(simdjson::ondemand::value v, const std::string& key, int depth) {
     json_type t = TypeOf(v, &st_->skipped);
-    if (depth > kMaxDepth) return;
+    if (depth > kMaxJsonDepth) return;
     if (t == json_type::object) {
       std::string pg;
       std::vector<int32_t> global;

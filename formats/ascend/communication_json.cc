@@ -22,7 +22,6 @@ constexpr std::string_view kBandwidthInfo = "Communication Bandwidth Info";
 constexpr std::string_view kSizeDistribution = "Size Distribution";
 constexpr std::string_view kTransitSize = "Transit Size(MB)";
 constexpr std::string_view kTransitTime = "Transit Time(ms)";
-constexpr int kMaxDepth = 16;
 
 // One op record as read: (key part, value) pairs in file order.
 struct Transport {
@@ -75,12 +74,6 @@ std::string KeyOpName(std::string_view op) {
   return s;
 }
 
-simdjson::ondemand::field FieldOf(simdjson::simdjson_result<simdjson::ondemand::field> r) {
-  simdjson::ondemand::field f;
-  if (auto err = std::move(r).get(f)) throw simdjson::simdjson_error(err);
-  return f;
-}
-
 class Walker {
  public:
   Walker(const simdjson::padded_string& text, const std::string& file, int32_t rank,
@@ -106,7 +99,7 @@ class Walker {
         } else {
           ReadBandwidth(v.get_object(), &rec);
         }
-      } else if (t == json_type::object && depth < kMaxDepth) {
+      } else if (t == json_type::object && depth < kMaxJsonDepth) {
         path_.emplace_back(key);
         Object(v.get_object(), depth + 1);
         path_.pop_back();

@@ -136,7 +136,7 @@ TEST(CommunicationJson, ClusterLayoutIsKeyedByRank) {
   EXPECT_TRUE(f.op_bytes.empty());  // no bandwidth info: nothing to fill
 }
 
-std::string ErrorOf(std::string_view json, int32_t rank = 0) {
+std::string CommErrorOf(std::string_view json, int32_t rank = 0) {
   try {
     ReadCommunicationJson(json, "bad.json", rank);
   } catch (const InputError& e) {
@@ -149,20 +149,20 @@ TEST(CommunicationJson, BadInputNamesFileAndByte) {
   std::string s = R"J({"step": {"collective": {"hcom_x__1_0@2": {"Communication Time Info": )J"
                   R"J({"Elapse Time(ms)": "1.5"}}}}})J";
   size_t at = s.find("\"1.5\"");
-  EXPECT_EQ(ErrorOf(s), "bad.json: byte " + std::to_string(at) +
+  EXPECT_EQ(CommErrorOf(s), "bad.json: byte " + std::to_string(at) +
                             ": expected a number for \"Elapse Time(ms)\"");
 
   std::string t = R"J({"s": {"hcom_x__1_0@2": {"Communication Bandwidth Info": {"HCCS": )J"
                   R"J({"Transit Size(MB)": 1, "Size Distribution": {"0.5": [1, "x"]}}}}}})J";
-  EXPECT_EQ(ErrorOf(t), "bad.json: byte " + std::to_string(t.find("\"x\"")) +
+  EXPECT_EQ(CommErrorOf(t), "bad.json: byte " + std::to_string(t.find("\"x\"")) +
                             ": expected [count, time ms] for packet size 0.5");
 
   std::string u = R"J({"s": {"hcom_x__1_0@2": {"Communication Bandwidth Info": {"HCCS": 7}}}})J";
-  EXPECT_EQ(ErrorOf(u), "bad.json: byte " + std::to_string(u.find("7}")) +
+  EXPECT_EQ(CommErrorOf(u), "bad.json: byte " + std::to_string(u.find("7}")) +
                             ": expected an object for transport \"HCCS\"");
 
-  EXPECT_EQ(ErrorOf("[1, 2]"), "bad.json: byte 0: expected a JSON object");
-  std::string truncated = ErrorOf(R"J({"step": {"collective": {"op": {"Communication Time Info": {"E)J");
+  EXPECT_EQ(CommErrorOf("[1, 2]"), "bad.json: byte 0: expected a JSON object");
+  std::string truncated = CommErrorOf(R"J({"step": {"collective": {"op": {"Communication Time Info": {"E)J");
   EXPECT_EQ(truncated.rfind("bad.json: byte ", 0), 0u) << truncated;
   EXPECT_NE(truncated.find("malformed JSON"), std::string::npos) << truncated;
 }

@@ -3,18 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "formats/errors.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
-std::string ErrorOf(auto&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing_formats::ErrorOf;
 
 TEST(CsvTable, QuotedFieldsWithCommasQuotesAndNewlines) {
   CsvTable t = CsvTable::Parse(

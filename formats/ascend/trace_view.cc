@@ -17,13 +17,13 @@
 #include "formats/errors.h"
 #include "formats/kineto/kineto_shapes.h"  // Input Dims in the Kineto spelling
 #include "formats/kineto/raw_value.h"  // a string value's text without a copy
+#include "formats/starts_with.h"
 
 namespace moetrace {
 namespace {
 
 using simdjson::ondemand::json_type;
 
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 // Comparisons with a literal, run per event and per field: with the length
 // known at compile time the compare is inlined, where string_view's
 // operator== calls memcmp (14% of the import's time when it did).

@@ -3,25 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "formats/errors.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
-std::string ErrorOf(auto&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing_formats::ErrorOf;
 
-int64_t Stat(const Rank& r, std::string_view key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 const Track* FindTrack(const Rank& r, TrackKind kind, int64_t native) {
   for (const Track& t : r.tracks) {

@@ -13,13 +13,14 @@
 #include "formats/errors.h"
 #include "formats/open_trace.h"
 #include "formats/real_traces_dir.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string TempPath(const std::string& name) {
+std::string DbTempPath(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("moetrace_db_bad_" + std::to_string(::getpid()));
   fs::create_directories(d);
   return (d / name).string();
@@ -37,7 +38,7 @@ void MakeDb(const std::string& path, const std::string& sql) {
   ASSERT_EQ(rc, SQLITE_OK) << e;
 }
 
-std::string ErrorOf(const std::string& path) {
+std::string OpenError(const std::string& path) {
   try {
     auto src = OpenTrace(path);
     for (size_t i = 0; i < src->rank_count(); ++i) src->ReadRank(i);
@@ -47,24 +48,19 @@ std::string ErrorOf(const std::string& path) {
   return "";
 }
 
-int64_t Stat(const Rank& r, std::string_view key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 TEST(AscendDbBadInput, MissingStringIdsIsAnInputError) {
-  std::string p = TempPath("msprof_1.db");
+  std::string p = DbTempPath("msprof_1.db");
   MakeDb(p, "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER);"
             "INSERT INTO TASK VALUES (1, 2, 0);");
   EXPECT_EQ(DetectFormat(p), TraceFormat::kAscendDb);
-  EXPECT_EQ(ErrorOf(p), p + ": required table STRING_IDS is missing (not a complete msprof / "
+  EXPECT_EQ(OpenError(p), p + ": required table STRING_IDS is missing (not a complete msprof / "
                             "torch_npu profiler export)");
 }
 
 TEST(AscendDbBadInput, MissingTablesAndColumnsAndOddValuesAreCounted) {
-  std::string p = TempPath("msprof_2.db");
+  std::string p = DbTempPath("msprof_2.db");
   // No COMPUTE_TASK_INFO, no CANN_API...; TASK without streamId; odd values.
   MakeDb(p, "CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
             "INSERT INTO STRING_IDS VALUES (0, 'EVENT_RECORD'), (1, 'MEMCPY_ASYNC');"
@@ -113,17 +109,17 @@ TEST(AscendDbBadInput, TruncatedRealDbIsAnInputErrorNamingTheFile) {
   // Cut inside the schema page, and later inside the data pages.
   for (size_t cut : {size_t{100}, size_t{4096}, size_t{50000}, size_t{100000}}) {
     SCOPED_TRACE(cut);
-    std::string p = TempPath("msprof_cut.db");
+    std::string p = DbTempPath("msprof_cut.db");
     std::ofstream(p, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(cut));
     EXPECT_EQ(DetectFormat(p), TraceFormat::kAscendDb);  // magic present: the open says why
-    std::string err = ErrorOf(p);
+    std::string err = OpenError(p);
     EXPECT_EQ(err.rfind(p + ": SQLite: ", 0), 0u) << err;
     EXPECT_NE(err.find("malformed"), std::string::npos) << err;
   }
 }
 
 TEST(AscendDbBadInput, NotAnSqliteFileIsNotADb) {
-  std::string p = TempPath("msprof_3.db");
+  std::string p = DbTempPath("msprof_3.db");
   std::ofstream(p) << "hello";
   EXPECT_FALSE(LooksLikeAscendDb(p));
   EXPECT_EQ(DetectFormat(p), TraceFormat::kUnknown);

@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kOutputDir = "ASCEND_PROFILER_OUTPUT";
+constexpr const char* kProfilerOutputDir = "ASCEND_PROFILER_OUTPUT";
 // Tables only msprof / torch_npu exports have (any one identifies the DB).
 constexpr const char* kMarkerTables[] = {"TASK", "PYTORCH_API", "CANN_API", "COMPUTE_TASK_INFO",
                                          "COMMUNICATION_OP", "MSTX_EVENTS", "NPU_OP_MEM"};
@@ -45,12 +45,12 @@ std::vector<fs::path> DbFilesIn(const fs::path& dir) {
 // DBs of a rank directory: in it, or in its ASCEND_PROFILER_OUTPUT.
 std::vector<fs::path> RankDbFiles(const fs::path& d) {
   std::vector<fs::path> v = DbFilesIn(d);
-  if (v.empty() && IsDir(d / kOutputDir)) v = DbFilesIn(d / kOutputDir);
+  if (v.empty() && IsDir(d / kProfilerOutputDir)) v = DbFilesIn(d / kProfilerOutputDir);
   return v;
 }
 
 bool HasTextOutput(const fs::path& d) {
-  for (const fs::path& o : {d, d / kOutputDir}) {
+  for (const fs::path& o : {d, d / kProfilerOutputDir}) {
     if (IsFile(o / "trace_view.json") || IsFile(o / "kernel_details.csv")) return true;
   }
   return false;
@@ -121,7 +121,7 @@ int64_t FileRank(const fs::path& db) {
       size_t us = stem.rfind('_');
       if (us != std::string::npos && digits(std::string_view(stem).substr(us + 1), &r)) return r;
     }
-    if (dir.filename() != kOutputDir) break;
+    if (dir.filename() != kProfilerOutputDir) break;
   }
   std::string stem = db.stem().string();
   const std::string prefix = "ascend_pytorch_profiler_";

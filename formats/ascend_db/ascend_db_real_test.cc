@@ -20,18 +20,14 @@
 #include "formats/ascend_db/ascend_db_importer.h"
 #include "formats/open_trace.h"
 #include "formats/real_traces_dir.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
 namespace fs = std::filesystem;
 
-int64_t Stat(const Rank& r, std::string_view key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 const Track* FindTrack(const Rank& r, std::string_view name) {
   for (const Track& t : r.tracks) {

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include "formats/starts_with.h"
+
 namespace moetrace {
 namespace {
-
-bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 bool Linked(const DbContext& ctx, int64_t conn) {
   return conn >= 0 && std::binary_search(ctx.task_connections.begin(),

@@ -24,7 +24,7 @@ using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-std::string TempPath(const std::string& name) {
+std::string CjTempPath(const std::string& name) {
   return (fs::temp_directory_path() /
           ("moetrace_cj_" + std::to_string(getpid()) + "_" + name)).string();
 }
@@ -37,7 +37,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string WriteTrace(const Trace& t, const std::string& name) {
-  const std::string path = TempPath(name);
+  const std::string path = CjTempPath(name);
   auto sink = CreateChromeJsonSink(path);
   for (const Rank& r : t.ranks) sink->AddRank(r);
   sink->Finish(t.metadata);
@@ -380,7 +380,7 @@ TEST(ChromeJsonWriter, ReadsBackThroughTheKinetoImporter) {
 }
 
 TEST(ChromeJsonWriter, NothingIsLeftOnDiskWithoutFinish) {
-  const std::string path = TempPath("abandoned.json");
+  const std::string path = CjTempPath("abandoned.json");
   {
     auto sink = CreateChromeJsonSink(path);
     sink->AddRank(MakeSampleTrace(1, 4).ranks[0]);

@@ -6,6 +6,7 @@
 
 #include "formats/kineto/kineto_names.h"
 #include "formats/kineto/kineto_shapes.h"
+#include "formats/starts_with.h"
 
 namespace moetrace {
 namespace {
@@ -72,10 +73,6 @@ Cat Lookup(std::string_view cat, bool* legacy) {
 bool IsDeviceOp(Category c) {
   return c == Category::kCompute || c == Category::kCollective || c == Category::kP2P ||
          c == Category::kCopy;
-}
-
-bool StartsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
 }
 
 }  // namespace

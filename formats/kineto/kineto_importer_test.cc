@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "formats/errors.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
@@ -19,12 +20,7 @@ std::vector<T> Vec(std::span<const T> v) {
   return {v.begin(), v.end()};
 }
 
-int64_t Stat(const Rank& r, const std::string& key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 const Track* FindTrack(const Rank& r, TrackKind kind, const std::string& name) {
   for (const Track& t : r.tracks) {
@@ -37,7 +33,7 @@ std::string Name(const Rank& r, const EventTable& t, size_t i) {
   return std::string(r.strings.Get(t.name[i]));
 }
 
-std::string ErrorOf(const std::string& json, const std::string& file = "t.json") {
+std::string ImportErrorOf(const std::string& json, const std::string& file = "t.json") {
   try {
     ImportKinetoJson(json, file);
   } catch (const InputError& e) {
@@ -374,32 +370,32 @@ TEST(KinetoImporter, ImplausibleRankStrideIsNotExpanded) {
 }
 
 TEST(KinetoImporter, BadInputMessages) {
-  EXPECT_EQ(ErrorOf(""), "t.json: byte 0: expected a JSON object, got an empty file");
-  EXPECT_EQ(ErrorOf("[1, 2]"),
+  EXPECT_EQ(ImportErrorOf(""), "t.json: byte 0: expected a JSON object, got an empty file");
+  EXPECT_EQ(ImportErrorOf("[1, 2]"),
             "t.json: byte 0: expected a JSON object ('{') at the start of the trace");
-  EXPECT_EQ(ErrorOf(R"({"schemaVersion": 1})"),
+  EXPECT_EQ(ImportErrorOf(R"({"schemaVersion": 1})"),
             "t.json: expected a \"traceEvents\" array in the top-level object");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": {}})"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": {}})"),
             "t.json: byte 16: expected an array ('[') for \"traceEvents\"");
   // Odd values are counted, not errors (kineto_lenient_test.cc); a literal
   // that is not one is bad syntax.
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "ts": tru}]})"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X", "ts": tru}]})"),
             "t.json: byte 35: malformed JSON value for \"ts\"");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "ts": 1,]})"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X", "ts": 1,]})"),
             "t.json: byte 17: malformed JSON in an event: JSON document ended early in the "
             "middle of an object or array.");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "ts": 1)"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X", "ts": 1)"),
             "t.json: byte 17: unterminated event object in \"traceEvents\" (truncated file?)");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X", "ts": 1,}]})"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X", "ts": 1,}]})"),
             "t.json: byte 17: malformed JSON in an event: The JSON document has an improper "
             "structure: missing or superfluous commas, braces, missing keys, etc.");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X"} {"ph": "X"}]})"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X"} {"ph": "X"}]})"),
             "t.json: byte 29: expected ',' or ']' after an event");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X"}]} x)"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X"}]} x)"),
             "t.json: byte 31: unexpected content after the top-level object");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X"}, 5]})"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X"}, 5]})"),
             "t.json: byte 30: expected an event object ('{') in \"traceEvents\"");
-  EXPECT_EQ(ErrorOf(R"({"traceEvents": [{"ph": "X"},)"),
+  EXPECT_EQ(ImportErrorOf(R"({"traceEvents": [{"ph": "X"},)"),
             "t.json: byte 29: unexpected end of file in \"traceEvents\"");
 }
 

@@ -13,16 +13,12 @@
 
 #include "formats/errors.h"
 #include "formats/kineto/kineto_importer.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
-int64_t Stat(const Rank& r, const std::string& key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 size_t Events(const Rank& r) {
   size_t n = 0;
@@ -147,7 +143,7 @@ TEST(KinetoLenient, SyntaxErrorsStillNameTheByte) {
   }
 }
 
-std::filesystem::path TempDir(const std::string& name) {
+std::filesystem::path LenientTempDir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() /
              ("moetrace_lenient_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
@@ -155,7 +151,7 @@ std::filesystem::path TempDir(const std::string& name) {
   return dir;
 }
 
-void WriteGzip(const std::filesystem::path& p, const std::string& s) {
+void LenientWriteGzip(const std::filesystem::path& p, const std::string& s) {
   gzFile f = gzopen(p.c_str(), "wb");
   ASSERT_NE(f, nullptr);
   gzwrite(f, s.data(), unsigned(s.size()));
@@ -176,8 +172,8 @@ TEST(KinetoLenient, InvalidUtf8IsRepaired) {
   EXPECT_EQ(whole.strings.Get(TrackOfKind(whole, TrackKind::kDeviceStream)->events.name[0]), want);
   EXPECT_EQ(Stat(whole, "repaired.utf8"), 2);
 
-  const auto dir = TempDir("utf8");
-  WriteGzip(dir / "t.json.gz", kBadUtf8);
+  const auto dir = LenientTempDir("utf8");
+  LenientWriteGzip(dir / "t.json.gz", kBadUtf8);
   const Rank streamed = OpenKineto((dir / "t.json.gz").string())->ReadRank(0);
   ASSERT_EQ(Events(streamed), 1u);
   EXPECT_EQ(streamed.strings.Get(TrackOfKind(streamed, TrackKind::kDeviceStream)->events.name[0]),
@@ -196,8 +192,8 @@ TEST(KinetoLenient, LongWhitespaceRunsInGzipAreRead) {
   doc += R"({"ph": "X", "cat": "kernel", "name": "b", "pid": 0, "tid": 3, "ts": 20, "dur": 5, "args": {"stream": 3}})";
   doc += std::string(5u << 20, '\n');
   doc += "]" + std::string(5u << 20, '\t') + "}" + std::string(5u << 20, ' ');
-  const auto dir = TempDir("ws");
-  WriteGzip(dir / "t.json.gz", doc);
+  const auto dir = LenientTempDir("ws");
+  LenientWriteGzip(dir / "t.json.gz", doc);
   const Rank streamed = OpenKineto((dir / "t.json.gz").string())->ReadRank(0);
   EXPECT_EQ(Events(streamed), 2u);
   KinetoOpenOptions whole;

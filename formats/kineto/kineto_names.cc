@@ -1,4 +1,5 @@
 #include "formats/kineto/kineto_names.h"
+#include "formats/starts_with.h"
 
 #include <cctype>
 #include <string>
@@ -6,9 +7,6 @@
 namespace moetrace {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.compare(0, p.size(), p) == 0;
-}
 bool Contains(std::string_view s, std::string_view p) {
   return s.find(p) != std::string_view::npos;
 }

@@ -15,6 +15,7 @@
 #include "formats/kineto/kineto_importer.h"
 #include "formats/kineto/read_text_for_test.h"
 #include "formats/real_traces_dir.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
@@ -152,12 +153,7 @@ RawCounts CountRaw(const std::string& text) {
   return rc;
 }
 
-int64_t Stat(const Rank& r, const std::string& key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 bool IsDeviceOp(Category c) {
   return c == Category::kCompute || c == Category::kCollective || c == Category::kP2P ||

@@ -6,16 +6,12 @@
 
 #include "formats/kineto/kineto_importer.h"
 #include "formats/native/native_test_util.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
 
-int64_t Stat(const Rank& r, const std::string& key) {
-  for (const auto& [k, v] : r.import_stats) {
-    if (k == key) return v;
-  }
-  return 0;
-}
+using testing_formats::Stat;
 
 std::string Normalized(std::string_view json) {
   std::string out;

@@ -14,8 +14,8 @@
 namespace moetrace::native {
 namespace {
 
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr int64_t kLowest = std::numeric_limits<int64_t>::min();
+constexpr int64_t kHighest = std::numeric_limits<int64_t>::max();
 
 // The values of a PACKED / DELTA / GAP column straight from the
 // definitions of FORMAT.md, one row at a time.
@@ -124,11 +124,11 @@ void CheckOutputType(int64_t lo, int64_t hi, bool with_gap) {
   SetSimdLevelCapForTesting(-1);
   // Both verdicts were exercised.
   EXPECT_GT(in_range, 10);
-  if (lo != kMin || hi != kMax) EXPECT_GT(out_of_range, 10);
+  if (lo != kLowest || hi != kHighest) EXPECT_GT(out_of_range, 10);
   std::printf("%d columns in range, %d out of range\n", in_range, out_of_range);
 }
 
-TEST(ColumnDecodeAvx512, Int64OutputsEqualTheDefinition) { CheckOutputType<uint64_t>(kMin, kMax, true); }
+TEST(ColumnDecodeAvx512, Int64OutputsEqualTheDefinition) { CheckOutputType<uint64_t>(kLowest, kHighest, true); }
 TEST(ColumnDecodeAvx512, CheckedInt64OutputsEqualTheDefinition) {
   CheckOutputType<uint64_t>(-1'000'000'000'000'000, 1'000'000'000'000'000, true);
 }

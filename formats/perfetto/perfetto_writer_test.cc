@@ -22,12 +22,12 @@ namespace {
 namespace pf = ::moetrace::perfetto;
 namespace fs = std::filesystem;
 
-std::string TempPath(const std::string& name) {
+std::string PfTempPath(const std::string& name) {
   return (fs::temp_directory_path() /
           ("moetrace_pf_" + std::to_string(getpid()) + "_" + name)).string();
 }
 
-std::string ReadFile(const std::string& path) {
+std::string ReadPerfettoFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -62,7 +62,7 @@ struct Decoded {
   int bad_first_packet = 0;
 };
 
-Decoded Decode(const std::string& bytes) {
+Decoded DecodePerfetto(const std::string& bytes) {
   pf::Trace trace;
   EXPECT_TRUE(trace.ParseFromString(bytes));
   Decoded d;
@@ -168,7 +168,7 @@ std::vector<Slice> ModelSlices(const Rank& rank, const Track& track) {
   return out;
 }
 
-void WriteTrace(const Trace& t, const std::string& path) {
+void WritePerfetto(const Trace& t, const std::string& path) {
   auto sink = CreatePerfettoSink(path);
   for (const Rank& r : t.ranks) sink->AddRank(r);
   sink->Finish(t.metadata);
@@ -178,9 +178,9 @@ class PerfettoSampleTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     trace_ = new Trace(MakeSampleTrace(4, 64, 7));
-    path_ = new std::string(TempPath("sample.pftrace"));
-    WriteTrace(*trace_, *path_);
-    decoded_ = new Decoded(Decode(ReadFile(*path_)));
+    path_ = new std::string(PfTempPath("sample.pftrace"));
+    WritePerfetto(*trace_, *path_);
+    decoded_ = new Decoded(DecodePerfetto(ReadPerfettoFile(*path_)));
   }
   static void TearDownTestSuite() {
     fs::remove(*path_);
@@ -357,11 +357,11 @@ Rank OverlapRank() {
 }
 
 TEST(PerfettoWriter, OverlappingEventsGoToAChildTrack) {
-  const std::string path = TempPath("overlap.pftrace");
+  const std::string path = PfTempPath("overlap.pftrace");
   Trace t;
   t.ranks.push_back(OverlapRank());
-  WriteTrace(t, path);
-  Decoded d = Decode(ReadFile(path));
+  WritePerfetto(t, path);
+  Decoded d = DecodePerfetto(ReadPerfettoFile(path));
   fs::remove(path);
   EXPECT_EQ(d.unbalanced, 0);
   uint64_t thread = 0, child = 0;
@@ -387,9 +387,9 @@ TEST(PerfettoWriter, InputShapesAreAStringArgOfTheSlice) {
                    .category = Category::kHostOp, .shape = r.strings.Intern("[[8, 4], [4, 2]]")});
   h.events.Append({.ts = 200, .dur = 10, .name = r.strings.Intern("aten::relu"),
                    .category = Category::kHostOp});
-  const std::string path = TempPath("shapes.pftrace");
-  WriteTrace(t, path);
-  const Decoded d = Decode(ReadFile(path));
+  const std::string path = PfTempPath("shapes.pftrace");
+  WritePerfetto(t, path);
+  const Decoded d = DecodePerfetto(ReadPerfettoFile(path));
   fs::remove(path);
   std::vector<std::string> args;
   for (const auto& [uuid, v] : d.slice_string_args) {
@@ -401,14 +401,14 @@ TEST(PerfettoWriter, InputShapesAreAStringArgOfTheSlice) {
 }
 
 TEST(PerfettoWriter, InvalidUtf8NamesAreReplaced) {
-  const std::string path = TempPath("utf8.pftrace");
+  const std::string path = PfTempPath("utf8.pftrace");
   Trace t;
   Rank& rank = t.ranks.emplace_back();
   Track& h = rank.AddTrack(TrackKind::kHostThread, TrackRole::kHostMain, "py\xff", 7);
   h.events.Append({.ts = 5, .dur = 0, .name = rank.strings.Intern("bad\xc3\x28"),
                    .category = Category::kMarker});
-  WriteTrace(t, path);
-  Decoded d = Decode(ReadFile(path));
+  WritePerfetto(t, path);
+  Decoded d = DecodePerfetto(ReadPerfettoFile(path));
   fs::remove(path);
   ASSERT_EQ(d.slices.size(), 1u);
   EXPECT_EQ(d.slices.begin()->second,
@@ -423,7 +423,7 @@ TEST(PerfettoWriter, InvalidUtf8NamesAreReplaced) {
 // Corrupt in-memory ranks (ids out of range, mismatched counter columns,
 // negative durations) still give a well-formed trace.
 TEST(PerfettoWriter, SurvivesInconsistentRanks) {
-  const std::string path = TempPath("corrupt.pftrace");
+  const std::string path = PfTempPath("corrupt.pftrace");
   Trace t;
   Rank& r = t.ranks.emplace_back();
   Track& s = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceComm, "stream 1", 1);
@@ -433,8 +433,8 @@ TEST(PerfettoWriter, SurvivesInconsistentRanks) {
   Track& c = r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "mem");
   c.sample_ts = {1, 2, 3};
   c.sample_value = {4.5, 5.5};
-  WriteTrace(t, path);
-  Decoded d = Decode(ReadFile(path));
+  WritePerfetto(t, path);
+  Decoded d = DecodePerfetto(ReadPerfettoFile(path));
   fs::remove(path);
   EXPECT_EQ(d.unbalanced, 0);
   EXPECT_EQ(d.unresolved_names, 0);
@@ -446,7 +446,7 @@ TEST(PerfettoWriter, SurvivesInconsistentRanks) {
 }
 
 TEST(PerfettoWriter, NothingIsLeftOnDiskWithoutFinish) {
-  const std::string path = TempPath("abandoned.pftrace");
+  const std::string path = PfTempPath("abandoned.pftrace");
   {
     auto sink = CreatePerfettoSink(path);
     sink->AddRank(MakeSampleTrace(1, 4).ranks[0]);

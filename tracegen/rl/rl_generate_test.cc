@@ -20,7 +20,7 @@
 namespace moetrace::tracegen::rl {
 namespace {
 
-const Plan& SharedPlan() {
+const Plan& SharedGeneratePlan() {
   static const Plan plan = testing::HandPlan();
   return plan;
 }
@@ -29,7 +29,7 @@ std::string Generated(const std::vector<int32_t>& cards, int threads, GenerateSu
   const std::string path = ::testing::TempDir() + "rl_gen_" + std::to_string(threads) + "_" + std::to_string(::getpid()) + ".mtrace";
   {
     auto sink = CreateNativeSink(path);
-    GenerateSummary got = GeneratePlan(SharedPlan(), cards, *sink, {}, threads);
+    GenerateSummary got = GeneratePlan(SharedGeneratePlan(), cards, *sink, {}, threads);
     if (s) *s = got;
   }
   std::ifstream in(path, std::ios::binary);
@@ -52,7 +52,7 @@ TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
   {
     auto sink = CreateNativeSink(path);
     std::vector<int> progress;
-    GeneratePlan(SharedPlan(), {1, 3}, *sink, [&](int done, int total) {
+    GeneratePlan(SharedGeneratePlan(), {1, 3}, *sink, [&](int done, int total) {
       EXPECT_EQ(total, 2);
       progress.push_back(done);
     }, 2);
@@ -67,11 +67,11 @@ TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
   // each card's step labels (GroundTruthLabels of the emitted card).
   ASSERT_GE(m.ground_truth.size(), 2u);
   EXPECT_EQ(m.ground_truth[0], (LabeledValue{-1, 0, "start_ns", double(kRlBaseTime)}));
-  EXPECT_EQ(m.ground_truth[1], SharedPlan().labels[1]);
+  EXPECT_EQ(m.ground_truth[1], SharedGeneratePlan().labels[1]);
   std::vector<LabeledValue> want_rank;
   for (int c : {1, 3}) {
     Rank card;
-    EmitCard(SharedPlan(), c, &card);
+    EmitCard(SharedGeneratePlan(), c, &card);
     for (LabeledValue& l : GroundTruthLabels(card)) want_rank.push_back(l);
   }
   EXPECT_EQ(std::vector<LabeledValue>(m.ground_truth.begin() + 2, m.ground_truth.end()), want_rank);
@@ -93,14 +93,14 @@ TEST(RlGenerate, MetadataIsTheJobsAndCardsAreThePlans) {
   ASSERT_EQ(src->rank_count(), 2u);
   // A subset's cards are those of a full run.
   Rank want;
-  EmitCard(SharedPlan(), 3, &want);
+  EmitCard(SharedGeneratePlan(), 3, &want);
   EXPECT_TRUE(src->ReadRank(1) == want);
 }
 
 TEST(RlGenerate, CardOutsideThePlanIsAnInputErrorNamingRanks) {
   MemorySink sink;
   try {
-    GeneratePlan(SharedPlan(), {0, 4}, sink, {}, 1);
+    GeneratePlan(SharedGeneratePlan(), {0, 4}, sink, {}, 1);
     FAIL() << "no error";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--ranks"), std::string::npos) << e.what();

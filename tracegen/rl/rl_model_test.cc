@@ -205,6 +205,9 @@ TEST(RlModel, DeterministicForAnyThreadCount) {
 }
 
 TEST(RlModel, PanguPresetPlansOneCloudMatrix) {
+#ifdef MOETRACE_SANITIZED
+  GTEST_SKIP() << "the optimised build runs it (23 s optimised, 109 s under ASan)";
+#endif
   const Plan plan = BuildPlan(BuildConfig({"pangu-ultra-moe-718b-rl", "", {}, 0}), 2);
   EXPECT_EQ(plan.cards, 384);
   EXPECT_EQ(plan.instances.size(), 12u);  // 384 / (tp 4 x dp 8)

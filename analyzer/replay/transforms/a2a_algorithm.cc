@@ -91,7 +91,7 @@ int64_t HierarchicalAllToAll(const Trace& trace, const Calibration& cal, int top
     std::vector<int32_t> node(n);
     bool ok = true;
     for (size_t i = 0; i < n; ++i) node[i] = NodeOf(ranks[i], dpn);
-    for (const OpRef& o : members) {
+    for (const MemberRef& o : members) {
       const Rank& rank = trace.ranks[size_t(o.r)];
       const Track& track = rank.tracks[size_t(o.t)];
       const CommRecord* rec = CommOf(track, size_t(o.i));
@@ -119,7 +119,7 @@ int64_t HierarchicalAllToAll(const Trace& trace, const Calibration& cal, int top
     if (c.flat <= 0 || c.hierarchical == c.flat) continue;
     const double ratio = c.hierarchical / c.flat;
     // Each member: its wait stays, its transfer scales.
-    for (const OpRef& o : members) {
+    for (const MemberRef& o : members) {
       TimeNs& d = edits->dur[size_t(o.r)][size_t(o.t)][size_t(o.i)];
       d = d - T + TimeNs(std::llround(double(T) * ratio));
     }

@@ -47,7 +47,7 @@ CollectiveGroups::CollectiveGroups(const Trace& trace) {
       for (size_t b = a + 1; b < m.size(); ++b) ok &= m[a].r != m[b].r;
     }
     if (!ok) continue;
-    for (const OpRef& o : m) of_[PackRef(size_t(o.r), size_t(o.t), size_t(o.i))] = int64_t(g);
+    for (const MemberRef& o : m) of_[PackRef(size_t(o.r), size_t(o.t), size_t(o.i))] = int64_t(g);
   }
 }
 
@@ -58,7 +58,7 @@ int64_t CollectiveGroups::GroupOf(size_t r, size_t t, size_t i) const {
 
 TimeNs CollectiveGroups::Transfer(const EventEdits& edits, int64_t g) const {
   TimeNs T = std::numeric_limits<TimeNs>::max();
-  for (const OpRef& o : groups_[size_t(g)]) {
+  for (const MemberRef& o : groups_[size_t(g)]) {
     T = std::min(T, edits.dur[size_t(o.r)][size_t(o.t)][size_t(o.i)]);
   }
   return T;

@@ -12,7 +12,7 @@
 
 namespace moetrace::replay {
 
-struct OpRef {
+struct MemberRef {
   int32_t r = 0, t = 0;  // rank index, track
   int64_t i = 0;         // event
 };
@@ -26,13 +26,13 @@ class CollectiveGroups {
   explicit CollectiveGroups(const Trace& trace);
   // Matched group of a collective op, -1 when unmatched.
   int64_t GroupOf(size_t r, size_t t, size_t i) const;
-  const std::vector<OpRef>& Members(int64_t g) const { return groups_[size_t(g)]; }
+  const std::vector<MemberRef>& Members(int64_t g) const { return groups_[size_t(g)]; }
   size_t size() const { return groups_.size(); }
   // The transfer after the last arrival: the smallest current member duration.
   TimeNs Transfer(const EventEdits& edits, int64_t g) const;
 
  private:
-  std::vector<std::vector<OpRef>> groups_;
+  std::vector<std::vector<MemberRef>> groups_;
   std::unordered_map<uint64_t, int64_t> of_;
 };
 

@@ -26,7 +26,7 @@ tracegen::RunConfig ConfigOf(const Trace& trace, const std::string& what) {
 }
 
 // A device op of one rank, in issue (correlation) order.
-struct Op {
+struct IssueOp {
   int64_t corr = -1;
   OpRef ref;
   int32_t step = 0, mb = -1;
@@ -101,14 +101,14 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
     const auto old_items = tracegen::StageSchedule(old_sh, stage);
     const auto new_items = tracegen::StageSchedule(new_sh, stage);
     // Device ops in issue order.
-    std::vector<Op> ops;
+    std::vector<IssueOp> ops;
     for (size_t t = 0; t < rank.tracks.size(); ++t) {
       const Track& tr = rank.tracks[t];
       if (tr.kind != TrackKind::kDeviceStream) continue;
       const EventTable& ev = tr.events;
       for (size_t i = 0; i < ev.size(); ++i) {
         if (ev.category[i] == Category::kMarker) continue;
-        Op o;
+        IssueOp o;
         o.corr = ev.correlation[i];
         o.ref = {int32_t(t), int64_t(i)};
         o.step = std::max(0, ev.step[i]);
@@ -124,7 +124,7 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
         ops.push_back(o);
       }
     }
-    std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) {
+    std::sort(ops.begin(), ops.end(), [](const IssueOp& a, const IssueOp& b) {
       if (a.step != b.step) return a.step < b.step;
       if (a.corr != b.corr) return a.corr < b.corr;
       return a.ref.track != b.ref.track ? a.ref.track < b.ref.track : a.ref.event < b.ref.event;
@@ -139,7 +139,7 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
     std::unordered_map<int32_t, int64_t> step_end;  // step -> its last new index
     int64_t pos = 0;
     std::vector<int64_t> last_of_stream(ro.streams.size(), -1);  // op index
-    auto bad = [&](const Op& o, const std::string& why) {
+    auto bad = [&](const IssueOp& o, const std::string& why) {
       ThrowInputError("--set", what,
                       fmt::format("rank {} step {}: the events do not follow the recorded {} "
                                   "schedule ({}; correlation {})",
@@ -153,7 +153,7 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
       std::vector<std::vector<size_t>> tasks(old_items.size() * 2);
       size_t j = 0;
       bool started = false;
-      auto match = [&](size_t jj, const Op& o) -> int {
+      auto match = [&](size_t jj, const IssueOp& o) -> int {
         if (jj >= old_items.size()) return -1;
         const auto& it = old_items[jj];
         if (it.a.mb == o.mb && it.a.backward == o.backward) return 0;
@@ -161,7 +161,7 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
         return -1;
       };
       for (size_t k = s0; k < s1; ++k) {
-        const Op& o = ops[k];
+        const IssueOp& o = ops[k];
         if (o.mb < 0) {
           (started ? tail : head).push_back(k);
           continue;
@@ -185,7 +185,7 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
       }
       // The new issue order: (op, virtual stream).
       std::vector<std::pair<size_t, int>> seq;
-      auto vid = [&](const Op& o, bool second) {
+      auto vid = [&](const IssueOp& o, bool second) {
         return o.collective ? (second ? kCommB : kCommA) : o.ref.track;
       };
       // Dependencies inside a task, as tracegen builds them: each op waits
@@ -197,7 +197,7 @@ std::string ChangeSchedule(const Trace& trace, std::string_view kind, GraphModif
       auto chain = [&](const std::vector<size_t>& list) {
         int64_t main = -1, branch = -1;
         for (size_t p = 0; p < list.size(); ++p) {
-          const Op& o = ops[list[p]];
+          const IssueOp& o = ops[list[p]];
           int64_t on = -1;
           if (o.shared) {
             if (p > 0 && ops[list[p - 1]].shared) {
