@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 
@@ -34,9 +36,31 @@ struct Rendezvous {
 
 TimeNs Scale(TimeNs t, double f) { return f == 1.0 ? t : TimeNs(std::llround(double(t) * f)); }
 
+// fn(0 .. workers-1), worker 0 on the calling thread; the first exception
+// thrown is rethrown here once all have ended.
+template <typename Fn>
+void RunWorkers(size_t workers, const Fn& fn) {
+  std::vector<std::exception_ptr> error(workers);
+  auto guarded = [&](size_t w) {
+    try {
+      fn(w);
+    } catch (...) {
+      error[w] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) threads.emplace_back(guarded, w);
+  guarded(0);
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : error) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
 class Replayer {
  public:
-  Replayer(const Trace& trace, const GraphModifications& mods) : in_(trace), mods_(mods) {}
+  Replayer(const Trace& trace, const GraphModifications& mods, int threads)
+      : in_(trace), mods_(mods), threads_(threads) {}
 
   Trace Run(GraphStats* stats) {
     Index();
@@ -81,84 +105,117 @@ class Replayer {
     return false;
   }
 
-  void BuildNodes() {
+  // The nodes' collectives and pipeline transfers, by key, in node order:
+  // registered after the parallel pass, in the order one pass adds them.
+  struct PendingComm {
+    int64_t node;
+    std::string key;
+    int32_t group_size;
+    bool collective, send;
+  };
+  struct NodeBatch {
+    std::vector<PendingComm> pending;
+    int64_t syncs_removed = 0;
+  };
+
+  // One rank's nodes: it writes its own nodes only.
+  void BuildRankNodes(size_t r, NodeBatch* b) {
     const double f = mods_.host_factor;
     const EventEdits& ed = mods_.edits;
+    const Rank& rank = in_.ranks[r];
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      const Track& track = rank.tracks[t];
+      if (track.kind == TrackKind::kCounter) continue;
+      const EventTable& ev = track.events;
+      for (size_t i = 0; i < ev.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        os_[n] = ev.ts[i];
+        oe_[n] = ev.ts[i] + std::max<TimeNs>(0, ev.dur[i]);
+        rank_of_[n] = int32_t(r);
+        const Category c = ev.category[i];
+        if (track.kind == TrackKind::kHostThread) {
+          const bool edited_out = ed.active && ed.removed[r][t][i];
+          if (c == Category::kLaunch && !(ev.flags[i] & kFlagBlocking)) {
+            kind_[n] = kHost;
+            dur_[n] = Scale(ed.active ? ed.dur[r][t][i] : oe_[n] - os_[n], f);
+            removed_[n] = edited_out;
+          } else if (c == Category::kSync || (ev.flags[i] & kFlagBlocking)) {
+            kind_[n] = kSyncNode;
+            dur_[n] = oe_[n] - os_[n];
+            if (edited_out || IsRemovedSync(rank.strings.Get(ev.name[i]))) {
+              removed_[n] = 1;
+              ++b->syncs_removed;
+            }
+          }
+          continue;
+        }
+        if (c == Category::kMarker) continue;
+        kind_[n] = kDev;
+        const int32_t ci = ev.comm[i];
+        const CommRecord* recp =
+            ci >= 0 && size_t(ci) < track.comms.size() ? &track.comms[size_t(ci)] : nullptr;
+        const OpClass cls = ClassifyOp(rank.strings.Get(ev.name[i]), c,
+                                       recp ? recp->kind : CollectiveKind::kNone);
+        const double speed = mods_.speed[int(cls)];
+        const TimeNs base = ed.active ? ed.dur[r][t][i] : oe_[n] - os_[n];
+        dur_[n] = speed == 1.0 ? base : TimeNs(std::llround(double(base) / speed));
+        if (ed.active && ed.removed[r][t][i]) {
+          removed_[n] = 1;
+          dur_[n] = 0;
+          continue;
+        }
+        if (!recp) continue;
+        const CommRecord& rec = *recp;
+        if (rec.sequence < 0) continue;
+        std::string key(rank.strings.Get(rec.group));
+        key += '#';
+        key += std::to_string(rec.sequence);
+        if (c == Category::kP2P && !mods_.role_of.empty()) {
+          // Role-reduced: the peer is another role's representative, the pair
+          // named by (sender role, receiver role, sequence).
+          const int32_t self = RoleOf(rank.rank), peer = RoleOf(rec.peer);
+          if (self >= 0 && peer >= 0) {
+            const bool send = rec.kind == CollectiveKind::kSend;
+            key = "role:" + std::to_string(send ? self : peer) + '>' +
+                  std::to_string(send ? peer : self) + '#' + std::to_string(rec.sequence);
+          }
+        }
+        if (c == Category::kCollective && rec.group_size >= 2) {
+          b->pending.push_back({n, std::move(key), rec.group_size, true, false});
+        } else if (c == Category::kP2P &&
+                   (rec.kind == CollectiveKind::kSend || rec.kind == CollectiveKind::kRecv)) {
+          b->pending.push_back({n, std::move(key), 0, false, rec.kind == CollectiveKind::kSend});
+        }
+      }
+    }
+  }
+
+  void BuildNodes() {
+    const size_t workers = Workers();
+    const std::vector<size_t> first = RankRuns(workers);
+    std::vector<NodeBatch> batches(workers);
+    RunWorkers(workers, [&](size_t w) {
+      for (size_t r = first[w]; r < first[w + 1]; ++r) BuildRankNodes(r, &batches[w]);
+    });
     std::unordered_map<std::string, int32_t> rdv_index;
     struct P2P { int64_t node; int32_t rank; bool send; };
     std::unordered_map<std::string, std::vector<P2P>> p2p;
-    for (size_t r = 0; r < in_.ranks.size(); ++r) {
-      const Rank& rank = in_.ranks[r];
-      for (size_t t = 0; t < rank.tracks.size(); ++t) {
-        const Track& track = rank.tracks[t];
-        if (track.kind == TrackKind::kCounter) continue;
-        const EventTable& ev = track.events;
-        for (size_t i = 0; i < ev.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
-          os_[n] = ev.ts[i];
-          oe_[n] = ev.ts[i] + std::max<TimeNs>(0, ev.dur[i]);
-          rank_of_[n] = int32_t(r);
-          const Category c = ev.category[i];
-          if (track.kind == TrackKind::kHostThread) {
-            const bool edited_out = ed.active && ed.removed[r][t][i];
-            if (c == Category::kLaunch && !(ev.flags[i] & kFlagBlocking)) {
-              kind_[n] = kHost;
-              dur_[n] = Scale(ed.active ? ed.dur[r][t][i] : oe_[n] - os_[n], f);
-              removed_[n] = edited_out;
-            } else if (c == Category::kSync || (ev.flags[i] & kFlagBlocking)) {
-              kind_[n] = kSyncNode;
-              dur_[n] = oe_[n] - os_[n];
-              if (edited_out || IsRemovedSync(rank.strings.Get(ev.name[i]))) {
-                removed_[n] = 1;
-                ++stats_.syncs_removed;
-              }
-            }
-            continue;
-          }
-          if (c == Category::kMarker) continue;
-          kind_[n] = kDev;
-          const int32_t ci = ev.comm[i];
-          const CommRecord* recp =
-              ci >= 0 && size_t(ci) < track.comms.size() ? &track.comms[size_t(ci)] : nullptr;
-          const OpClass cls = ClassifyOp(rank.strings.Get(ev.name[i]), c,
-                                         recp ? recp->kind : CollectiveKind::kNone);
-          const double speed = mods_.speed[int(cls)];
-          const TimeNs base = ed.active ? ed.dur[r][t][i] : oe_[n] - os_[n];
-          dur_[n] = speed == 1.0 ? base : TimeNs(std::llround(double(base) / speed));
-          if (ed.active && ed.removed[r][t][i]) {
-            removed_[n] = 1;
-            dur_[n] = 0;
-            continue;
-          }
-          if (!recp) continue;
-          const CommRecord& rec = *recp;
-          if (rec.sequence < 0) continue;
-          std::string key(rank.strings.Get(rec.group));
-          key += '#';
-          key += std::to_string(rec.sequence);
-          if (c == Category::kP2P && !mods_.role_of.empty()) {
-            // Role-reduced: the peer is another role's representative, the pair
-            // named by (sender role, receiver role, sequence).
-            const int32_t self = RoleOf(rank.rank), peer = RoleOf(rec.peer);
-            if (self >= 0 && peer >= 0) {
-              const bool send = rec.kind == CollectiveKind::kSend;
-              key = "role:" + std::to_string(send ? self : peer) + '>' +
-                    std::to_string(send ? peer : self) + '#' + std::to_string(rec.sequence);
-            }
-          }
-          if (c == Category::kCollective && rec.group_size >= 2) {
-            auto [it, fresh] = rdv_index.emplace(key, int32_t(rdvs_.size()));
-            if (fresh) rdvs_.emplace_back();
-            rdvs_[size_t(it->second)].members.push_back(n);
-            rdv_[n] = it->second;
-            group_size_.resize(rdvs_.size(), 0);
-            group_size_[size_t(it->second)] = rec.group_size;
-          } else if (c == Category::kP2P &&
-                     (rec.kind == CollectiveKind::kSend || rec.kind == CollectiveKind::kRecv)) {
-            p2p[key].push_back({n, int32_t(r), rec.kind == CollectiveKind::kSend});
-          }
+    for (NodeBatch& batch : batches) {
+      stats_.syncs_removed += batch.syncs_removed;
+      for (PendingComm& pc : batch.pending) {
+        const int64_t n = pc.node;
+        if (pc.collective) {
+          auto [it, fresh] = rdv_index.emplace(std::move(pc.key), int32_t(rdvs_.size()));
+          if (fresh) rdvs_.emplace_back();
+          rdvs_[size_t(it->second)].members.push_back(n);
+          rdv_[n] = it->second;
+          group_size_.resize(rdvs_.size(), 0);
+          group_size_[size_t(it->second)] = pc.group_size;
+        } else {
+          p2p[std::move(pc.key)].push_back({n, rank_of_[n], pc.send});
         }
       }
+      std::vector<PendingComm>().swap(batch.pending);
     }
     // A rendezvous needs every member, on distinct ranks.
     for (size_t k = 0; k < rdvs_.size(); ++k) {
@@ -193,7 +250,14 @@ class Replayer {
   }
 
   // ---- edges --------------------------------------------------------------
-  void AddEdge(int64_t to, Edge e) { edges_.emplace_back(to, e); }
+  // The edges of a run of ranks, in the order the serial pass adds them, and
+  // the run's counters: BuildEdges' workers each fill one.
+  struct EdgeBatch {
+    std::vector<std::pair<int64_t, Edge>> edges;
+    int64_t cross_stream_waits = 0, syncs_with_release = 0;
+  };
+
+  static void AddEdge(EdgeBatch* b, int64_t to, Edge e) { b->edges.emplace_back(to, e); }
 
   // A task queue the trace does not have (launch_lag_ns): one dequeue thread
   // per rank launches each op launch_lag_ns after the later of its enqueue
@@ -201,7 +265,7 @@ class Replayer {
   // instead would let the launches overlap where the dequeue thread is the
   // slower one. The dequeues are nodes of their own, not emitted.
   template <typename Launches>
-  void AddDequeueChain(const Launches& launches) {
+  void AddDequeueChain(const Launches& launches, EdgeBatch* b) {
     // Every enqueue node exists already; the dequeues are appended below.
     if (dequeue_of_.size() < os_.size()) dequeue_of_.resize(os_.size(), -1);
     std::vector<std::pair<TimeNs, int64_t>> enqueues;
@@ -217,8 +281,8 @@ class Replayer {
       dur_.push_back(mods_.launch_lag_ns); kind_.push_back(kHost); removed_.push_back(0);
       rank_of_.push_back(rank_of_[size_t(enqueue)]); rdv_.push_back(-1); send_of_.push_back(-1);
       issue_end_.push_back(kUnset);
-      AddEdge(v, {enqueue, 0, false, false});
-      if (prev >= 0) AddEdge(v, {prev, 0, false, false});
+      AddEdge(b, v, {enqueue, 0, false, false});
+      if (prev >= 0) AddEdge(b, v, {prev, 0, false, false});
       dequeue_of_[size_t(enqueue)] = v;
       prev = v;
     }
@@ -231,236 +295,288 @@ class Replayer {
     return {launch, removed ? 0 : mods_.launch_lag_ns, false, false};
   }
 
-  void BuildEdges() {
+  // Worker threads for the passes over ranks (at most one per rank).
+  size_t Workers() const {
+    const size_t want = threads_ > 0 ? size_t(threads_) : std::max(1u, std::thread::hardware_concurrency());
+    return std::min<size_t>(std::max<size_t>(in_.ranks.size(), 1), want);
+  }
+
+  // Runs of ranks of about equal nodes, one per worker: worker w takes ranks
+  // first[w] .. first[w + 1] - 1.
+  std::vector<size_t> RankRuns(size_t workers) const {
+    const size_t R = in_.ranks.size();
+    std::vector<int64_t> upto(R + 1, 0);  // nodes of the ranks before r
+    for (size_t r = 0; r < R; ++r) {
+      int64_t n = 0;
+      for (const Track& t : in_.ranks[r].tracks) {
+        if (t.kind != TrackKind::kCounter) n += int64_t(t.events.size());
+      }
+      upto[r + 1] = upto[r] + n;
+    }
+    std::vector<size_t> first(workers + 1, R);
+    first[0] = 0;
+    for (size_t w = 1; w < workers; ++w) {
+      const int64_t target = upto[R] / int64_t(workers) * int64_t(w);
+      const size_t at = size_t(std::lower_bound(upto.begin(), upto.end(), target) - upto.begin());
+      first[w] = std::clamp(at, first[w - 1], R);
+    }
+    return first;
+  }
+
+  // One rank's edges. It writes its own nodes' slack and issue end only, and
+  // reads the node tables: ranks can be built side by side.
+  void BuildRankEdges(size_t r, EdgeBatch* b) {
     const double f = mods_.host_factor;
-    issue_end_.assign(os_.size(), kUnset);
-    for (size_t r = 0; r < in_.ranks.size(); ++r) {
-      const Rank& rank = in_.ranks[r];
-      // Launch events of the rank by (correlation, end).
-      struct L { int64_t corr; TimeNs end; int64_t node; size_t track; };
-      std::vector<L> launches;
-      for (size_t t = 0; t < rank.tracks.size(); ++t) {
-        const Track& track = rank.tracks[t];
-        if (track.kind != TrackKind::kHostThread) continue;
-        for (size_t i = 0; i < track.events.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
-          if (kind_[n] == kHost && track.events.correlation[i] >= 0) {
-            launches.push_back({track.events.correlation[i], oe_[n], n, t});
-          }
+    const Rank& rank = in_.ranks[r];
+    // Launch events of the rank by (correlation, end).
+    struct L { int64_t corr; TimeNs end; int64_t node; size_t track; };
+    std::vector<L> launches;
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      const Track& track = rank.tracks[t];
+      if (track.kind != TrackKind::kHostThread) continue;
+      for (size_t i = 0; i < track.events.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        if (kind_[n] == kHost && track.events.correlation[i] >= 0) {
+          launches.push_back({track.events.correlation[i], oe_[n], n, t});
         }
       }
-      std::sort(launches.begin(), launches.end(), [](const L& a, const L& b) {
-        return a.corr != b.corr ? a.corr < b.corr : a.end < b.end;
-      });
-      auto range = [&](int64_t corr) {
-        auto lo = std::lower_bound(launches.begin(), launches.end(), corr,
-                                   [](const L& a, int64_t c) { return a.corr < c; });
-        auto hi = lo;
-        while (hi != launches.end() && hi->corr == corr) ++hi;
-        return std::make_pair(lo, hi);
-      };
+    }
+    std::sort(launches.begin(), launches.end(), [](const L& a, const L& b) {
+      return a.corr != b.corr ? a.corr < b.corr : a.end < b.end;
+    });
+    auto range = [&](int64_t corr) {
+      auto lo = std::lower_bound(launches.begin(), launches.end(), corr,
+                                 [](const L& a, int64_t c) { return a.corr < c; });
+      auto hi = lo;
+      while (hi != launches.end() && hi->corr == corr) ++hi;
+      return std::make_pair(lo, hi);
+    };
 
-      const RankOrder* ro =
-          r < mods_.order.size() && mods_.order[r].active ? &mods_.order[r] : nullptr;
+    const RankOrder* ro =
+        r < mods_.order.size() && mods_.order[r].active ? &mods_.order[r] : nullptr;
 
-      // Host threads: thread order and launch chains. The edge to the
-      // previous node carries the host work recorded before this one; a
-      // re-ordered thread keeps it and chains in the new order.
-      for (size_t t = 0; t < rank.tracks.size(); ++t) {
-        const Track& track = rank.tracks[t];
-        if (track.kind != TrackKind::kHostThread) continue;
-        struct Link { int64_t node; TimeNs lag; bool on_start; bool has_prev; };
-        std::vector<Link> links;
+    // Host threads: thread order and launch chains. The edge to the
+    // previous node carries the host work recorded before this one; a
+    // re-ordered thread keeps it and chains in the new order.
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      const Track& track = rank.tracks[t];
+      if (track.kind != TrackKind::kHostThread) continue;
+      struct Link { int64_t node; TimeNs lag; bool on_start; bool has_prev; };
+      std::vector<Link> links;
+      int64_t prev = -1;
+      for (size_t i = 0; i < track.events.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        if (kind_[n] == kPassive) continue;
+        int64_t cross = -1;
+        if (kind_[n] == kHost && track.events.correlation[i] >= 0) {
+          auto [lo, hi] = range(track.events.correlation[i]);
+          for (auto it = lo; it != hi; ++it) {
+            if (it->track != t && it->end <= os_[n]) cross = it->node;
+          }
+        }
+        Link link{n, 0, false, prev >= 0};
+        TimeNs est = kUnset;
+        if (prev >= 0) {
+          if (cross >= 0 && oe_[cross] >= oe_[prev]) {
+            est = oe_[prev];  // it waited for the other thread
+          } else if (removed_[n] && kind_[n] == kHost) {
+            est = os_[n];  // a removed launch: its host work goes with it
+          } else if (os_[n] >= oe_[prev]) {
+            link.lag = Scale(os_[n] - oe_[prev], f);
+            est = os_[n];
+          } else {
+            link.lag = Scale(os_[n] - os_[prev], f);
+            link.on_start = true;
+            est = os_[n];
+          }
+        }
+        if (cross >= 0) {
+          AddEdge(b, n, {cross, 0, false, false});
+          est = std::max(est, oe_[cross]);
+        }
+        if (est != kUnset && !(removed_[n] && kind_[n] == kHost)) slack_[n] = Scale(os_[n] - est, f);
+        links.push_back(link);
+        prev = n;
+      }
+      if (ro && t < ro->thread.size() && !ro->thread[t].empty()) {
+        // Re-ordered: the same links, in the new order.
+        std::vector<int64_t> pos(track.events.size(), -1);
+        for (size_t k = 0; k < links.size(); ++k) pos[size_t(links[k].node - base_[r][t])] = int64_t(k);
+        int64_t before = -1;
+        for (int64_t e : ro->thread[t]) {
+          if (e < 0 || size_t(e) >= pos.size() || pos[size_t(e)] < 0) continue;
+          const Link& l = links[size_t(pos[size_t(e)])];
+          if (before >= 0) AddEdge(b, l.node, {before, l.has_prev ? l.lag : 0, l.has_prev && l.on_start, false});
+          before = l.node;
+        }
+        continue;
+      }
+      for (size_t k = 1; k < links.size(); ++k) {
+        if (links[k].has_prev) AddEdge(b, links[k].node, {links[k - 1].node, links[k].lag, links[k].on_start, false});
+      }
+    }
+
+    if (mods_.launch_lag_ns > 0 && !ro) AddDequeueChain(launches, b);
+
+    // Device streams: stream order, launch, inferred cross-stream waits.
+    struct D { TimeNs end; int64_t node; size_t track; };
+    std::vector<D> by_end;
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      const Track& track = rank.tracks[t];
+      if (track.kind != TrackKind::kDeviceStream) continue;
+      for (size_t i = 0; i < track.events.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        if (kind_[n] == kPassive) continue;
+        by_end.push_back({oe_[n], n, t});
+        if (track.events.correlation[i] >= 0) {
+          auto [lo, hi] = range(track.events.correlation[i]);
+          // Issued when its first launch ends: with the task queue, the
+          // enqueue; a sync drains the queue, so it also waits for ops
+          // enqueued before it and still to be dequeued.
+          if (lo != hi) issue_end_[n] = lo->end;
+        }
+      }
+    }
+    std::sort(by_end.begin(), by_end.end(), [](const D& a, const D& b) {
+      return a.end != b.end ? a.end < b.end : a.node < b.node;
+    });
+    if (ro) {
+      // Re-ordered rank: the given streams and waits; each op waits for
+      // its stream predecessor, its launch, and what the order names.
+      auto node = [&](const OpRef& o) { return base_[r][size_t(o.track)] + o.event; };
+      for (const auto& stream : ro->streams) {
         int64_t prev = -1;
-        for (size_t i = 0; i < track.events.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
+        for (const OpRef& o : stream) {
+          const int64_t n = node(o);
           if (kind_[n] == kPassive) continue;
-          int64_t cross = -1;
-          if (kind_[n] == kHost && track.events.correlation[i] >= 0) {
-            auto [lo, hi] = range(track.events.correlation[i]);
-            for (auto it = lo; it != hi; ++it) {
-              if (it->track != t && it->end <= os_[n]) cross = it->node;
-            }
+          if (prev >= 0) AddEdge(b, n, {prev, 0, false, false});
+          const int64_t corr = rank.tracks[size_t(o.track)].events.correlation[size_t(o.event)];
+          if (corr >= 0) {
+            auto [lo, hi] = range(corr);
+            if (lo != hi) AddEdge(b, n, {(hi - 1)->node, removed_[n] ? 0 : mods_.launch_lag_ns, false, false});
           }
-          Link link{n, 0, false, prev >= 0};
-          TimeNs est = kUnset;
-          if (prev >= 0) {
-            if (cross >= 0 && oe_[cross] >= oe_[prev]) {
-              est = oe_[prev];  // it waited for the other thread
-            } else if (removed_[n] && kind_[n] == kHost) {
-              est = os_[n];  // a removed launch: its host work goes with it
-            } else if (os_[n] >= oe_[prev]) {
-              link.lag = Scale(os_[n] - oe_[prev], f);
-              est = os_[n];
-            } else {
-              link.lag = Scale(os_[n] - os_[prev], f);
-              link.on_start = true;
-              est = os_[n];
-            }
-          }
-          if (cross >= 0) {
-            AddEdge(n, {cross, 0, false, false});
-            est = std::max(est, oe_[cross]);
-          }
-          if (est != kUnset && !(removed_[n] && kind_[n] == kHost)) slack_[n] = Scale(os_[n] - est, f);
-          links.push_back(link);
+          if (kind_[n] == kRecvNode) AddEdge(b, n, {send_of_[n], 0, false, true});
+          slack_[n] = 0;
           prev = n;
         }
-        if (ro && t < ro->thread.size() && !ro->thread[t].empty()) {
-          // Re-ordered: the same links, in the new order.
-          std::vector<int64_t> pos(track.events.size(), -1);
-          for (size_t k = 0; k < links.size(); ++k) pos[size_t(links[k].node - base_[r][t])] = int64_t(k);
-          int64_t before = -1;
-          for (int64_t e : ro->thread[t]) {
-            if (e < 0 || size_t(e) >= pos.size() || pos[size_t(e)] < 0) continue;
-            const Link& l = links[size_t(pos[size_t(e)])];
-            if (before >= 0) AddEdge(l.node, {before, l.has_prev ? l.lag : 0, l.has_prev && l.on_start, false});
-            before = l.node;
-          }
-          continue;
-        }
-        for (size_t k = 1; k < links.size(); ++k) {
-          if (links[k].has_prev) AddEdge(links[k].node, {links[k - 1].node, links[k].lag, links[k].on_start, false});
-        }
       }
-
-      if (mods_.launch_lag_ns > 0 && !ro) AddDequeueChain(launches);
-
-      // Device streams: stream order, launch, inferred cross-stream waits.
-      struct D { TimeNs end; int64_t node; size_t track; };
-      std::vector<D> by_end;
-      for (size_t t = 0; t < rank.tracks.size(); ++t) {
-        const Track& track = rank.tracks[t];
-        if (track.kind != TrackKind::kDeviceStream) continue;
-        for (size_t i = 0; i < track.events.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
-          if (kind_[n] == kPassive) continue;
-          by_end.push_back({oe_[n], n, t});
-          if (track.events.correlation[i] >= 0) {
-            auto [lo, hi] = range(track.events.correlation[i]);
-            // Issued when its first launch ends: with the task queue, the
-            // enqueue; a sync drains the queue, so it also waits for ops
-            // enqueued before it and still to be dequeued.
-            if (lo != hi) issue_end_[n] = lo->end;
+      for (const auto& [op, on] : ro->waits) AddEdge(b, node(op), {node(on), 0, false, false});
+    }
+    for (size_t t = 0; t < rank.tracks.size() && !ro; ++t) {
+      const Track& track = rank.tracks[t];
+      if (track.kind != TrackKind::kDeviceStream) continue;
+      int64_t prev = -1;  // op with the running maximum end
+      for (size_t i = 0; i < track.events.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        if (kind_[n] == kPassive) continue;
+        TimeNs est = kUnset;
+        if (prev >= 0) {
+          if (oe_[prev] <= os_[n]) {
+            AddEdge(b, n, {prev, 0, false, false});
+            est = oe_[prev];
+          } else {
+            AddEdge(b, n, {prev, os_[n] - os_[prev], true, false});
+            est = os_[n];
           }
         }
-      }
-      std::sort(by_end.begin(), by_end.end(), [](const D& a, const D& b) {
-        return a.end != b.end ? a.end < b.end : a.node < b.node;
-      });
-      if (ro) {
-        // Re-ordered rank: the given streams and waits; each op waits for
-        // its stream predecessor, its launch, and what the order names.
-        auto node = [&](const OpRef& o) { return base_[r][size_t(o.track)] + o.event; };
-        for (const auto& stream : ro->streams) {
-          int64_t prev = -1;
-          for (const OpRef& o : stream) {
-            const int64_t n = node(o);
-            if (kind_[n] == kPassive) continue;
-            if (prev >= 0) AddEdge(n, {prev, 0, false, false});
-            const int64_t corr = rank.tracks[size_t(o.track)].events.correlation[size_t(o.event)];
-            if (corr >= 0) {
-              auto [lo, hi] = range(corr);
-              if (lo != hi) AddEdge(n, {(hi - 1)->node, removed_[n] ? 0 : mods_.launch_lag_ns, false, false});
-            }
-            if (kind_[n] == kRecvNode) AddEdge(n, {send_of_[n], 0, false, true});
-            slack_[n] = 0;
-            prev = n;
+        if (track.events.correlation[i] >= 0) {
+          auto [lo, hi] = range(track.events.correlation[i]);
+          if (lo != hi) {
+            AddEdge(b, n, LaunchEdge((hi - 1)->node, removed_[n]));
+            est = std::max(est, (hi - 1)->end);
           }
         }
-        for (const auto& [op, on] : ro->waits) AddEdge(node(op), {node(on), 0, false, false});
-      }
-      for (size_t t = 0; t < rank.tracks.size() && !ro; ++t) {
-        const Track& track = rank.tracks[t];
-        if (track.kind != TrackKind::kDeviceStream) continue;
-        int64_t prev = -1;  // op with the running maximum end
-        for (size_t i = 0; i < track.events.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
-          if (kind_[n] == kPassive) continue;
-          TimeNs est = kUnset;
-          if (prev >= 0) {
-            if (oe_[prev] <= os_[n]) {
-              AddEdge(n, {prev, 0, false, false});
-              est = oe_[prev];
-            } else {
-              AddEdge(n, {prev, os_[n] - os_[prev], true, false});
-              est = os_[n];
-            }
-          }
-          if (track.events.correlation[i] >= 0) {
-            auto [lo, hi] = range(track.events.correlation[i]);
-            if (lo != hi) {
-              AddEdge(n, LaunchEdge((hi - 1)->node, removed_[n]));
-              est = std::max(est, (hi - 1)->end);
-            }
-          }
-          if (est == kUnset || est < os_[n]) {
-            // Unexplained wait: the latest op of another stream that ended
-            // by our start (a cross-stream event wait).
-            auto it = std::upper_bound(by_end.begin(), by_end.end(), os_[n],
-                                       [](TimeNs v, const D& d) { return v < d.end; });
-            for (int k = 0; k < 16 && it != by_end.begin(); ++k) {
-              --it;
-              if (it->track == t || it->node == n) continue;
-              if (est == kUnset || it->end > est) {
-                AddEdge(n, {it->node, 0, false, false});
-                est = it->end;
-                ++stats_.cross_stream_waits;
-              }
-              break;
-            }
-          }
-          if (est != kUnset && !removed_[n]) slack_[n] = os_[n] - est;
-          if (kind_[n] == kRecvNode) AddEdge(n, {send_of_[n], 0, false, true});
-          if (prev < 0 || oe_[n] >= oe_[prev]) prev = n;
-        }
-      }
-
-      // Host syncs: released by the device op they waited for.
-      for (size_t t = 0; t < rank.tracks.size(); ++t) {
-        const Track& track = rank.tracks[t];
-        if (track.kind != TrackKind::kHostThread) continue;
-        for (size_t i = 0; i < track.events.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
-          if (kind_[n] != kSyncNode || removed_[n]) continue;
-          auto it = std::upper_bound(by_end.begin(), by_end.end(), oe_[n],
+        if (est == kUnset || est < os_[n]) {
+          // Unexplained wait: the latest op of another stream that ended
+          // by our start (a cross-stream event wait).
+          auto it = std::upper_bound(by_end.begin(), by_end.end(), os_[n],
                                      [](TimeNs v, const D& d) { return v < d.end; });
-          for (int k = 0; k < 64 && it != by_end.begin(); ++k) {
+          for (int k = 0; k < 16 && it != by_end.begin(); ++k) {
             --it;
-            const int64_t d = it->node;
-            const TimeNs issued = issue_end_[d] != kUnset ? issue_end_[d] : os_[d];
-            if (issued > os_[n]) continue;
-            if (it->end < os_[n]) break;  // finished before the sync began: no wait on it
-            AddEdge(n, {d, oe_[n] - it->end, false, true});
-            ++stats_.syncs_with_release;
+            if (it->track == t || it->node == n) continue;
+            if (est == kUnset || it->end > est) {
+              AddEdge(b, n, {it->node, 0, false, false});
+              est = it->end;
+              ++b->cross_stream_waits;
+            }
             break;
           }
         }
+        if (est != kUnset && !removed_[n]) slack_[n] = os_[n] - est;
+        if (kind_[n] == kRecvNode) AddEdge(b, n, {send_of_[n], 0, false, true});
+        if (prev < 0 || oe_[n] >= oe_[prev]) prev = n;
       }
     }
-    // CSR of predecessors and successors.
+
+    // Host syncs: released by the device op they waited for.
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      const Track& track = rank.tracks[t];
+      if (track.kind != TrackKind::kHostThread) continue;
+      for (size_t i = 0; i < track.events.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        if (kind_[n] != kSyncNode || removed_[n]) continue;
+        auto it = std::upper_bound(by_end.begin(), by_end.end(), oe_[n],
+                                   [](TimeNs v, const D& d) { return v < d.end; });
+        for (int k = 0; k < 64 && it != by_end.begin(); ++k) {
+          --it;
+          const int64_t d = it->node;
+          const TimeNs issued = issue_end_[d] != kUnset ? issue_end_[d] : os_[d];
+          if (issued > os_[n]) continue;
+          if (it->end < os_[n]) break;  // finished before the sync began: no wait on it
+          AddEdge(b, n, {d, oe_[n] - it->end, false, true});
+          ++b->syncs_with_release;
+          break;
+        }
+      }
+    }
+  }
+
+  void BuildEdges() {
+    issue_end_.assign(os_.size(), kUnset);
+    // Each worker takes a run of ranks of about equal nodes; their batches in
+    // order hold the edges in the order one pass over the ranks adds them.
+    // The added task queue appends nodes (AddDequeueChain): one worker then.
+    const size_t workers = mods_.launch_lag_ns > 0 ? 1 : Workers();
+    const std::vector<size_t> first = RankRuns(workers);
+    std::vector<EdgeBatch> batches(workers);
+    RunWorkers(workers, [&](size_t w) {
+      for (size_t r = first[w]; r < first[w + 1]; ++r) BuildRankEdges(r, &batches[w]);
+    });
+    size_t n_edges = 0;
+    for (const EdgeBatch& batch : batches) {
+      stats_.cross_stream_waits += batch.cross_stream_waits;
+      stats_.syncs_with_release += batch.syncs_with_release;
+      n_edges += batch.edges.size();
+    }
+    // CSR of predecessors and successors: two independent passes, side by side.
     const size_t N = os_.size();
-    std::vector<int64_t> in_count(N + 1, 0), out_count(N + 1, 0);
-    for (auto& [to, e] : edges_) {
-      ++in_count[size_t(to) + 1];
-      ++out_count[size_t(e.from) + 1];
+    auto csr = [&](bool preds) {
+      std::vector<int64_t> begin(N + 1, 0);
+      for (const EdgeBatch& batch : batches) {
+        for (const auto& [to, e] : batch.edges) ++begin[size_t(preds ? to : int64_t(e.from)) + 1];
+      }
+      for (size_t i = 0; i < N; ++i) begin[i + 1] += begin[i];
+      std::vector<int64_t> fill(begin.begin(), begin.end() - 1);
+      if (preds) {
+        deps_.resize(n_edges);
+        for (const EdgeBatch& batch : batches) {
+          for (const auto& [to, e] : batch.edges) deps_[size_t(fill[size_t(to)]++)] = e;
+        }
+        dep_begin_ = std::move(begin);
+      } else {
+        succs_.resize(n_edges);
+        for (const EdgeBatch& batch : batches) {
+          for (const auto& [to, e] : batch.edges) succs_[size_t(fill[size_t(e.from)]++)] = to;
+        }
+        succ_begin_ = std::move(begin);
+      }
+    };
+    if (Workers() >= 2) {
+      RunWorkers(2, [&](size_t w) { csr(w == 0); });
+    } else {
+      csr(true);
+      csr(false);
     }
-    for (size_t i = 0; i < N; ++i) {
-      in_count[i + 1] += in_count[i];
-      out_count[i + 1] += out_count[i];
-    }
-    dep_begin_ = in_count;
-    succ_begin_ = out_count;
-    deps_.resize(edges_.size());
-    succs_.resize(edges_.size());
-    std::vector<int64_t> fill_in(in_count.begin(), in_count.end() - 1);
-    std::vector<int64_t> fill_out(out_count.begin(), out_count.end() - 1);
-    for (auto& [to, e] : edges_) {
-      deps_[size_t(fill_in[size_t(to)]++)] = e;
-      succs_[size_t(fill_out[size_t(e.from)]++)] = to;
-    }
-    edges_.clear();
-    edges_.shrink_to_fit();
   }
 
   // ---- scheduling -------------------------------------------------------
@@ -561,9 +677,18 @@ class Replayer {
       order.push_back(int64_t(n));
       if (indeg_[n] == 0) ready.push_back(int64_t(n));
     }
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-      return os_[a] != os_[b] ? os_[a] < os_[b] : a < b;
-    });
+    // A strict order (ties by node): two sorted halves merged are the one sort.
+    auto by_start = [&](int64_t a, int64_t b) { return os_[a] != os_[b] ? os_[a] < os_[b] : a < b; };
+    if (Workers() >= 2 && order.size() >= 4096) {
+      const auto mid = order.begin() + std::ptrdiff_t(order.size() / 2);
+      RunWorkers(2, [&](size_t w) {
+        if (w == 0) std::sort(order.begin(), mid, by_start);
+        else std::sort(mid, order.end(), by_start);
+      });
+      std::inplace_merge(order.begin(), mid, order.end(), by_start);
+    } else {
+      std::sort(order.begin(), order.end(), by_start);
+    }
     size_t cursor = 0;
     while (true) {
       while (!ready.empty()) {
@@ -599,81 +724,95 @@ class Replayer {
   }
 
   // ---- output -----------------------------------------------------------
+  // Ranks side by side: each reads the schedule and writes its own rank.
   Trace Emit() {
-    Trace out = in_;
-    for (size_t r = 0; r < out.ranks.size(); ++r) {
-      Rank& rank = out.ranks[r];
-      for (RoutingRecord& rr : rank.routing) {
-        auto p = mods_.edits.placements.find({rr.step, rr.layer});
-        if (p != mods_.edits.placements.end() && p->second.size() == rr.tokens_per_expert.size()) {
-          rr.expert_to_ep_rank = p->second;
-        }
+    Trace out;
+    out.metadata = in_.metadata;
+    out.ranks.resize(in_.ranks.size());
+    const size_t workers = Workers();
+    const std::vector<size_t> first = RankRuns(workers);
+    RunWorkers(workers, [&](size_t w) {
+      for (size_t r = first[w]; r < first[w + 1]; ++r) {
+        out.ranks[r] = in_.ranks[r];
+        EmitRank(r, &out.ranks[r]);
       }
-      // Shift of the latest device op starting at or before t (counters).
-      std::vector<std::pair<TimeNs, TimeNs>> dev_shift;
-      for (size_t t = 0; t < rank.tracks.size(); ++t) {
-        Track& track = rank.tracks[t];
-        if (track.kind == TrackKind::kCounter) continue;
-        EventTable& ev = track.events;
-        std::vector<std::pair<TimeNs, TimeNs>> node_shift;
-        for (size_t i = 0; i < ev.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
-          if (kind_[n] == kPassive) continue;
-          node_shift.emplace_back(os_[n], ns_[n] - os_[n]);
-          if (track.kind == TrackKind::kDeviceStream) dev_shift.emplace_back(os_[n], ns_[n] - os_[n]);
-        }
-        auto shift_at = [&](TimeNs t0) -> TimeNs {
-          auto it = std::upper_bound(node_shift.begin(), node_shift.end(), std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
-          return it == node_shift.begin() ? 0 : std::prev(it)->second;
-        };
-        for (size_t i = 0; i < ev.size(); ++i) {
-          const int64_t n = base_[r][t] + int64_t(i);
-          if (kind_[n] != kPassive) {
-            ev.ts[i] = ns_[n];
-            ev.dur[i] = std::max<TimeNs>(0, ne_[n] - ns_[n]);
-            continue;
-          }
-          const TimeNs s0 = shift_at(ev.ts[i]);
-          const TimeNs end = ev.ts[i] + ev.dur[i];
-          const TimeNs s1 = shift_at(end > ev.ts[i] ? end - 1 : end);
-          const TimeNs nts = ev.ts[i] + s0;
-          ev.dur[i] = std::max<TimeNs>(0, end + s1 - nts);
-          ev.ts[i] = nts;
-        }
-        if (!ev.IsSortedByTime()) ev.SortByTime();
-      }
-      std::sort(dev_shift.begin(), dev_shift.end());
-      auto dev_shift_at = [&](TimeNs t0) -> TimeNs {
-        auto it = std::upper_bound(dev_shift.begin(), dev_shift.end(),
-                                   std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
-        return it == dev_shift.begin() ? 0 : std::prev(it)->second;
-      };
-      if (mods_.edits.active && mods_.edits.memory_edited && !mods_.edits.memory[r].deltas.empty()) {
-        RebuildCounters(r, &rank, dev_shift_at);
-        continue;
-      }
-      for (Track& track : rank.tracks) {
-        if (track.kind != TrackKind::kCounter || track.sample_ts.empty()) continue;
-        std::vector<std::pair<TimeNs, double>> samples(track.sample_ts.size());
-        for (size_t i = 0; i < samples.size(); ++i) {
-          const TimeNs t0 = track.sample_ts[i];
-          auto it = std::upper_bound(dev_shift.begin(), dev_shift.end(),
-                                     std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
-          const TimeNs s = it == dev_shift.begin() ? 0 : std::prev(it)->second;
-          samples[i] = {t0 + s, track.sample_value[i]};
-        }
-        // Time order is kept when the input had it (shifts may differ between samples).
-        if (std::is_sorted(track.sample_ts.begin(), track.sample_ts.end())) {
-          std::stable_sort(samples.begin(), samples.end(),
-                           [](const auto& a, const auto& b) { return a.first < b.first; });
-        }
-        for (size_t i = 0; i < samples.size(); ++i) {
-          track.sample_ts[i] = samples[i].first;
-          track.sample_value[i] = samples[i].second;
-        }
+    });
+    return out;
+  }
+
+  // The rank's events at their scheduled times; passive events and memory
+  // counters move with the device op before them.
+  void EmitRank(size_t r, Rank* out_rank) {
+    Rank& rank = *out_rank;
+    for (RoutingRecord& rr : rank.routing) {
+      auto p = mods_.edits.placements.find({rr.step, rr.layer});
+      if (p != mods_.edits.placements.end() && p->second.size() == rr.tokens_per_expert.size()) {
+        rr.expert_to_ep_rank = p->second;
       }
     }
-    return out;
+    // Shift of the latest device op starting at or before t (counters).
+    std::vector<std::pair<TimeNs, TimeNs>> dev_shift;
+    for (size_t t = 0; t < rank.tracks.size(); ++t) {
+      Track& track = rank.tracks[t];
+      if (track.kind == TrackKind::kCounter) continue;
+      EventTable& ev = track.events;
+      std::vector<std::pair<TimeNs, TimeNs>> node_shift;
+      for (size_t i = 0; i < ev.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        if (kind_[n] == kPassive) continue;
+        node_shift.emplace_back(os_[n], ns_[n] - os_[n]);
+        if (track.kind == TrackKind::kDeviceStream) dev_shift.emplace_back(os_[n], ns_[n] - os_[n]);
+      }
+      auto shift_at = [&](TimeNs t0) -> TimeNs {
+        auto it = std::upper_bound(node_shift.begin(), node_shift.end(), std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
+        return it == node_shift.begin() ? 0 : std::prev(it)->second;
+      };
+      for (size_t i = 0; i < ev.size(); ++i) {
+        const int64_t n = base_[r][t] + int64_t(i);
+        if (kind_[n] != kPassive) {
+          ev.ts[i] = ns_[n];
+          ev.dur[i] = std::max<TimeNs>(0, ne_[n] - ns_[n]);
+          continue;
+        }
+        const TimeNs s0 = shift_at(ev.ts[i]);
+        const TimeNs end = ev.ts[i] + ev.dur[i];
+        const TimeNs s1 = shift_at(end > ev.ts[i] ? end - 1 : end);
+        const TimeNs nts = ev.ts[i] + s0;
+        ev.dur[i] = std::max<TimeNs>(0, end + s1 - nts);
+        ev.ts[i] = nts;
+      }
+      if (!ev.IsSortedByTime()) ev.SortByTime();
+    }
+    std::sort(dev_shift.begin(), dev_shift.end());
+    auto dev_shift_at = [&](TimeNs t0) -> TimeNs {
+      auto it = std::upper_bound(dev_shift.begin(), dev_shift.end(),
+                                 std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
+      return it == dev_shift.begin() ? 0 : std::prev(it)->second;
+    };
+    if (mods_.edits.active && mods_.edits.memory_edited && !mods_.edits.memory[r].deltas.empty()) {
+      RebuildCounters(r, &rank, dev_shift_at);
+      return;
+    }
+    for (Track& track : rank.tracks) {
+      if (track.kind != TrackKind::kCounter || track.sample_ts.empty()) continue;
+      std::vector<std::pair<TimeNs, double>> samples(track.sample_ts.size());
+      for (size_t i = 0; i < samples.size(); ++i) {
+        const TimeNs t0 = track.sample_ts[i];
+        auto it = std::upper_bound(dev_shift.begin(), dev_shift.end(),
+                                   std::make_pair(t0, std::numeric_limits<TimeNs>::max()));
+        const TimeNs s = it == dev_shift.begin() ? 0 : std::prev(it)->second;
+        samples[i] = {t0 + s, track.sample_value[i]};
+      }
+      // Time order is kept when the input had it (shifts may differ between samples).
+      if (std::is_sorted(track.sample_ts.begin(), track.sample_ts.end())) {
+        std::stable_sort(samples.begin(), samples.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+      }
+      for (size_t i = 0; i < samples.size(); ++i) {
+        track.sample_ts[i] = samples[i].first;
+        track.sample_value[i] = samples[i].second;
+      }
+    }
   }
 
   // The memory counters from their deltas: each at the new start or end of
@@ -730,6 +869,7 @@ class Replayer {
   const Trace& in_;
   const GraphModifications& mods_;
   GraphStats stats_;
+  const int threads_;
   std::vector<std::vector<int64_t>> base_;
   std::vector<TimeNs> os_, oe_, ns_, ne_, slack_, dur_, issue_end_;
   std::vector<uint8_t> kind_, removed_, started_;
@@ -739,7 +879,6 @@ class Replayer {
   // when a task queue is added, where a hash map node per launch is several times that).
   std::vector<int64_t> dequeue_of_;
   std::vector<Rendezvous> rdvs_;
-  std::vector<std::pair<int64_t, Edge>> edges_;
   std::vector<int64_t> dep_begin_, succ_begin_, succs_, indeg_;
   std::vector<Edge> deps_;
 };
@@ -756,8 +895,9 @@ bool GraphModifications::IsIdentity() const {
   return host_factor == 1.0 && remove_syncs.empty() && launch_lag_ns == 0 && !edits.active;
 }
 
-Trace ReplayGraph(const Trace& trace, const GraphModifications& mods, GraphStats* stats) {
-  return Replayer(trace, mods).Run(stats);
+Trace ReplayGraph(const Trace& trace, const GraphModifications& mods, GraphStats* stats,
+                  int threads) {
+  return Replayer(trace, mods, threads).Run(stats);
 }
 
 }  // namespace moetrace::replay

@@ -89,6 +89,36 @@ TEST(GraphReplay, UnmodifiedIsExact) {
   EXPECT_EQ(stats.forced, 0);
 }
 
+// The passes over ranks run on worker threads: 3 workers over tiny-moe's 16
+// ranks give the one-worker trace and counts, with the added task queue (its
+// edges on one worker) too.
+TEST(GraphReplay, WorkerCountChangesNothing) {
+  const Trace t = TinyMoe({"steps=2"});
+  GraphModifications faster;
+  faster.speed[int(OpClass::kMatmul)] = 1.5;
+  faster.host_factor = 2;
+  faster.remove_syncs = {"all"};
+  GraphModifications queued;
+  queued.launch_lag_ns = 5000;
+  for (const GraphModifications* mods : {&faster, &queued}) {
+    GraphStats one, three;
+    const Trace a = ReplayGraph(t, *mods, &one, 1);
+    const Trace b = ReplayGraph(t, *mods, &three, 3);
+    EXPECT_NE(MedianStep(a), MedianStep(t));  // the modification moved the step
+    EXPECT_TRUE(a == b);
+    EXPECT_EQ(one.nodes, three.nodes);
+    EXPECT_EQ(one.collectives_matched, three.collectives_matched);
+    EXPECT_EQ(one.recvs_matched, three.recvs_matched);
+    EXPECT_EQ(one.syncs_with_release, three.syncs_with_release);
+    EXPECT_EQ(one.syncs_removed, three.syncs_removed);
+    EXPECT_EQ(one.cross_stream_waits, three.cross_stream_waits);
+    EXPECT_GT(one.collectives_matched, 0);
+  }
+  GraphStats s;
+  ReplayGraph(t, faster, &s, 3);
+  EXPECT_GT(s.syncs_removed, 0);
+}
+
 TEST(GraphReplay, FasterMatmulMovesTheRendezvous) {
   GraphModifications mods;
   mods.speed[int(OpClass::kMatmul)] = 2;
