@@ -159,7 +159,7 @@ void BM_GraphReplayTinyMoe(benchmark::State& state) {
   int64_t nodes = 0;
   for (auto _ : state) {
     replay::GraphStats stats;
-    Trace out = replay::ReplayGraph(t, mods, &stats);
+    Trace out = replay::ReplayGraph(t, mods, &stats, 1);  // one worker: the bench times this thread's CPU
     benchmark::DoNotOptimize(out.ranks.size());
     nodes = stats.nodes;
   }
@@ -176,7 +176,7 @@ void BM_GraphTransformsTinyMoe(benchmark::State& state) {
     replay::GraphModifications mods;
     replay::ApplyGraphKnobs(t, {"parallel.micro_batch_size=2", "memory.recompute=full"}, &mods);
     replay::GraphStats stats;
-    Trace out = replay::ReplayGraph(t, mods, &stats);
+    Trace out = replay::ReplayGraph(t, mods, &stats, 1);  // one worker: the bench times this thread's CPU
     benchmark::DoNotOptimize(out.ranks.size());
     nodes = stats.nodes;
   }

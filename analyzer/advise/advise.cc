@@ -302,6 +302,7 @@ class Advisor {
   // regeneration of thousands of ranks is a long single-threaded pass 1).
   void ReplayAll(const AdviseOptions& options, std::vector<Outcome>* outcomes) {
     std::atomic<size_t> next{0};
+    int replay_threads = 1;  // set below, before a worker starts
     auto worker = [&] {
       for (size_t k; (k = next.fetch_add(1)) < candidates_.size();) {
         const Proposal& p = candidates_[k];
@@ -310,6 +311,7 @@ class Advisor {
         try {
           replay::ReplayOptions ro;
           ro.roles = options.roles;
+          ro.threads = replay_threads;
           const replay::ReplayResult r = replay::Replay(trace_, p.replay, &a_, ro);
           o.regenerated = r.regenerated;
           o.step_before_ns = r.step_before_ns;
@@ -333,9 +335,11 @@ class Advisor {
     for (const Rank& r : trace_.ranks) events += r.EventCount();
     constexpr size_t kReplayBudget = size_t(2560) << 20;
     const size_t by_memory = std::max<size_t>(1, kReplayBudget / std::max<size_t>(1, 300 * events));
-    const size_t threads = std::min({candidates_.size(), by_memory,
-                                     options.threads > 0 ? size_t(options.threads)
-                                                         : size_t(std::max(1u, std::thread::hardware_concurrency()))});
+    const size_t cores = options.threads > 0 ? size_t(options.threads)
+                                             : size_t(std::max(1u, std::thread::hardware_concurrency()));
+    const size_t threads = std::min({candidates_.size(), by_memory, cores});
+    // Each replay's graph gets the cores the pool leaves (one each when full).
+    replay_threads = int(std::max<size_t>(1, cores / std::max<size_t>(1, threads)));
     std::vector<std::thread> pool;
     for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
     worker();

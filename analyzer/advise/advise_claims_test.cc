@@ -131,7 +131,7 @@ struct Case {
   std::optional<tracegen::RunConfig> model;  // the user's model of a recorded trace
 };
 
-Case TinyMoe(const std::string& name, const std::vector<std::string>& sets, bool recorded = false) {
+[[maybe_unused]] Case TinyMoe(const std::string& name, const std::vector<std::string>& sets, bool recorded = false) {
   Case c;
   c.name = name;
   MemorySink sink;
@@ -152,6 +152,9 @@ Case FromFile(const std::string& path) {
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
+#ifndef MOETRACE_SANITIZED
+  // (Under the sanitizers their advice, layout searches included, took 82 s:
+  // the optimised build runs them.)
   // The Quick start's default, the skews, and one planted problem
   // per rule (the rule it triggers in the comment).
   cases.push_back(TinyMoe("tiny-moe", {}));                        // EP overlap, bubble, headroom
@@ -168,6 +171,7 @@ std::vector<Case> Cases() {
   // Recorded, with the user's model: the layout rule's model-based proposal.
   cases.push_back(TinyMoe("recorded skew 1, model given", {"routing.skew=1"}, true));
   cases.back().model = tracegen::BuildConfig({"tiny-moe", "", {"routing.skew=1"}, 0});
+#endif
   cases.push_back(FromFile(std::string(MOETRACE_SOURCE_DIR) + "/sample-traces/sample.mtrace"));
   // Real traces: host-bound Kineto runs, a sync-bound decode, an Ascend
   // timeline, an msprof export with a slow rank.
@@ -182,9 +186,6 @@ std::vector<Case> Cases() {
 }
 
 TEST(AdviseClaims, NoTextContradictsItsNumbers) {
-#ifdef MOETRACE_SANITIZED
-  GTEST_SKIP() << "the optimised build runs it (6.5 s optimised, 82 s under ASan)";
-#endif
   std::set<std::string> rules;  // that found their evidence somewhere
   int checked = 0;
   for (Case& c : Cases()) {
@@ -211,6 +212,9 @@ TEST(AdviseClaims, NoTextContradictsItsNumbers) {
       }
     }
   }
+#ifdef MOETRACE_SANITIZED
+  return;  // the sample and real traces only: not every rule has evidence there
+#endif
   EXPECT_GE(checked, 20);
   // Every rule was run on evidence somewhere in the set.
   for (const char* rule : {"dispatch_host_bound", "sync_host_bound", "exposed_ep_comm", "expert_imbalance",

@@ -5,6 +5,7 @@
 #include <exception>
 #include <limits>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -36,8 +37,9 @@ struct Rendezvous {
 
 TimeNs Scale(TimeNs t, double f) { return f == 1.0 ? t : TimeNs(std::llround(double(t) * f)); }
 
-// fn(0 .. workers-1), worker 0 on the calling thread; the first exception
-// thrown is rethrown here once all have ended.
+// fn(0 .. workers-1), worker 0 on the calling thread (and any worker whose
+// thread cannot start); once all have ended, the exception of the lowest
+// worker that threw is rethrown (the earliest ranks': what one pass throws).
 template <typename Fn>
 void RunWorkers(size_t workers, const Fn& fn) {
   std::vector<std::exception_ptr> error(workers);
@@ -49,8 +51,16 @@ void RunWorkers(size_t workers, const Fn& fn) {
     }
   };
   std::vector<std::thread> threads;
-  for (size_t w = 1; w < workers; ++w) threads.emplace_back(guarded, w);
-  guarded(0);
+  threads.reserve(workers);
+  std::vector<size_t> inline_workers = {0};
+  for (size_t w = 1; w < workers; ++w) {
+    try {
+      threads.emplace_back(guarded, w);
+    } catch (const std::system_error&) {
+      inline_workers.push_back(w);  // no thread left: run it here
+    }
+  }
+  for (size_t w : inline_workers) guarded(w);
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : error) {
     if (e) std::rethrow_exception(e);

@@ -91,7 +91,7 @@ struct GraphStats {
 
 // Returns the predicted trace (same events, new times; counters remapped).
 // `threads`: workers for the passes over ranks (building the graph, writing
-// the trace); 0 = one per core. The schedule itself is one pass. The result
+// the trace); 0 or less = one per core. The schedule itself is one pass. The result
 // does not depend on it.
 Trace ReplayGraph(const Trace& trace, const GraphModifications& mods, GraphStats* stats = nullptr,
                   int threads = 0);

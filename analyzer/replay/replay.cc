@@ -206,7 +206,7 @@ ReplayResult Replay(const Trace& trace, const std::vector<std::string>& sets,
   if (!graph_knobs.empty()) res.transforms = ApplyGraphKnobs(*base, graph_knobs, &mods);
   if (options.roles) mods.role_of = options.roles->role_of;
   if (!mods.IsIdentity() || !regenerate) {
-    res.predicted = ReplayGraph(*base, mods, &res.graph);
+    res.predicted = ReplayGraph(*base, mods, &res.graph, options.threads);
     res.graph_replayed = true;
   } else {
     res.predicted = std::move(regenerated);

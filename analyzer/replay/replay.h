@@ -45,6 +45,8 @@ struct ReplayOptions {
   // `before` is the whole trace's analysis; every rank's prediction is its
   // recorded value moved as its representative's. Null = the whole trace.
   const RoleMap* roles = nullptr;
+  // The graph replay's workers (ReplayGraph); 0 = one per core.
+  int threads = 0;
 };
 // "auto", "graph", "regenerate"; false on anything else.
 bool ParseReplayMethod(std::string_view name, ReplayMethod* out);

@@ -22,14 +22,14 @@ namespace {
 // envelopes, when roles reduce the trace (and it is big, for kAuto), else
 // every rank. `signed_source` has seen every rank.
 void ReadTrace(const TraceSource& source, Reduce reduce, const RoleSignatureSource& signed_source,
-               ReplayInput* in) {
+               int threads, ReplayInput* in) {
   const bool big = signed_source.events() > kWholeEvents;
   if (reduce == Reduce::kRoles || (reduce == Reduce::kAuto && big)) {
     const auto coupling = signed_source.Coupling();
     RoleMap roles = GroupRoles(signed_source.Signatures(), in->before, &coupling);
     if (roles.Reduces()) {
       in->trace = ReadRepresentatives(source, roles);
-      roles.envelope = ApplyEnvelopes(signed_source, roles, &in->trace);
+      roles.envelope = ApplyEnvelopes(signed_source, roles, &in->trace, threads);
       in->roles = std::move(roles);
       return;
     }
@@ -49,7 +49,7 @@ ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce,
   }
   RoleSignatureSource signed_source(source);
   in.before = Analyze(signed_source, options);
-  ReadTrace(source, reduce, signed_source, &in);
+  ReadTrace(source, reduce, signed_source, options.threads, &in);
   return in;
 }
 
@@ -69,7 +69,7 @@ ReplayInput LoadReplayInput(const TraceSource& source, Reduce reduce, Communicat
                                                     : int(std::thread::hardware_concurrency())));
       ForEachRankInOrder(signed_source, threads, 2 * threads, [](size_t, const Rank&) {});
     }
-    ReadTrace(source, reduce, signed_source, &in);
+    ReadTrace(source, reduce, signed_source, options.threads, &in);
   });
   return in;
 }

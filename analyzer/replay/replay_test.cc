@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analyzer/analyze.h"
+#include "analyzer/replay/transforms/graph_knobs.h"
 #include "formats/errors.h"
 #include "formats/open_trace.h"
 #include "formats/real_traces_dir.h"
@@ -90,8 +91,9 @@ TEST(GraphReplay, UnmodifiedIsExact) {
 }
 
 // The passes over ranks run on worker threads: 3 workers over tiny-moe's 16
-// ranks give the one-worker trace and counts, with the added task queue (its
-// edges on one worker) too.
+// ranks give the one-worker trace and counts: faster matmuls with a slower
+// host and no syncs, the added task queue (its edges on one worker), role
+// keys, and a new schedule with recompute (re-ordered ranks, memory rebuilt).
 TEST(GraphReplay, WorkerCountChangesNothing) {
   const Trace t = TinyMoe({"steps=2"});
   GraphModifications faster;
@@ -100,7 +102,18 @@ TEST(GraphReplay, WorkerCountChangesNothing) {
   faster.remove_syncs = {"all"};
   GraphModifications queued;
   queued.launch_lag_ns = 5000;
-  for (const GraphModifications* mods : {&faster, &queued}) {
+  // Every rank its own role: pipeline transfers keyed by roles.
+  GraphModifications roles = faster;
+  for (int32_t r = 0; r < 16; ++r) roles.role_of.push_back(r);
+  // Re-ordered ranks (the schedule) and memory counters rebuilt (recompute).
+  const Trace vpp = TinyMoe({"steps=2", "schedule.kind=interleaved", "parallel.vpp=2"});
+  GraphModifications reordered;
+  ApplyGraphKnobs(vpp, {"schedule.kind=adaptive", "memory.recompute=full"}, &reordered);
+  ASSERT_FALSE(reordered.order.empty());
+  ASSERT_TRUE(reordered.edits.memory_edited);
+  for (const auto& [input, mods] : {std::pair{&t, &faster}, std::pair{&t, &queued}, std::pair{&t, &roles},
+                                    std::pair{&vpp, &reordered}}) {
+    const Trace& t = *input;
     GraphStats one, three;
     const Trace a = ReplayGraph(t, *mods, &one, 1);
     const Trace b = ReplayGraph(t, *mods, &three, 3);

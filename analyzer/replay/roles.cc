@@ -279,7 +279,8 @@ Trace ReadRepresentatives(const TraceSource& source, const RoleMap& roles) {
   return out;
 }
 
-bool ApplyEnvelopes(const RoleSignatureSource& signed_source, const RoleMap& roles, Trace* reps) {
+bool ApplyEnvelopes(const RoleSignatureSource& signed_source, const RoleMap& roles, Trace* reps,
+                    int threads) {
   GraphModifications mods;
   mods.role_of = roles.role_of;
   mods.edits.Init(*reps);
@@ -298,7 +299,7 @@ bool ApplyEnvelopes(const RoleSignatureSource& signed_source, const RoleMap& rol
       mods.edits.dur[r][t] = env.dur[k++];
     }
   }
-  *reps = ReplayGraph(*reps, mods);
+  *reps = ReplayGraph(*reps, mods, nullptr, threads);
   return true;
 }
 

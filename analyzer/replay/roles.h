@@ -117,6 +117,8 @@ Trace ReadRepresentatives(const TraceSource& source, const RoleMap& roles);
 // re-times it by a graph replay (so that its timeline is consistent with
 // them): the base the reduced replay compares against. Returns false (reps
 // unchanged) when an envelope is missing.
-bool ApplyEnvelopes(const RoleSignatureSource& signed_source, const RoleMap& roles, Trace* reps);
+// `threads`: the graph replay's workers (0 = one per core).
+bool ApplyEnvelopes(const RoleSignatureSource& signed_source, const RoleMap& roles, Trace* reps,
+                    int threads = 0);
 
 }  // namespace moetrace::replay
