@@ -5,7 +5,6 @@
 #include <exception>
 #include <limits>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -56,8 +55,8 @@ void RunWorkers(size_t workers, const Fn& fn) {
   for (size_t w = 1; w < workers; ++w) {
     try {
       threads.emplace_back(guarded, w);
-    } catch (const std::system_error&) {
-      inline_workers.push_back(w);  // no thread left: run it here
+    } catch (...) {  // std::system_error (no thread left) or bad_alloc
+      inline_workers.push_back(w);  // run it here
     }
   }
   for (size_t w : inline_workers) guarded(w);
