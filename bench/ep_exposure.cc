@@ -1,7 +1,7 @@
 // ep_exposure: where the EP communication of a seed_table-size run stays
-// exposed. Runs the seed_table layout (pangu-ultra-moe-718b, DP 4, 64
-// micro-batches per pipeline, rank 0 of every stage, 2 steps) with the given
-// --set keys and prints, for the second step summed over the ranks, each EP
+// exposed. Runs the seed_table layout (pangu-ultra-moe-718b, DP 4, the
+// preset's sequences per DP rank: 64 micro-batches at its MBS 2; rank 0 of
+// every stage, 2 steps) with the given --set keys and prints, for the second step summed over the ranks, each EP
 // operator name and phase with its total time and the part no compute
 // overlaps, so that a change to the overlap can be traced to the op it
 // uncovers or covers. Usage: ep_exposure KEY=VALUE... (`steps=N` measures
@@ -11,7 +11,7 @@
 // EP op is also put in its chunk's pair position (warmup forward, fused pair,
 // cooldown backward; bench/pair_position.h). `preset=NAME` runs another
 // preset in the same layout (e.g. pangu-ultra-moe-718b-41: its own MBS and
-// knobs, DP 4, 64 micro-batches per pipeline).
+// knobs, DP 4, its own sequences per DP rank: bench/seed_layout.h).
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench/pair_position.h"
+#include "bench/seed_layout.h"
 #include "bench/stage_breakdown.h"
 #include "formats/errors.h"
 #include "formats/trace_io.h"
@@ -61,9 +62,7 @@ int main(int argc, char** argv) {
   }
   tracegen::RunConfig c;
   try {  // an unknown preset or key exits 2 with the config's message
-    tracegen::RunConfig probe = tracegen::BuildConfig({preset, "", all, 0});
-    all.push_back("parallel.global_batch_size=" +
-                  std::to_string(64 * probe.parallel().micro_batch_size() * probe.parallel().dp()));
+    all = bench::WithSeedGlobalBatch(preset, all);
     c = tracegen::BuildConfig({preset, "", all, 0});
   } catch (const InputError& e) {
     std::fprintf(stderr, "ep_exposure: %s\n", e.what());

@@ -23,6 +23,7 @@
 #include <fmt/core.h>
 
 #include "bench/ep_sample.h"
+#include "bench/seed_layout.h"
 #include "bench/seed_rows.h"
 #include "bench/seed_table_rl.h"
 #include "formats/trace_io.h"
@@ -70,10 +71,9 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
     all = {"steps=1"};
   }
   for (auto& s : sets) all.push_back(s);
-  // Keep micro-batches per pipeline at 64 whatever the micro-batch size.
-  RunConfig probe = BuildConfig({preset, "", all, 0});
-  int mbs = probe.parallel().micro_batch_size();
-  all.push_back("parallel.global_batch_size=" + std::to_string(64 * mbs * probe.parallel().dp()));
+  // The preset's sequences per DP rank (bench/seed_layout.h): at MBS 1 a
+  // pipeline runs 128 micro-batches, as the full-size job does.
+  all = moetrace::bench::WithSeedGlobalBatch(preset, all);
   RunConfig c = BuildConfig({preset, "", all, 0});
   std::vector<int32_t> kept, ranks;
   std::vector<std::vector<int32_t>> groups;  // per stage, sorted
