@@ -13,6 +13,7 @@ namespace {
 struct InfoOptions {
   std::vector<std::string> inputs;
   bool json = false;
+  int threads = 0;
 };
 
 int RunInfo(const InfoOptions& o) {
@@ -20,7 +21,7 @@ int RunInfo(const InfoOptions& o) {
   for (const std::string& path : o.inputs) {
     std::unique_ptr<TraceSource> source = OpenTrace(path);
     Progress progress("reading " + path, source->rank_count());
-    TraceSummary s = Summarize(*source, [&](size_t i, size_t) { progress.Update(i); });
+    TraceSummary s = Summarize(*source, [&](size_t i, size_t) { progress.Update(i); }, o.threads);
     s.path = path;
     s.format = TraceFormatName(DetectFormat(path));
     summaries.push_back(std::move(s));
@@ -42,6 +43,8 @@ void AddInfoCommand(CLI::App& app) {
   sub->add_option("inputs", o->inputs, "Traces (.mtrace, Kineto JSON, Ascend profiler output)")
       ->required();
   sub->add_flag("--json", o->json, "Machine-readable output with stable keys (see README)");
+  sub->add_option("--threads", o->threads, "Threads reading ranks (default: one per core); the output is the same for any count")
+      ->check(CLI::Range(1, 1024));
   Register(sub, [o] { return RunOnFirstProcess([&] { return RunInfo(*o); }); });
 }
 

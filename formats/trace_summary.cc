@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "formats/json_writer.h"
+#include "formats/native/native_reader.h"
 
 namespace moetrace {
 namespace {
@@ -58,6 +63,11 @@ void WriteNested(JsonWriter& w, const std::map<std::string, double>& values) {
   }
 }
 
+// Whether any event or sample set the span (AccumulateRank's test).
+bool HasSpan(const TraceSummary& s) {
+  return !(s.start_ns == 0 && s.end_ns == 0 && s.events() == 0 && s.counter_samples == 0);
+}
+
 }  // namespace
 
 int64_t TraceSummary::events() const {
@@ -68,7 +78,7 @@ int64_t TraceSummary::events() const {
 
 void AccumulateRank(const Rank& rank, TraceSummary* s) {
   s->rank_ids.push_back(rank.rank);
-  bool empty = s->start_ns == 0 && s->end_ns == 0 && s->events() == 0 && s->counter_samples == 0;
+  const bool empty = !HasSpan(*s);
   TimeNs lo = empty ? std::numeric_limits<TimeNs>::max() : s->start_ns;
   TimeNs hi = empty ? std::numeric_limits<TimeNs>::min() : s->end_ns;
   std::set<int32_t> steps;
@@ -98,14 +108,70 @@ void AccumulateRank(const Rank& rank, TraceSummary* s) {
   }
 }
 
-TraceSummary Summarize(const TraceSource& source,
-                       const std::function<void(size_t, size_t)>& progress) {
+void MergeSummary(const TraceSummary& part, TraceSummary* into) {
+  const bool part_span = HasSpan(part), into_span = HasSpan(*into);
+  into->rank_ids.insert(into->rank_ids.end(), part.rank_ids.begin(), part.rank_ids.end());
+  for (size_t k = 0; k < part.tracks_by_kind.size(); ++k) into->tracks_by_kind[k] += part.tracks_by_kind[k];
+  for (size_t c = 0; c < part.events_by_category.size(); ++c)
+    into->events_by_category[c] += part.events_by_category[c];
+  into->counter_samples += part.counter_samples;
+  into->comm_records += part.comm_records;
+  into->routing_records += part.routing_records;
+  into->correlated_launches += part.correlated_launches;
+  into->steps = std::max(into->steps, part.steps);
+  for (const auto& [k, v] : part.import_stats) into->import_stats[k] += v;
+  if (part_span) {
+    into->start_ns = into_span ? std::min(into->start_ns, part.start_ns) : part.start_ns;
+    into->end_ns = into_span ? std::max(into->end_ns, part.end_ns) : part.end_ns;
+  }
+}
+
+TraceSummary Summarize(const TraceSource& source, const std::function<void(size_t, size_t)>& progress,
+                       int threads) {
+  const size_t n = source.rank_count();
+  size_t workers = threads > 0 ? size_t(threads) : std::max(1u, std::thread::hardware_concurrency());
+  workers = std::min(workers, std::max<size_t>(n, 1));
+  std::vector<TraceSummary> parts(workers);
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  size_t done = 0;
+  size_t error_at = n;
+  std::exception_ptr error;
+  // Ranks are claimed in index order and a worker stops only before a
+  // claim, so every rank before a bad one is read: keeping the bad rank of
+  // the lowest index reports what one thread would.
+  auto work = [&](size_t w) {
+    SkipColumnsAnalyzeIgnores skip;  // columns `info` does not read either
+    Rank rank;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      try {
+        source.ReadRankInto(i, &rank);
+        AccumulateRank(rank, &parts[w]);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (i < error_at) {
+          error_at = i;
+          error = std::current_exception();
+        }
+        stop.store(true);
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (progress) progress(done, n);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
   TraceSummary s;
   s.metadata = source.metadata();
-  for (size_t i = 0; i < source.rank_count(); ++i) {
-    AccumulateRank(source.ReadRank(i), &s);
-    if (progress) progress(i + 1, source.rank_count());
-  }
+  for (const TraceSummary& part : parts) MergeSummary(part, &s);
   std::sort(s.rank_ids.begin(), s.rank_ids.end());
   return s;
 }

@@ -34,9 +34,16 @@ struct TraceSummary {
 
 // Adds one rank to `summary`.
 void AccumulateRank(const Rank& rank, TraceSummary* summary);
-// Summarises every rank of `source`; `progress(i, n)` is called after each rank.
+// Adds the ranks summarised in `part` to `into` (counts add, spans widen,
+// steps take the larger count, rank ids append unsorted).
+void MergeSummary(const TraceSummary& part, TraceSummary* into);
+// Summarises every rank of `source` on `threads` workers (0: one per core),
+// each reading its ranks into one reused Rank; the result does not depend
+// on the thread count. `progress(done, n)` is called after each rank, from
+// one thread at a time. A rank that cannot be read throws its InputError;
+// with several bad ranks, the first one in index order, as on one thread.
 TraceSummary Summarize(const TraceSource& source,
-                       const std::function<void(size_t, size_t)>& progress = {});
+                       const std::function<void(size_t, size_t)>& progress = {}, int threads = 0);
 
 // The stable JSON document of `info --json` (keys documented in README).
 std::string SummaryToJson(const std::vector<TraceSummary>& summaries);
