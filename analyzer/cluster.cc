@@ -370,6 +370,7 @@ void ClusterAccumulator::Finish(const Metadata& md, analysis::Analysis* out) {
       l->set_ep_max_vio(Mean(la.ep_vio));
       l->set_cv(Mean(la.cv));
       l->set_steps(static_cast<int32_t>(la.vio.size()));
+      l->mutable_tokens()->Add(la.tokens.begin(), la.tokens.end());
       std::vector<int32_t> idx(la.tokens.size());
       std::iota(idx.begin(), idx.end(), 0);
       size_t top = std::min<size_t>(3, idx.size());

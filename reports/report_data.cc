@@ -5,8 +5,11 @@ namespace moetrace {
 ReportData CollectReportData(analysis::Analysis analysis, const TraceSource* trace) {
   ReportData rd;
   rd.analysis = std::move(analysis);
-  if (!trace) return rd;
   const analysis::Analysis& a = rd.analysis;
+  // The heat map: the analysis carries every layer's tokens per expert
+  // (no pass over the trace, and a saved analysis has it too).
+  rd.experts = ExpertLoadsOf(a.cluster().expert_imbalance());
+  if (!trace) return rd;
   int32_t rank = 0, step = -1;
   TimeNs start = 0, end = 0;
   Rank r;
@@ -22,9 +25,6 @@ ReportData CollectReportData(analysis::Analysis analysis, const TraceSource* tra
       rd.memory = ExtractMemory(r);
     }
   }
-  // The heat map needs every rank's routing records: one more pass, only
-  // when the analysis found some.
-  if (a.cluster().expert_imbalance().source() == "routing") rd.experts = ExtractExpertLoads(*trace);
   return rd;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 
 #include "analyzer/analyze.h"
@@ -60,6 +61,35 @@ TEST(Report, OperatorSectionNamesTheTopOperatorEscaped) {
   const std::string md = RenderMarkdownReport(rd);
   EXPECT_NE(md.find("### Operators (device time per rank and step)"), std::string::npos);
   EXPECT_NE(md.find("| &lt;script>alert(\"pwn\" & 'x')&lt;/script> | vector |"), std::string::npos) << md;
+}
+
+// The heat map is every rank's routing records summed per layer and expert
+// (computed here from the ranks), and a saved analysis gives the same one.
+TEST(Report, HeatMapSumsEveryRanksRoutingRecords) {
+  const Trace t = MakeSampleTrace(4, 16, 5);
+  std::map<int32_t, std::vector<int64_t>> want;
+  for (const Rank& r : t.ranks) {
+    for (const RoutingRecord& rec : r.routing) {
+      ASSERT_GT(rec.ep_size, 0);
+      std::vector<int64_t>& v = want[rec.layer];
+      if (v.size() < rec.tokens_per_expert.size()) v.resize(rec.tokens_per_expert.size());
+      for (size_t e = 0; e < rec.tokens_per_expert.size(); ++e) v[e] += rec.tokens_per_expert[e];
+    }
+  }
+  ASSERT_FALSE(want.empty());
+  const ReportData rd = FromTrace(t);
+  ASSERT_EQ(rd.experts.layers.size(), want.size());
+  size_t i = 0;
+  for (const auto& [layer, v] : want) {
+    EXPECT_EQ(rd.experts.layers[i], layer);
+    EXPECT_EQ(rd.experts.tokens[i], v) << "layer " << layer;
+    ++i;
+  }
+  const ReportData saved = CollectReportData(rd.analysis, nullptr);
+  EXPECT_EQ(saved.experts.layers, rd.experts.layers);
+  EXPECT_EQ(saved.experts.tokens, rd.experts.tokens);
+  EXPECT_NE(RenderHtmlReport(saved).find("layer " + std::to_string(want.begin()->first) + " expert 0: "),
+            std::string::npos);
 }
 
 TEST(Report, HtmlLoadsNothingFromTheNetwork) {

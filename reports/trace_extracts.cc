@@ -1,7 +1,6 @@
 #include "reports/trace_extracts.h"
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 
 namespace moetrace {
@@ -134,20 +133,12 @@ MemorySeries ExtractMemory(const Rank& rank, size_t max_points) {
   return m;
 }
 
-ExpertLoads ExtractExpertLoads(const TraceSource& source) {
-  std::map<int32_t, std::vector<int64_t>> by_layer;
-  for (size_t i = 0; i < source.rank_count(); ++i) {
-    const Rank r = source.ReadRank(i);
-    for (const RoutingRecord& rec : r.routing) {
-      std::vector<int64_t>& v = by_layer[rec.layer];
-      if (v.size() < rec.tokens_per_expert.size()) v.resize(rec.tokens_per_expert.size());
-      for (size_t e = 0; e < rec.tokens_per_expert.size(); ++e) v[e] += rec.tokens_per_expert[e];
-    }
-  }
+ExpertLoads ExpertLoadsOf(const analysis::ExpertImbalance& ei) {
   ExpertLoads loads;
-  for (auto& [layer, v] : by_layer) {
-    loads.layers.push_back(layer);
-    loads.tokens.push_back(std::move(v));
+  for (const analysis::ExpertLayer& l : ei.layers()) {  // by layer, as the analysis lists them
+    if (l.tokens_size() == 0) continue;
+    loads.layers.push_back(l.layer());
+    loads.tokens.emplace_back(l.tokens().begin(), l.tokens().end());
   }
   return loads;
 }

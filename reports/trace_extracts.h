@@ -1,6 +1,6 @@
 // What a report needs from the trace itself (not in the analysis): a
-// timeline excerpt of one step of one rank, the memory counters of a rank,
-// and the full tokens-per-expert matrix for the heat map.
+// timeline excerpt of one step of one rank and the memory counters of a
+// rank; and the tokens-per-expert matrix of the heat map, from the analysis.
 #pragma once
 
 #include <cstdint>
@@ -48,9 +48,9 @@ struct ExpertLoads {
   std::vector<int32_t> layers;
   std::vector<std::vector<int64_t>> tokens;
 };
-// Reads the routing records of every rank of `source` (one rank in memory
-// at a time). Empty when the trace has none.
-ExpertLoads ExtractExpertLoads(const TraceSource& source);
+// The layers' tokens per expert as the analysis gives them
+// (ExpertLayer.tokens). Empty without routing records.
+ExpertLoads ExpertLoadsOf(const analysis::ExpertImbalance& ei);
 
 // Reads the rank whose id is `rank` into `out`; false when absent.
 bool ReadRankById(const TraceSource& source, const analysis::Analysis& a, int32_t rank, Rank* out);
