@@ -29,7 +29,9 @@ int RunGateCommand(const GateArgs& args) {
     OnFirstProcess(comm, [&] {
       thresholds = args.thresholds.empty() ? DefaultGateThresholds()
                                            : LoadGateThresholds(args.thresholds);
-      baseline = LoadAnalysisJson(args.baseline);
+      // On every core, in slices (analyzer/split_analysis_json.h), as diff
+      // parses a saved side before a trace.
+      baseline = LoadAnalysisJson(args.baseline, args.threads);
     });
     const LoadedInputs current = LoadInputs(args.inputs, args.threads, AnalyzeProgress(comm), comm);
     int rc = 0;
