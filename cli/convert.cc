@@ -98,20 +98,21 @@ int RunConvert(const ConvertOptions& o) {
     const LabelsByRank labels(source->metadata());
     Progress progress("converting " + o.inputs[k], source->rank_count());
     // Ranks are read (and cut) on worker threads while this one writes them
-    // in order.
-    ForEachRankInOrder(*source, threads, 2 * threads, [&](size_t i, const Rank& rank) {
-      if (per_rank) {
+    // in order; a native output is also encoded and compressed there.
+    if (per_rank) {
+      ForEachRankInOrder(*source, threads, 2 * threads, [&](size_t i, const Rank& rank) {
         if (!written.insert(rank.rank).second) {
           ThrowInputError(o.output, "", fmt::format("rank {} comes twice in the inputs: a file per "
                                                     "rank needs distinct rank ids",
                                                     rank.rank));
         }
         WriteRankFile(o.output, rank, labels);
-      } else {
-        sink->AddRank(rank);
-      }
-      progress.Update(i + 1);
-    });
+        progress.Update(i + 1);
+      });
+    } else {
+      WriteRanksInOrder(*source, threads, 2 * threads, *sink,
+                        [&](size_t i, const Rank&) { progress.Update(i + 1); });
+    }
     ranks += source->rank_count();
   }
   if (sink) sink->Finish(merged);

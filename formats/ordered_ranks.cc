@@ -10,8 +10,13 @@
 
 namespace moetrace {
 
-void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window,
-                        const std::function<void(size_t, const Rank&)>& consume) {
+namespace {
+
+// ForEachRankInOrder, and with `sink` each worker also encodes the ranks it
+// reads with its own encoder (when the sink has them) and this thread
+// appends them (AddEncoded; AddRank without encoders) before `consume`.
+void RanksInOrder(const TraceSource& source, size_t threads, size_t window, TraceSink* sink,
+                  const std::function<void(size_t, const Rank&)>& consume) {
   const size_t n = source.rank_count();
   threads = std::clamp<size_t>(threads, 1, std::max<size_t>(n, 1));
   window = std::max(window, threads);
@@ -19,14 +24,23 @@ void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window
     Rank rank;
     for (size_t i = 0; i < n; ++i) {
       source.ReadRankInto(i, &rank);
+      if (sink) sink->AddRank(rank);
       consume(i, rank);
     }
     return;
   }
-  // Slot i % window holds rank i once read; a worker takes index i only
-  // when i < consumed + window, so a slot is free when it is taken.
+  // One encoder per worker, made here (not on the workers: a sink need not
+  // make them concurrently). None: the ranks are added on this thread.
+  std::vector<std::unique_ptr<RankEncoder>> encoders(threads);
+  if (sink) {
+    for (auto& e : encoders) e = sink->CreateEncoder();
+  }
+  // Slot i % window holds rank i once read (and encoded); a worker takes
+  // index i only when i < consumed + window, so a slot is free when it is
+  // taken.
   struct Slot {
     Rank rank;
+    std::unique_ptr<EncodedRank> encoded;
     bool ready = false;
   };
   std::vector<Slot> slots(window);
@@ -38,7 +52,7 @@ void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window
   // as a serial loop would, then its error is rethrown.
   size_t error_at = n;
   std::exception_ptr error;
-  auto worker = [&] {
+  auto worker = [&](RankEncoder* encoder) {
     for (;;) {
       size_t i;
       {
@@ -50,6 +64,7 @@ void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window
       Slot& s = slots[i % window];
       try {
         source.ReadRankInto(i, &s.rank);
+        if (encoder) s.encoded = encoder->Encode(s.rank);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (i < error_at) {
@@ -65,7 +80,7 @@ void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window
     }
   };
   std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) pool.emplace_back(worker);
+  for (size_t t = 0; t < threads; ++t) pool.emplace_back(worker, encoders[t].get());
   try {
     for (size_t i = 0; i < n; ++i) {
       Slot& s = slots[i % window];
@@ -73,6 +88,11 @@ void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window
         std::unique_lock<std::mutex> lock(mu);
         cv.wait(lock, [&] { return s.ready || i >= error_at; });
         if (!s.ready) break;
+      }
+      if (s.encoded) {
+        sink->AddEncoded(std::move(s.encoded));
+      } else if (sink) {
+        sink->AddRank(s.rank);
       }
       consume(i, s.rank);
       std::lock_guard<std::mutex> lock(mu);
@@ -94,6 +114,18 @@ void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window
   }
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+void ForEachRankInOrder(const TraceSource& source, size_t threads, size_t window,
+                        const std::function<void(size_t, const Rank&)>& consume) {
+  RanksInOrder(source, threads, window, nullptr, consume);
+}
+
+void WriteRanksInOrder(const TraceSource& source, size_t threads, size_t window, TraceSink& sink,
+                       const std::function<void(size_t, const Rank&)>& written) {
+  RanksInOrder(source, threads, window, &sink, written);
 }
 
 }  // namespace moetrace

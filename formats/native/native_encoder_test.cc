@@ -9,7 +9,9 @@
 
 #include <unistd.h>
 
+#include "formats/errors.h"
 #include "formats/native/native_writer.h"
+#include "formats/ordered_ranks.h"
 #include "formats/sample_trace.h"
 
 namespace moetrace {
@@ -50,6 +52,53 @@ TEST(NativeEncoder, EncodedOnThreadsSameBytesAsAddRank) {
   std::string a = ReadBytes(dir + "enc_a.mtrace"), b = ReadBytes(dir + "enc_b.mtrace");
   EXPECT_GT(a.size(), 1000u);
   EXPECT_TRUE(a == b);
+}
+
+// convert's path: read and encoded on workers, appended here in order.
+TEST(NativeEncoder, WriteRanksInOrderSameBytesOnAnyThreadCount) {
+  const Trace t = MakeSampleTrace(9, 300, 7);
+  NativeWriteOptions opts;
+  opts.max_block_rows = 128;
+  const std::string dir = ::testing::TempDir();
+  {
+    auto sink = CreateNativeSink(dir + "order_ref.mtrace", opts);
+    for (const Rank& r : t.ranks) sink->AddRank(r);
+    sink->Finish(t.metadata);
+  }
+  const std::string ref = ReadBytes(dir + "order_ref.mtrace");
+  MemorySource src(t);
+  for (size_t threads : {1, 2, 4}) {
+    const std::string path = dir + "order_" + std::to_string(threads) + ".mtrace";
+    auto sink = CreateNativeSink(path, opts);
+    size_t calls = 0;
+    WriteRanksInOrder(src, threads, 3, *sink, [&](size_t i, const Rank& r) {
+      EXPECT_EQ(i, calls++);
+      EXPECT_EQ(r.rank, t.ranks[i].rank);
+    });
+    sink->Finish(t.metadata);
+    EXPECT_EQ(calls, 9u);
+    EXPECT_TRUE(ReadBytes(path) == ref) << threads << " threads";
+  }
+  // A sink without encoders gets AddRank, in order.
+  MemorySink memory;
+  WriteRanksInOrder(src, 3, 3, memory, [](size_t, const Rank&) {});
+  ASSERT_EQ(memory.trace().ranks.size(), 9u);
+  for (size_t i = 0; i < 9; ++i) EXPECT_EQ(memory.trace().ranks[i].rank, t.ranks[i].rank);
+}
+
+// A rank that cannot be read: the ranks before it are written, then its error.
+TEST(NativeEncoder, WriteRanksInOrderStopsAtTheFirstBadRank) {
+  struct BadFourth : MemorySource {
+    using MemorySource::MemorySource;
+    void ReadRankInto(size_t i, Rank* out) const override {
+      if (i == 4) throw InputError("bad rank 4");
+      MemorySource::ReadRankInto(i, out);
+    }
+  };
+  BadFourth src(MakeSampleTrace(9, 50, 2));
+  MemorySink memory;
+  EXPECT_THROW(WriteRanksInOrder(src, 2, 3, memory, [](size_t, const Rank&) {}), InputError);
+  EXPECT_EQ(memory.trace().ranks.size(), 4u);
 }
 
 TEST(NativeEncoder, ForeignEncodedRankIsRejected) {
