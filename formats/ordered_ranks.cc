@@ -103,6 +103,7 @@ void RanksInOrder(const TraceSource& source, size_t threads, size_t window, Trac
   } catch (...) {
     std::lock_guard<std::mutex> lock(mu);
     error = std::current_exception();  // before any read error: it is consumed later
+    error_at = 0;  // so that a rank still being read cannot replace it
     stop = true;
     cv.notify_all();
   }

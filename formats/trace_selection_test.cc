@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "formats/errors.h"
 #include "formats/ordered_ranks.h"
@@ -148,6 +150,19 @@ class FailingSource : public MemorySource {
   }
 };
 
+// Rank 5 fails after 30 ms (other ranks are read meanwhile).
+class SlowBadFifth : public MemorySource {
+ public:
+  using MemorySource::MemorySource;
+  void ReadRankInto(size_t i, Rank* out) const override {
+    if (i == 5) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      throw InputError("bad.json: byte 9: broken late");
+    }
+    MemorySource::ReadRankInto(i, out);
+  }
+};
+
 TEST(OrderedRanks, FirstErrorStopsTheWorkersAndIsRethrown) {
   Trace t;
   for (int32_t id = 0; id < 40; ++id) t.ranks.push_back(TwoSteps(id));
@@ -162,6 +177,21 @@ TEST(OrderedRanks, FirstErrorStopsTheWorkersAndIsRethrown) {
                                     if (i == 3) throw std::runtime_error("disk full");
                                   }),
                std::runtime_error);
+  // The consumer's error stays the one reported when a rank being read
+  // ahead (rank 5, slow) fails after it: as a serial loop.
+  SlowBadFifth slow(t);
+  for (int round = 0; round < 5; ++round) {
+    try {
+      ForEachRankInOrder(slow, 3, 8, [&](size_t i, const Rank&) {
+        if (i == 2) throw std::runtime_error("disk full");
+      });
+      FAIL() << "no error";
+    } catch (const InputError& e) {
+      FAIL() << "the read error replaced the consumer's: " << e.what();
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "disk full");
+    }
+  }
 }
 
 }  // namespace

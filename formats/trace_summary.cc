@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "formats/json_writer.h"
-#include "formats/native/native_reader.h"
 
 namespace moetrace {
 namespace {
@@ -142,7 +141,8 @@ TraceSummary Summarize(const TraceSource& source, const std::function<void(size_
   // claim, so every rank before a bad one is read: keeping the bad rank of
   // the lowest index reports what one thread would.
   auto work = [&](size_t w) {
-    SkipColumnsAnalyzeIgnores skip;  // columns `info` does not read either
+    // Every column is decoded (no SkipColumnsAnalyzeIgnores), so that `info`
+    // still checks all of a file: ~15% more CPU on the 718B trace.
     Rank rank;
     while (!stop.load(std::memory_order_relaxed)) {
       const size_t i = next.fetch_add(1);

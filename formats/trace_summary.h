@@ -38,8 +38,8 @@ void AccumulateRank(const Rank& rank, TraceSummary* summary);
 // steps take the larger count, rank ids append unsorted).
 void MergeSummary(const TraceSummary& part, TraceSummary* into);
 // Summarises every rank of `source` on `threads` workers (0: one per core),
-// each reading its ranks into one reused Rank; the result does not depend
-// on the thread count. `progress(done, n)` is called after each rank, from
+// each reading its ranks into one reused Rank (every column decoded and
+// checked); the result does not depend on the thread count. `progress(done, n)` is called after each rank, from
 // one thread at a time. A rank that cannot be read throws its InputError;
 // with several bad ranks, the first one in index order, as on one thread.
 TraceSummary Summarize(const TraceSource& source,

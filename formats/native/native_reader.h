@@ -37,11 +37,9 @@ std::unique_ptr<TraceSource> OpenNative(const std::string& path, NativeReadOptio
 // send_splits. Those hold unspecified values (sized as usual; a reused
 // Rank keeps what it held) and their data is not range-checked (the
 // record's CRC, sizes and every other column still are). On the 718B trace
-// they are about a third of the values decoded. For readers that never
-// look at those fields: the analysis workers (analyzer/analyze.cc) and
-// `info`'s (formats/trace_summary.cc, which counts comm records but reads
-// none of their ranks or splits); nothing else may read those fields of a
-// rank read in this scope. A source that looks at the ranks analyze reads through
+// they are about a third of the values decoded. For the analysis workers
+// only (analyzer/analyze.cc): nothing else may read those fields of a rank
+// read in this scope. A source that looks at the ranks analyze reads through
 // it (replay's RoleSignatureSource hashes micro_batch) opens a scope with
 // `skip` false around its read, so that it sees every column.
 class SkipColumnsAnalyzeIgnores {
