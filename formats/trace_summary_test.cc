@@ -7,6 +7,8 @@
 #include <string>
 
 #include "formats/errors.h"
+#include "formats/native/native_reader.h"
+#include "formats/native/native_writer.h"
 #include "formats/sample_trace.h"
 
 namespace moetrace {
@@ -69,6 +71,30 @@ TEST(TraceSummary, ThreadCountChangesNothing) {
     EXPECT_EQ(SummaryToJson({many}), SummaryToJson({one})) << threads << " threads";
     EXPECT_EQ(SummaryToText(many), SummaryToText(one));
   }
+}
+
+// The native reader decodes into each worker's reused Rank: ranks of
+// different sizes in turn (a large one after a small one and back) still
+// give each rank's own counts, equal to the summary of the same ranks in
+// memory, on any thread count.
+TEST(TraceSummary, NativeRanksOfDifferentSizesOnReusedRanks) {
+  Trace t = MakeSampleTrace(3, 200, 4);
+  const Trace small = MakeSampleTrace(3, 5, 9);
+  for (size_t i = 0; i < small.ranks.size(); ++i) {
+    Rank r = small.ranks[i];
+    r.rank = int32_t(100 + i);
+    t.ranks.insert(t.ranks.begin() + std::ptrdiff_t(2 * i + 1), std::move(r));  // big, small, big, ...
+  }
+  const std::string path = ::testing::TempDir() + "summary_sizes.mtrace";
+  {
+    auto sink = CreateNativeSink(path);
+    for (const Rank& r : t.ranks) sink->AddRank(r);
+    sink->Finish(t.metadata);
+  }
+  MemorySource memory(t);
+  const std::string want = SummaryToJson({Summarize(memory, {}, 1)});
+  const auto native = OpenNative(path);
+  for (int threads : {1, 2, 3}) EXPECT_EQ(SummaryToJson({Summarize(*native, {}, threads)}), want) << threads;
 }
 
 TEST(TraceSummary, BadRankReportedIsTheFirstInIndexOrder) {
