@@ -64,7 +64,7 @@ void RanksInOrder(const TraceSource& source, size_t threads, size_t window, Trac
       Slot& s = slots[i % window];
       try {
         source.ReadRankInto(i, &s.rank);
-        if (encoder) s.encoded = encoder->Encode(s.rank);
+        if (encoder) s.encoded = encoder->Encode(s.rank, i);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
         if (i < error_at) {

@@ -50,7 +50,10 @@ class EncodedRank {
 class RankEncoder {
  public:
   virtual ~RankEncoder() = default;
-  virtual std::unique_ptr<EncodedRank> Encode(const Rank& rank) = 0;
+  // `index`: the rank's place among the ranks appended after the encoder was
+  // made (0: the next rank the sink takes). A sink whose output depends on it
+  // (Perfetto's sequence ids) checks it when the rank is appended.
+  virtual std::unique_ptr<EncodedRank> Encode(const Rank& rank, size_t index) = 0;
 };
 
 class TraceSink {

@@ -128,7 +128,7 @@ class FailingSink : public TraceSink {
   class Encoder : public RankEncoder {
    public:
     explicit Encoder(int bad) : bad_(bad) {}
-    std::unique_ptr<EncodedRank> Encode(const Rank& rank) override {
+    std::unique_ptr<EncodedRank> Encode(const Rank& rank, size_t) override {
       if (rank.rank == bad_) throw std::runtime_error("encoder failed at rank " + std::to_string(bad_));
       auto e = std::make_unique<Encoded>();
       e->rank.rank = rank.rank;

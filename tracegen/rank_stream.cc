@@ -46,7 +46,7 @@ struct Worker {
   Rank rank;  // reused while the sink takes encoded ranks: keeps its columns' capacity
 };
 
-void EmitOne(Worker& w, int32_t r, const StreamOptions& o, RankResult* out) {
+void EmitOne(Worker& w, int32_t r, size_t index, const StreamOptions& o, RankResult* out) {
   const double t0 = ThreadCpuSeconds();
   w.emit(r, &w.rank);
   const double t1 = ThreadCpuSeconds();
@@ -61,7 +61,7 @@ void EmitOne(Worker& w, int32_t r, const StreamOptions& o, RankResult* out) {
         peak.holder_bytes / double(1 << 30));
   out->events = int64_t(w.rank.EventCount());
   if (w.encoder) {
-    out->encoded = w.encoder->Encode(w.rank);
+    out->encoded = w.encoder->Encode(w.rank, index);
   } else {
     out->rank = std::move(w.rank);  // the next rank starts from empty columns
     w.rank = Rank();
@@ -90,7 +90,7 @@ void StreamRanks(const std::vector<int32_t>& ranks, const std::function<RankEmit
   int done = 0;
   RunOrdered(
       ranks.size(), threads, window,
-      [&](int w, size_t i) { EmitOne(*workers[w], ranks[i], options, &slots[i % window]); },
+      [&](int w, size_t i) { EmitOne(*workers[w], ranks[i], i, options, &slots[i % window]); },
       [&](size_t i) {
         RankResult& res = slots[i % window];
         meta->ground_truth.insert(meta->ground_truth.end(), std::make_move_iterator(res.labels.begin()),

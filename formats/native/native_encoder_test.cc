@@ -41,7 +41,7 @@ TEST(NativeEncoder, EncodedOnThreadsSameBytesAsAddRank) {
     for (size_t w = 0; w < 2; ++w) {
       pool.emplace_back([&, w] {
         auto encoder = sink->CreateEncoder();
-        for (size_t i = w; i < t.ranks.size(); i += 2) enc[i] = encoder->Encode(t.ranks[i]);
+        for (size_t i = w; i < t.ranks.size(); i += 2) enc[i] = encoder->Encode(t.ranks[i], i);
       });
     }
     for (auto& th : pool) th.join();

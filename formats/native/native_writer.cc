@@ -108,7 +108,7 @@ class NativeEncoder : public RankEncoder {
   NativeEncoder(const NativeEncoder&) = delete;
   NativeEncoder& operator=(const NativeEncoder&) = delete;
 
-  std::unique_ptr<EncodedRank> Encode(const Rank& rank) override {
+  std::unique_ptr<EncodedRank> Encode(const Rank& rank, size_t /*index*/) override {
     auto enc = std::make_unique<NativeEncodedRank>();
     // Ranks of a trace have similar sizes: start at the last one's.
     enc->bytes.Room(last_size_);
@@ -251,7 +251,7 @@ class NativeSink : public TraceSink {
     Require(!finished_, "AddRank after Finish");
     Require(!failed_, "AddRank after a failed AddRank");
     failed_ = true;  // an invalid rank fails the sink, as a failed write does
-    auto enc = own_->Encode(rank);
+    auto enc = own_->Encode(rank, 0);
     failed_ = false;
     AddEncoded(std::move(enc));
   }

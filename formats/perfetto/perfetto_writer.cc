@@ -3,185 +3,117 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
-#include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "formats/atomic_file.h"
-#include "formats/export/launch_flows.h"
-#include "formats/export/track_labels.h"
-#include "formats/export/utf8.h"
 #include "formats/perfetto/proto_buffer.h"
-#include "formats/perfetto/track_lanes.h"
+#include "formats/perfetto/rank_packets.h"
 
 namespace moetrace {
 namespace {
 
-// Field numbers of formats/proto/perfetto_trace.proto (Perfetto's public ones).
-constexpr uint32_t kTracePacket = 1;
-// TracePacket
-constexpr uint32_t kTimestamp = 8;
-constexpr uint32_t kSequenceId = 10;
-constexpr uint32_t kTrackEvent = 11;
-constexpr uint32_t kInternedData = 12;
-constexpr uint32_t kSequenceFlags = 13;
-constexpr uint32_t kTrackDescriptor = 60;
-constexpr uint32_t kFirstPacketOnSequence = 87;
-constexpr uint32_t kSeqIncrementalStateCleared = 1;
-constexpr uint32_t kSeqNeedsIncrementalState = 2;
-// TrackDescriptor
-constexpr uint32_t kUuid = 1;
-constexpr uint32_t kTrackName = 2;
-constexpr uint32_t kProcess = 3;
-constexpr uint32_t kThread = 4;
-constexpr uint32_t kParentUuid = 5;
-constexpr uint32_t kCounter = 8;
-// ProcessDescriptor / ThreadDescriptor / CounterDescriptor
-constexpr uint32_t kPid = 1;
-constexpr uint32_t kProcessName = 6;
-constexpr uint32_t kTid = 2;
-constexpr uint32_t kThreadName = 5;
-constexpr uint32_t kUnit = 3;
-constexpr uint32_t kUnitSizeBytes = 3;
-// TrackEvent
-constexpr uint32_t kCategoryIids = 3;
-constexpr uint32_t kDebugAnnotations = 4;
-constexpr uint32_t kType = 9;
-constexpr uint32_t kNameIid = 10;
-constexpr uint32_t kName = 23;
-constexpr uint32_t kTrackUuid = 11;
-constexpr uint32_t kDoubleCounterValue = 44;
-constexpr uint32_t kFlowIds = 47;
-constexpr uint32_t kTerminatingFlowIds = 48;
-constexpr uint32_t kTypeSliceBegin = 1;
-constexpr uint32_t kTypeSliceEnd = 2;
-constexpr uint32_t kTypeInstant = 3;
-constexpr uint32_t kTypeCounter = 4;
-// DebugAnnotation
-constexpr uint32_t kArgNameIid = 1;
-constexpr uint32_t kArgUint = 3;
-constexpr uint32_t kArgInt = 4;
-constexpr uint32_t kArgString = 6;
-// InternedData and its entries
-constexpr uint32_t kEventCategories = 1;
-constexpr uint32_t kEventNames = 2;
-constexpr uint32_t kDebugAnnotationNames = 3;
-constexpr uint32_t kIid = 1;
-constexpr uint32_t kInternedName = 2;
-
-// Debug annotation names, interned once per sequence: iid = enum value.
-enum Arg : uint32_t {
-  kArgPhase = 1, kArgStep, kArgMicroBatch, kArgLayer, kArgCorrelation, kArgFlops,
-  kArgBytes, kArgFlags, kArgCommKind, kArgCommClass, kArgGroup, kArgSequence,
-  kArgGroupSize, kArgPeer, kArgCommBytes, kArgEpSize, kArgTokensPerExpert,
-  kArgExpertToEpRank, kArgInputShapes, kArgEnd,
-};
-constexpr std::string_view kArgNames[kArgEnd] = {
-    "", "phase", "step", "micro_batch", "layer", "correlation", "flops", "bytes", "flags",
-    "comm_kind", "comm_class", "group", "sequence", "group_size", "peer", "comm_bytes",
-    "ep_size", "tokens_per_expert", "expert_to_ep_rank", "input_shapes",
-};
-
-constexpr size_t kFlushBytes = 1 << 20;
 constexpr int64_t kFirstSyntheticTid = int64_t{1} << 30;
 
-bool IsMemoryCounter(CounterKind k) { return k != CounterKind::kOther; }
+// A rank written by an encoder: its packets with the thread descriptors left
+// out, and its sequence id.
+struct PerfettoEncodedRank final : EncodedRank {
+  uint32_t seq = 0;
+  std::string bytes;
+  std::vector<RankPackets::ThreadHole> holes;
+};
+
+class PerfettoEncoder final : public RankEncoder {
+ public:
+  explicit PerfettoEncoder(uint32_t first_seq) : first_seq_(first_seq) {}
+  std::unique_ptr<EncodedRank> Encode(const Rank& rank, size_t index) override {
+    auto enc = std::make_unique<PerfettoEncodedRank>();
+    enc->seq = first_seq_ + static_cast<uint32_t>(index);
+    packets_.Write(rank, enc->seq, nullptr);
+    enc->bytes = packets_.Release(&enc->holes);
+    return enc;
+  }
+
+ private:
+  uint32_t first_seq_;
+  RankPackets packets_;
+};
 
 class PerfettoSink final : public TraceSink {
  public:
   explicit PerfettoSink(const std::string& path) : file_(path) {}
 
-  void AddRank(const Rank& rank) override;
-  void Finish(const Metadata& metadata) override;
+  void AddRank(const Rank& rank) override {
+    CheckOpen();
+    const uint32_t seq = next_sequence_++;
+    const RankPackets::Drain drain = [this, seq](RankPackets& p) {
+      Append(seq, p.bytes(), p.holes());
+      p.Clear();
+    };
+    packets_.Write(rank, seq, &drain);
+    drain(packets_);
+  }
+
+  // Sequence ids (and the track uuids built on them) follow the order the
+  // ranks are appended in: an encoder numbers its ranks from the next one.
+  std::unique_ptr<RankEncoder> CreateEncoder() override {
+    return std::make_unique<PerfettoEncoder>(next_sequence_);
+  }
+
+  void AddEncoded(std::unique_ptr<EncodedRank> rank) override {
+    CheckOpen();
+    auto* enc = dynamic_cast<PerfettoEncodedRank*>(rank.get());
+    if (enc == nullptr) throw std::invalid_argument("PerfettoSink: a rank encoded by another sink");
+    if (enc->seq != next_sequence_) {
+      throw std::logic_error("PerfettoSink: encoded ranks appended out of order");
+    }
+    ++next_sequence_;
+    Append(enc->seq, enc->bytes, enc->holes);
+  }
+
+  void Finish(const Metadata&) override {
+    CheckOpen();
+    finished_ = true;
+    file_.Commit();
+  }
 
  private:
-  // --- packet building (into out_) ---
-  size_t BeginPacket(bool has_ts, TimeNs ts, uint32_t flags) {
-    size_t p = out_.BeginNested(kTracePacket);
-    if (has_ts) out_.UintField(kTimestamp, static_cast<uint64_t>(ts));
-    out_.UintField(kSequenceId, seq_);
-    if (flags != 0) out_.UintField(kSequenceFlags, flags);
-    return p;
+  void CheckOpen() const {
+    if (finished_) throw std::logic_error("PerfettoSink: used after Finish");
   }
-  void EndPacket(size_t p) {
-    out_.EndNested(p);
-    if (out_.size() >= kFlushBytes) Flush();
-  }
-  void Flush() {
-    file_.Write(out_.data());
-    out_.Clear();
-  }
-  // Strings must be UTF-8 for the viewer; sources do not promise it.
-  void Str(uint32_t field, std::string_view s) {
-    if (IsValidUtf8(s)) {
-      out_.StringField(field, s);
-    } else {
-      scratch_.clear();
-      AppendSanitizedUtf8(s, &scratch_);
-      out_.StringField(field, scratch_);
+
+  // Writes a rank's packets, each thread descriptor with its tid given here,
+  // in rank order.
+  void Append(uint32_t seq, const std::string& bytes, const std::vector<RankPackets::ThreadHole>& holes) {
+    size_t from = 0;
+    for (const RankPackets::ThreadHole& h : holes) {
+      file_.Write(bytes.data() + from, h.at - from);
+      descriptor_.Clear();
+      RankPackets::AppendThreadDescriptor(h, ThreadTid(h), seq, &descriptor_);
+      file_.Write(descriptor_.data());
+      from = h.at;
     }
-  }
-  void InternedEntry(uint32_t field, uint64_t iid, std::string_view name) {
-    size_t e = out_.BeginNested(field);
-    out_.UintField(kIid, iid);
-    Str(kInternedName, name);
-    out_.EndNested(e);
-  }
-  void IntArg(Arg a, int64_t v) {
-    size_t d = out_.BeginNested(kDebugAnnotations);
-    out_.UintField(kArgNameIid, a);
-    out_.IntField(kArgInt, v);
-    out_.EndNested(d);
-  }
-  void UintArg(Arg a, uint64_t v) {
-    size_t d = out_.BeginNested(kDebugAnnotations);
-    out_.UintField(kArgNameIid, a);
-    out_.UintField(kArgUint, v);
-    out_.EndNested(d);
-  }
-  void StringArg(Arg a, std::string_view v) {
-    size_t d = out_.BeginNested(kDebugAnnotations);
-    out_.UintField(kArgNameIid, a);
-    Str(kArgString, v);
-    out_.EndNested(d);
+    file_.Write(bytes.data() + from, bytes.size() - from);
   }
 
-  uint64_t NewUuid() { return (uint64_t{seq_} << 32) | next_local_uuid_++; }
-  int32_t ThreadTid(const Track& track);
-
-  void WriteProcess(const Rank& rank);
-  void WriteCounterTrack(const Rank& rank, size_t t);
-  void WriteEventTrack(const Rank& rank, size_t t, const LaunchFlows& flows);
-  void WriteSliceStart(const Rank& rank, const Track& track, size_t i, uint64_t uuid,
-                       bool instant, uint64_t flow_out, uint64_t flow_in);
-  void WriteSliceEnd(TimeNs ts, uint64_t uuid);
-  void WriteRouting(const Rank& rank);
+  int32_t ThreadTid(const RankPackets::ThreadHole& h);
 
   AtomicFile file_;
-  ProtoBuffer out_;
   bool finished_ = false;
   uint32_t next_sequence_ = 1;
   int64_t next_synthetic_tid_ = kFirstSyntheticTid;
   std::unordered_set<int64_t> used_tids_;  // tids are global in Perfetto
-
-  // Per-rank state.
-  uint32_t seq_ = 0;
-  uint32_t next_local_uuid_ = 0;
-  uint64_t process_uuid_ = 0;
-  std::vector<uint8_t> name_emitted_;
-  // Reused buffers.
-  TrackLanes lanes_;
-  std::vector<TimeNs> open_ends_;
-  std::string scratch_;
+  RankPackets packets_;                    // AddRank's
+  ProtoBuffer descriptor_;
 };
 
-int32_t PerfettoSink::ThreadTid(const Track& track) {
+int32_t PerfettoSink::ThreadTid(const RankPackets::ThreadHole& h) {
   // Host threads keep their real tid when it is usable and not taken (by
   // another thread of any rank: Perfetto would merge them); device streams and
   // the rest get synthetic tids, which are never real ones.
-  int64_t native = track.native_id;
-  if (track.kind == TrackKind::kHostThread && native > 0 &&
-      native < kFirstSyntheticTid && used_tids_.insert(native).second) {
+  const int64_t native = h.native_id;
+  if (h.host && native > 0 && native < kFirstSyntheticTid && used_tids_.insert(native).second) {
     return static_cast<int32_t>(native);
   }
   while (!used_tids_.insert(next_synthetic_tid_).second) ++next_synthetic_tid_;
@@ -190,225 +122,6 @@ int32_t PerfettoSink::ThreadTid(const Track& track) {
     next_synthetic_tid_ = kFirstSyntheticTid;  // only after 1e9 tracks
   }
   return static_cast<int32_t>(tid);
-}
-
-void PerfettoSink::AddRank(const Rank& rank) {
-  if (finished_) throw std::logic_error("PerfettoSink: AddRank after Finish");
-  seq_ = next_sequence_++;
-  next_local_uuid_ = 0;
-  name_emitted_.assign(rank.strings.size(), 0);
-  WriteProcess(rank);
-  const LaunchFlows flows = FindLaunchFlows(rank);
-  for (size_t t = 0; t < rank.tracks.size(); ++t) {
-    if (rank.tracks[t].kind == TrackKind::kCounter) {
-      WriteCounterTrack(rank, t);
-    } else {
-      WriteEventTrack(rank, t, flows);
-    }
-  }
-  if (!rank.routing.empty()) WriteRouting(rank);
-  Flush();
-}
-
-// MoE routing records: instants on a "MoE routing" track of the process, the
-// token counts as a "[n0, n1, ...]" argument.
-void PerfettoSink::WriteRouting(const Rank& rank) {
-  const uint64_t uuid = NewUuid();
-  size_t p = BeginPacket(false, 0, 0);
-  size_t td = out_.BeginNested(kTrackDescriptor);
-  out_.UintField(kUuid, uuid);
-  out_.UintField(kParentUuid, process_uuid_);
-  Str(kTrackName, "MoE routing");
-  out_.EndNested(td);
-  EndPacket(p);
-  std::string list;
-  auto join = [&list](const auto& v) -> const std::string& {
-    list = "[";
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i) list += ", ";
-      list += std::to_string(v[i]);
-    }
-    list += "]";
-    return list;
-  };
-  for (const RoutingRecord& rr : rank.routing) {
-    size_t q = BeginPacket(true, rr.ts, kSeqNeedsIncrementalState);
-    size_t te = out_.BeginNested(kTrackEvent);
-    out_.UintField(kType, kTypeInstant);
-    out_.UintField(kTrackUuid, uuid);
-    out_.StringField(kName, "routing layer " + std::to_string(rr.layer));
-    if (rr.step != kNone) IntArg(kArgStep, rr.step);
-    if (rr.micro_batch != kNone) IntArg(kArgMicroBatch, rr.micro_batch);
-    if (rr.layer != kNone) IntArg(kArgLayer, rr.layer);
-    IntArg(kArgEpSize, rr.ep_size);
-    StringArg(kArgTokensPerExpert, join(rr.tokens_per_expert));
-    if (!rr.expert_to_ep_rank.empty()) StringArg(kArgExpertToEpRank, join(rr.expert_to_ep_rank));
-    out_.EndNested(te);
-    EndPacket(q);
-  }
-}
-
-void PerfettoSink::WriteProcess(const Rank& rank) {
-  // The first packet of the sequence: clears incremental state and interns
-  // the categories and argument names every later packet refers to.
-  size_t p = BeginPacket(false, 0, kSeqIncrementalStateCleared);
-  out_.BoolField(kFirstPacketOnSequence, true);
-  size_t d = out_.BeginNested(kInternedData);
-  for (int c = 0; c < kCategoryCount; ++c) {
-    InternedEntry(kEventCategories, c + 1, CategoryName(static_cast<Category>(c)));
-  }
-  for (uint32_t a = 1; a < kArgEnd; ++a) InternedEntry(kDebugAnnotationNames, a, kArgNames[a]);
-  out_.EndNested(d);
-  process_uuid_ = NewUuid();
-  size_t td = out_.BeginNested(kTrackDescriptor);
-  out_.UintField(kUuid, process_uuid_);
-  size_t pd = out_.BeginNested(kProcess);
-  out_.IntField(kPid, ExportPid(rank.rank));
-  Str(kProcessName, ProcessLabel(rank));
-  out_.EndNested(pd);
-  out_.EndNested(td);
-  EndPacket(p);
-}
-
-void PerfettoSink::WriteCounterTrack(const Rank& rank, size_t t) {
-  const Track& track = rank.tracks[t];
-  const uint64_t uuid = NewUuid();
-  size_t p = BeginPacket(false, 0, 0);
-  size_t td = out_.BeginNested(kTrackDescriptor);
-  out_.UintField(kUuid, uuid);
-  out_.UintField(kParentUuid, process_uuid_);
-  Str(kTrackName, TrackLabel(rank, t));
-  size_t cd = out_.BeginNested(kCounter);
-  if (IsMemoryCounter(track.counter)) out_.UintField(kUnit, kUnitSizeBytes);
-  out_.EndNested(cd);
-  out_.EndNested(td);
-  EndPacket(p);
-
-  const size_t n = std::min(track.sample_ts.size(), track.sample_value.size());
-  for (size_t i = 0; i < n; ++i) {
-    size_t q = BeginPacket(true, track.sample_ts[i], 0);
-    size_t te = out_.BeginNested(kTrackEvent);
-    out_.UintField(kType, kTypeCounter);
-    out_.UintField(kTrackUuid, uuid);
-    out_.DoubleField(kDoubleCounterValue, track.sample_value[i]);
-    out_.EndNested(te);
-    EndPacket(q);
-  }
-}
-
-void PerfettoSink::WriteEventTrack(const Rank& rank, size_t t, const LaunchFlows& flows) {
-  const Track& track = rank.tracks[t];
-  const EventTable& ev = track.events;
-  const std::string label = TrackLabel(rank, t);
-  const uint64_t thread_uuid = NewUuid();
-  size_t p = BeginPacket(false, 0, 0);
-  size_t td = out_.BeginNested(kTrackDescriptor);
-  out_.UintField(kUuid, thread_uuid);
-  Str(kTrackName, label);
-  size_t thd = out_.BeginNested(kThread);
-  out_.IntField(kPid, ExportPid(rank.rank));
-  out_.IntField(kTid, ThreadTid(track));
-  Str(kThreadName, label);
-  out_.EndNested(thd);
-  out_.EndNested(td);
-  EndPacket(p);
-
-  AssignLanes(ev, &lanes_);
-  for (uint32_t lane = 0; lane < lanes_.lane_count; ++lane) {
-    uint64_t uuid = thread_uuid;
-    if (lane > 0) {
-      // Overlapping, non-nesting events: a child track of the thread.
-      uuid = NewUuid();
-      size_t q = BeginPacket(false, 0, 0);
-      size_t d = out_.BeginNested(kTrackDescriptor);
-      out_.UintField(kUuid, uuid);
-      out_.UintField(kParentUuid, thread_uuid);
-      Str(kTrackName, label + " (overlap " + std::to_string(lane) + ")");
-      out_.EndNested(d);
-      EndPacket(q);
-    }
-    open_ends_.clear();
-    for (uint32_t k = lanes_.lane_begin[lane]; k < lanes_.lane_begin[lane + 1]; ++k) {
-      const uint32_t i = lanes_.order[k];
-      const TimeNs ts = ev.ts[i];
-      while (!open_ends_.empty() && open_ends_.back() <= ts) {
-        WriteSliceEnd(open_ends_.back(), uuid);
-        open_ends_.pop_back();
-      }
-      const bool instant = IsInstantEvent(ev, i);
-      WriteSliceStart(rank, track, i, uuid, instant, flows.StartOf(t, i), flows.EndOf(t, i));
-      if (!instant) open_ends_.push_back(ev.End(i));
-    }
-    while (!open_ends_.empty()) {
-      WriteSliceEnd(open_ends_.back(), uuid);
-      open_ends_.pop_back();
-    }
-  }
-}
-
-void PerfettoSink::WriteSliceStart(const Rank& rank, const Track& track, size_t i,
-                                   uint64_t uuid, bool instant, uint64_t flow_out,
-                                   uint64_t flow_in) {
-  const EventTable& ev = track.events;
-  StringId name = ev.name[i];
-  if (!rank.strings.Contains(name)) name = 0;
-  size_t p = BeginPacket(true, ev.ts[i], kSeqNeedsIncrementalState);
-  if (!name_emitted_[name]) {
-    name_emitted_[name] = 1;
-    size_t d = out_.BeginNested(kInternedData);
-    InternedEntry(kEventNames, uint64_t{name} + 1, rank.strings.Get(name));
-    out_.EndNested(d);
-  }
-  size_t te = out_.BeginNested(kTrackEvent);
-  out_.UintField(kType, instant ? kTypeInstant : kTypeSliceBegin);
-  out_.UintField(kTrackUuid, uuid);
-  out_.UintField(kNameIid, uint64_t{name} + 1);
-  out_.UintField(kCategoryIids, static_cast<uint64_t>(ev.category[i]) + 1);
-  if (flow_out != 0) out_.Fixed64Field(kFlowIds, flow_out);
-  if (flow_in != 0) out_.Fixed64Field(kTerminatingFlowIds, flow_in);
-
-  if (ev.phase[i] != Phase::kNone) StringArg(kArgPhase, PhaseName(ev.phase[i]));
-  if (ev.step[i] != kNone) IntArg(kArgStep, ev.step[i]);
-  if (ev.micro_batch[i] != kNone) IntArg(kArgMicroBatch, ev.micro_batch[i]);
-  if (ev.layer[i] != kNone) IntArg(kArgLayer, ev.layer[i]);
-  if (ev.correlation[i] >= 0) IntArg(kArgCorrelation, ev.correlation[i]);
-  if (ev.flops[i] != 0) UintArg(kArgFlops, ev.flops[i]);
-  if (ev.bytes[i] != 0) UintArg(kArgBytes, ev.bytes[i]);
-  if (const StringId shape = ev.ShapeAt(i); shape != 0 && rank.strings.Contains(shape)) {
-    StringArg(kArgInputShapes, rank.strings.Get(shape));
-  }
-  if (ev.flags[i] != 0) UintArg(kArgFlags, ev.flags[i]);
-  const int32_t comm = ev.comm[i];
-  if (comm >= 0 && static_cast<size_t>(comm) < track.comms.size()) {
-    const CommRecord& c = track.comms[comm];
-    StringArg(kArgCommKind, CollectiveKindName(c.kind));
-    StringArg(kArgCommClass, CommClassName(c.comm_class));
-    if (c.group != 0 && rank.strings.Contains(c.group)) {
-      StringArg(kArgGroup, rank.strings.Get(c.group));
-    }
-    if (c.sequence >= 0) IntArg(kArgSequence, c.sequence);
-    if (c.group_size != 0) IntArg(kArgGroupSize, c.group_size);
-    if (c.peer != kNone) IntArg(kArgPeer, c.peer);
-    if (c.bytes != 0) UintArg(kArgCommBytes, c.bytes);
-  }
-  out_.EndNested(te);
-  EndPacket(p);
-}
-
-void PerfettoSink::WriteSliceEnd(TimeNs ts, uint64_t uuid) {
-  size_t p = BeginPacket(true, ts, 0);
-  size_t te = out_.BeginNested(kTrackEvent);
-  out_.UintField(kType, kTypeSliceEnd);
-  out_.UintField(kTrackUuid, uuid);
-  out_.EndNested(te);
-  EndPacket(p);
-}
-
-void PerfettoSink::Finish(const Metadata& metadata) {
-  if (finished_) throw std::logic_error("PerfettoSink: Finish called twice");
-  finished_ = true;
-  Flush();
-  file_.Commit();
 }
 
 }  // namespace

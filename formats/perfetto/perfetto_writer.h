@@ -6,8 +6,11 @@
 // (streams named "NPU stream 3 (compute)"), counter tracks (bytes for memory
 // counters), slices as BEGIN/END pairs with interned names and categories,
 // instants for zero-length events and flows from each op's last launch to the
-// device op. AddRank writes the rank's packets straight to the output file;
-// nothing but the current rank is held. Schema: formats/proto/perfetto_trace.proto.
+// device op. AddRank writes the rank's packets to the output file as they are
+// made (~1 MB at a time). Its encoders (CreateEncoder) write whole ranks on
+// other threads (rank_packets.h) and AddEncoded appends them in order, giving
+// the same bytes: only the thread descriptors, whose tids must be unique in
+// the file, are written at append time. Schema: formats/proto/perfetto_trace.proto.
 #pragma once
 
 #include <memory>

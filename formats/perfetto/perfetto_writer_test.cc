@@ -9,9 +9,12 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 #include <tuple>
 
 #include "formats/errors.h"
+#include "formats/ordered_ranks.h"
 #include "formats/export/track_labels.h"
 #include "formats/sample_trace.h"
 #include "formats/proto/perfetto_trace.pb.h"
@@ -443,6 +446,66 @@ TEST(PerfettoWriter, SurvivesInconsistentRanks) {
   EXPECT_EQ(slices, 2u);
   ASSERT_EQ(d.counters.size(), 1u);
   EXPECT_EQ(d.counters.begin()->second.size(), 2u);
+}
+
+// convert's path: ranks written on workers (holes for the thread
+// descriptors), appended in order, give AddRank's bytes for any thread
+// count. The ranks share host thread ids, so the tids handed out in order
+// matter; the big ranks pass the 1 MB drain in AddRank, so its holes are
+// filled mid-rank there and all at once from an encoder.
+TEST(PerfettoWriter, WriteRanksInOrderSameBytesAsAddRank) {
+  Trace t = MakeSampleTrace(7, 6000, 3);
+  for (Rank& r : t.ranks) {
+    for (Track& tr : r.tracks) {
+      if (tr.kind == TrackKind::kHostThread) tr.native_id = 4242;
+    }
+  }
+  const std::string ref_path = PfTempPath("order_ref.pftrace");
+  WritePerfetto(t, ref_path);
+  const std::string ref = ReadPerfettoFile(ref_path);
+  fs::remove(ref_path);
+  ASSERT_GT(ref.size(), size_t{3} << 20);  // some ranks pass the drain
+  const Decoded d = DecodePerfetto(ref);
+  std::set<int64_t> tids;
+  size_t threads_seen = 0;
+  for (const auto& [uuid, td] : d.tracks) {
+    if (!td.has_thread()) continue;
+    ++threads_seen;
+    tids.insert(td.thread().tid());
+  }
+  EXPECT_EQ(tids.size(), threads_seen);  // unique across ranks
+  EXPECT_EQ(tids.count(4242), 1u);       // the first rank's keeps its own
+
+  for (size_t threads : {1, 2, 4}) {
+    const std::string path = PfTempPath("order_" + std::to_string(threads) + ".pftrace");
+    auto sink = CreatePerfettoSink(path);
+    // Two batches, as convert appends two inputs: the second's encoders
+    // number their ranks after the first's.
+    MemorySource first(Trace{t.metadata, {t.ranks[0], t.ranks[1], t.ranks[2]}});
+    MemorySource rest(Trace{t.metadata, std::vector<Rank>(t.ranks.begin() + 3, t.ranks.end())});
+    WriteRanksInOrder(first, threads, 3, *sink, [](size_t, const Rank&) {});
+    WriteRanksInOrder(rest, threads, 3, *sink, [](size_t, const Rank&) {});
+    sink->Finish(t.metadata);
+    const std::string got = ReadPerfettoFile(path);
+    fs::remove(path);
+    EXPECT_TRUE(got == ref) << threads << " threads: " << got.size() << " vs " << ref.size();
+  }
+}
+
+TEST(PerfettoWriter, EncodedRanksOutOfOrderOrForeignAreRefused) {
+  const Trace t = MakeSampleTrace(2, 8);
+  const std::string path = PfTempPath("enc_order.pftrace");
+  auto sink = CreatePerfettoSink(path);
+  auto encoder = sink->CreateEncoder();
+  ASSERT_NE(encoder, nullptr);
+  auto second = encoder->Encode(t.ranks[1], 1);
+  EXPECT_THROW(sink->AddEncoded(std::move(second)), std::logic_error);
+  struct Other : EncodedRank {};
+  EXPECT_THROW(sink->AddEncoded(std::make_unique<Other>()), std::invalid_argument);
+  sink->AddEncoded(encoder->Encode(t.ranks[0], 0));
+  sink->Finish(t.metadata);
+  EXPECT_THROW(sink->AddRank(t.ranks[0]), std::logic_error);
+  fs::remove(path);
 }
 
 TEST(PerfettoWriter, NothingIsLeftOnDiskWithoutFinish) {
