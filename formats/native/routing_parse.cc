@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "formats/native/varint.h"
+#include "formats/native/varint_decode_avx2.h"
 #include "formats/native/varint_decode_avx512.h"
 
 namespace moetrace::native {
@@ -56,12 +57,15 @@ bool AppendPacked(const uint8_t* p, const uint8_t* end, std::vector<T>* out) {
   out->resize(at + count);
   T* dst = out->data() + at;
   T* const dst_end = dst + count;
-  // Token counts (int64) 64 bytes at a time where the CPU can
-  // (varint_decode_avx512.h); the loops below take what it leaves.
+  // Token counts (int64) 64 or 8 bytes at a time where the CPU can
+  // (varint_decode_avx512.h, varint_decode_avx2.h); the loops below take
+  // what they leave.
   [[maybe_unused]] const bool wide = varint_avx512::Usable();
+  [[maybe_unused]] const bool avx2 = !wide && varint_avx2::Usable();
   while (p < end) {
     if constexpr (sizeof(T) == 8) {
       if (wide) varint_avx512::DecodeShort(&p, end, &dst, dst_end);
+      if (avx2) varint_avx2::DecodeShort(&p, end, &dst, dst_end);
     }
     // Token counts are small: one or two bytes, mixed at random. The length
     // is computed, not branched on (a mispredicted branch per value was most
