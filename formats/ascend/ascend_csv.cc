@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "formats/ascend/cluster_output.h"
+#include "formats/counter_sort.h"
 #include "formats/decimal.h"
 #include "formats/ascend/ns_carry.h"
 #include "formats/ascend/shape_text.h"
@@ -41,23 +42,6 @@ bool ParseShapes(std::string_view s, std::vector<std::vector<int64_t>>* out) {
     if (out->size() > 100000) return false;
   }
   return true;
-}
-
-void SortCounter(Track& t) {
-  std::vector<uint32_t> order(t.sample_ts.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return t.sample_ts[a] < t.sample_ts[b]; });
-  std::vector<TimeNs> ts;
-  std::vector<double> v;
-  ts.reserve(order.size());
-  v.reserve(order.size());
-  for (uint32_t i : order) {
-    ts.push_back(t.sample_ts[i]);
-    v.push_back(t.sample_value[i]);
-  }
-  t.sample_ts.swap(ts);
-  t.sample_value.swap(v);
 }
 
 double MBToBytes(const CsvTable& csv, size_t r, int c) {
@@ -359,7 +343,7 @@ bool ImportMemoryRecord(const CsvTable& csv, Rank* rank) {
   }
   for (auto& [comp, idx] : tracks) {
     for (int i : idx) {
-      if (i >= 0) SortCounter(rank->tracks[i]);
+      if (i >= 0) SortSamplesByTime(rank->tracks[i]);
     }
   }
   rank->AddStat("read.memory_record.row", static_cast<int64_t>(csv.row_count()));
@@ -402,8 +386,8 @@ void ImportOperatorMemory(const CsvTable& csv, bool primary, Rank* rank) {
       }
     }
   }
-  SortCounter(rank->tracks[first]);
-  SortCounter(rank->tracks[first + 1]);
+  SortSamplesByTime(rank->tracks[first]);
+  SortSamplesByTime(rank->tracks[first + 1]);
   if (rank->tracks[first + 1].sample_ts.empty()) rank->tracks.erase(rank->tracks.begin() + first + 1);
   rank->AddStat("read.operator_memory.row", static_cast<int64_t>(csv.row_count()));
 }

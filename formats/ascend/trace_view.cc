@@ -17,6 +17,7 @@
 #include "formats/errors.h"
 #include "formats/kineto/kineto_shapes.h"  // Input Dims in the Kineto spelling
 #include "formats/kineto/raw_value.h"  // a string value's text without a copy
+#include "formats/contains_no_case.h"
 #include "formats/starts_with.h"
 
 namespace moetrace {
@@ -36,23 +37,6 @@ bool Is(std::string_view s, const char (&p)[N]) {
   return s.size() == N - 1 && std::memcmp(s.data(), p, N - 1) == 0;
 }
 bool Contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
-
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// Case-insensitive search, run on every device task: candidates are found
-// by their first character before the rest is compared.
-bool ContainsNoCase(std::string_view s, std::string_view p) {
-  if (p.empty()) return true;
-  if (p.size() > s.size()) return false;
-  const char first = Lower(p[0]);
-  for (size_t i = 0, last = s.size() - p.size(); i <= last; ++i) {
-    if (Lower(s[i]) != first) continue;
-    size_t k = 1;
-    while (k < p.size() && Lower(s[i + k]) == Lower(p[k])) ++k;
-    if (k == p.size()) return true;
-  }
-  return false;
-}
 
 enum class Proc : uint8_t { kUnknown, kPython, kCann, kHardware, kComm, kOverlap, kOther };
 

@@ -5,27 +5,9 @@
 #include <map>
 #include <numeric>
 
+#include "formats/counter_sort.h"
+
 namespace moetrace {
-namespace {
-
-// Samples may come in any order: sort by time, keeping row order for ties.
-void SortCounter(Track& t) {
-  if (std::is_sorted(t.sample_ts.begin(), t.sample_ts.end())) return;
-  std::vector<size_t> order(t.sample_ts.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return t.sample_ts[a] < t.sample_ts[b]; });
-  std::vector<TimeNs> ts(order.size());
-  std::vector<double> v(order.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    ts[i] = t.sample_ts[order[i]];
-    v[i] = t.sample_value[order[i]];
-  }
-  t.sample_ts = std::move(ts);
-  t.sample_value = std::move(v);
-}
-
-}  // namespace
 
 void ReadMemory(DbContext* ctx) {
   Rank* rank = ctx->rank;
@@ -109,7 +91,7 @@ void ReadMemory(DbContext* ctx) {
     ctx->Stat("read.db.NPU_OP_MEM.row", rows);
     ctx->Stat("skipped.db.NPU_OP_MEM.bad_row", bad);
   }
-  for (size_t i : added) SortCounter(rank->tracks[i]);
+  for (size_t i : added) SortSamplesByTime(rank->tracks[i]);
 }
 
 }  // namespace moetrace

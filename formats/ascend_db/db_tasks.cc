@@ -6,20 +6,10 @@
 
 #include "formats/ascend/shape_text.h"
 #include "formats/ascend/trace_view.h"
+#include "formats/contains_no_case.h"
 
 namespace moetrace {
 namespace {
-
-bool ContainsNoCase(std::string_view s, std::string_view w) {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  if (w.size() > s.size()) return false;
-  for (size_t i = 0; i + w.size() <= s.size(); ++i) {
-    size_t k = 0;
-    while (k < w.size() && lower(s[i + k]) == w[k]) ++k;
-    if (k == w.size()) return true;
-  }
-  return false;
-}
 
 // Reads an optional info table in globalTaskId order alongside TASK.
 class InfoCursor {

@@ -4,17 +4,11 @@
 #include <cctype>
 #include <string_view>
 
+#include "formats/contains_no_case.h"
+
 namespace moetrace {
 namespace {
 
-bool ContainsNoCase(std::string_view hay, std::string_view needle) {
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
-                        [](char a, char b) {
-                          return std::tolower(static_cast<unsigned char>(a)) ==
-                                 std::tolower(static_cast<unsigned char>(b));
-                        });
-  return it != hay.end();
-}
 
 // Kineto/CUDA sources name streams or threads after CUDA; everything else
 // moetrace reads (Ascend, tracegen) runs on NPUs.

@@ -255,6 +255,7 @@ class NativeSink : public TraceSink {
     failed_ = false;
     AddEncoded(std::move(enc));
   }
+  size_t EncodedRanksPerThread() const override { return 16; }  // ~0.25 MB each for 718B
   std::unique_ptr<RankEncoder> CreateEncoder() override {
     return std::make_unique<NativeEncoder>(opts_);
   }

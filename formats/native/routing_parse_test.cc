@@ -6,6 +6,7 @@
 #include <string>
 
 #include "formats/native/simd_level.h"
+#include "formats/native/varint_decode_avx2.h"
 #include "formats/native/varint_decode_avx512.h"
 #include "formats/proto/mtrace.pb.h"
 
@@ -137,11 +138,11 @@ TEST(SplitRankHeader, LongRunsOfMixedLengthsAsProtobuf) {
   EXPECT_TRUE(rest.empty());
 }
 
-TEST(SplitRankHeader, ShortCountsTheSameWithAndWithoutAvx512) {
+TEST(SplitRankHeader, ShortCountsTheSameOnEverySimdPath) {
   // 256 experts' counts of one or two bytes (as every record of the 718B
-  // trace has them), a few of three: the AVX-512 windows (where the CPU has
-  // them) and the scalar loops (the SIMD cap at 0) must both give what
-  // protobuf reads.
+  // trace has them), a few of three: the AVX-512 windows, the AVX2 steps
+  // (SIMD cap 1) and the scalar loops (cap 0), where the CPU has them, must
+  // all give what protobuf reads.
   uint64_t x = 777;
   auto next = [&x] {
     x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -158,7 +159,7 @@ TEST(SplitRankHeader, ShortCountsTheSameWithAndWithoutAvx512) {
     }
   }
   const std::vector<uint8_t> bytes = Bytes(h.SerializeAsString());
-  for (int cap : {-1, 0}) {
+  for (int cap : {-1, 1, 0}) {
     SetSimdLevelCapForTesting(cap);
     std::vector<uint8_t> rest;
     std::vector<moetrace::RoutingRecord> routing;
@@ -172,7 +173,7 @@ TEST(SplitRankHeader, ShortCountsTheSameWithAndWithoutAvx512) {
     }
   }
   SetSimdLevelCapForTesting(-1);
-  if (!varint_avx512::Usable()) GTEST_SKIP() << "no AVX-512 VBMI2: scalar path only";
+  if (!varint_avx512::Usable() && !varint_avx2::Usable()) GTEST_SKIP() << "no AVX2: scalar path only";
 }
 
 TEST(SplitRankHeader, MalformedIsLeftToProtobuf) {

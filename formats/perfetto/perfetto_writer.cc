@@ -31,7 +31,11 @@ class PerfettoEncoder final : public RankEncoder {
     auto enc = std::make_unique<PerfettoEncodedRank>();
     enc->seq = first_seq_ + static_cast<uint32_t>(index);
     packets_.Write(rank, enc->seq, nullptr);
-    enc->bytes = packets_.Release(&enc->holes);
+    // Copied at its size (a moved buffer would carry up to twice its size
+    // in capacity); the encoder's buffer keeps its capacity for the next.
+    enc->bytes = packets_.bytes();
+    enc->holes = packets_.holes();
+    packets_.Clear();
     return enc;
   }
 

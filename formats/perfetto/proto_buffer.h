@@ -8,7 +8,6 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace moetrace {
 
@@ -78,14 +77,6 @@ class ProtoBuffer {
   const std::string& data() const { return data_; }
   size_t size() const { return data_.size(); }
   void Clear() { data_.clear(); }
-  // Hands the bytes over (an encoded rank keeps them) and starts empty,
-  // with room for as many again.
-  std::string Release() {
-    std::string out = std::move(data_);
-    data_ = std::string();
-    data_.reserve(out.size());
-    return out;
-  }
 
  private:
   std::string data_;

@@ -139,6 +139,15 @@ void RankPackets::StringArg(uint32_t a, std::string_view v) {
 }
 
 void RankPackets::Write(const Rank& rank, uint32_t seq, const Drain* drain) {
+  // A failed write (a throwing drain) leaves nothing behind for the next.
+  struct Reset {
+    RankPackets* p;
+    bool done = false;
+    ~Reset() {
+      p->drain_ = nullptr;
+      if (!done) p->Clear();
+    }
+  } reset{this};
   drain_ = drain;
   seq_ = seq;
   next_local_uuid_ = 0;
@@ -153,7 +162,7 @@ void RankPackets::Write(const Rank& rank, uint32_t seq, const Drain* drain) {
     }
   }
   if (!rank.routing.empty()) WriteRouting(rank);
-  drain_ = nullptr;
+  reset.done = true;
 }
 
 void RankPackets::AppendThreadDescriptor(const ThreadHole& hole, int32_t tid, uint32_t seq,
@@ -171,12 +180,6 @@ void RankPackets::AppendThreadDescriptor(const ThreadHole& hole, int32_t tid, ui
   out->EndNested(thd);
   out->EndNested(td);
   out->EndNested(p);
-}
-
-std::string RankPackets::Release(std::vector<ThreadHole>* holes) {
-  holes->swap(holes_);
-  holes_.clear();
-  return out_.Release();
 }
 
 // MoE routing records: instants on a "MoE routing" track of the process, the

@@ -46,8 +46,6 @@ class RankPackets {
 
   const std::string& bytes() const { return out_.data(); }
   const std::vector<ThreadHole>& holes() const { return holes_; }
-  // The bytes handed over; the holes are moved into `holes`.
-  std::string Release(std::vector<ThreadHole>* holes);
   void Clear() {
     out_.Clear();
     holes_.clear();
