@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "formats/counter_sort.h"
 #include "formats/kineto/kineto_names.h"
 #include "formats/kineto/kineto_shapes.h"
 #include "formats/starts_with.h"
@@ -731,20 +732,7 @@ void KinetoBuilder::FinishCounters() {
     for (int32_t idx : {m.allocated, m.reserved}) {
       if (idx < 0) continue;
       Track& t = rank_->tracks[size_t(idx)];
-      if (!std::is_sorted(t.sample_ts.begin(), t.sample_ts.end())) {
-        std::vector<uint32_t> order(t.sample_ts.size());
-        for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](uint32_t a, uint32_t b) { return t.sample_ts[a] < t.sample_ts[b]; });
-        std::vector<TimeNs> ts(order.size());
-        std::vector<double> v(order.size());
-        for (size_t i = 0; i < order.size(); ++i) {
-          ts[i] = t.sample_ts[order[i]];
-          v[i] = t.sample_value[order[i]];
-        }
-        t.sample_ts.swap(ts);
-        t.sample_value.swap(v);
-      }
+      SortSamplesByTime(t);
       if (m.delta && idx == m.allocated) {
         double sum = 0;
         for (double& v : t.sample_value) v = (sum += v);

@@ -5,56 +5,22 @@
 #include <vector>
 
 #include "formats/native/simd_level.h"
-#include "formats/native/varint.h"
+#include "formats/native/varint_decode_testing.h"
 
 namespace moetrace::native::varint_avx2 {
 namespace {
 
-std::vector<uint8_t> Encode(const std::vector<int64_t>& values) {
-  std::vector<uint8_t> out(values.size() * 10);
-  uint8_t* p = out.data();
-  for (int64_t v : values) p = PutVarint(p, ZigZag(v));
-  out.resize(static_cast<size_t>(p - out.data()));
-  return out;
-}
+using varint_testing::Encode;
+using varint_testing::Result;
 
-// DecodeShort, then the rest one value at a time (as routing_parse.cc).
-struct Result {
-  std::vector<int64_t> values;
-  size_t wide_values = 0;  // decoded by DecodeShort
-};
 Result Decode(const std::vector<uint8_t>& bytes, size_t count) {
-  Result r;
-  r.values.assign(count, -999);
-  const uint8_t* p = bytes.data();
-  const uint8_t* end = p + bytes.size();
-  int64_t* d = r.values.data();
-  DecodeShort(&p, end, &d, r.values.data() + count);
-  r.wide_values = static_cast<size_t>(d - r.values.data());
-  while (p < end) {
-    uint64_t u;
-    p = GetVarint(p, end, &u);
-    if (p == nullptr || d == r.values.data() + count) break;
-    *d++ = UnZigZag(u);
-  }
-  return r;
+  return varint_testing::DecodeWith(&DecodeShort, bytes, count);
 }
 
 TEST(VarintAvx2, OneAndTwoByteValuesAsTheScalarCode) {
   if (!Usable()) GTEST_SKIP() << "no AVX2 on this CPU";
-  uint64_t x = 99;
-  auto next = [&x] {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return x >> 33;
-  };
   for (size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 40, 64, 65, 129, 5000}) {
-    std::vector<int64_t> values(n);
-    for (int64_t& v : values) {
-      const uint64_t kind = next() % 100;
-      v = kind < 50 ? static_cast<int64_t>(next() % 64)
-          : kind < 90 ? static_cast<int64_t>(next() % 8192)
-                      : -static_cast<int64_t>(next() % 4096) - 1;
-    }
+    const std::vector<int64_t> values = varint_testing::TokenCounts(n, 99 + n);
     const std::vector<uint8_t> bytes = Encode(values);
     const Result r = Decode(bytes, n);
     EXPECT_EQ(r.values, values) << n << " values";

@@ -4,40 +4,16 @@
 
 #include <vector>
 
-#include "formats/native/varint.h"
+#include "formats/native/varint_decode_testing.h"
 
 namespace moetrace::native::varint_avx512 {
 namespace {
 
-std::vector<uint8_t> Encode(const std::vector<int64_t>& values) {
-  std::vector<uint8_t> out(values.size() * 10);
-  uint8_t* p = out.data();
-  for (int64_t v : values) p = PutVarint(p, ZigZag(v));
-  out.resize(static_cast<size_t>(p - out.data()));
-  return out;
-}
+using varint_testing::Encode;
+using varint_testing::Result;
 
-// Decodes with DecodeShort, then the rest one value at a time (as
-// routing_parse.cc does): the result must be the values, whole.
-struct Result {
-  std::vector<int64_t> values;
-  size_t wide_values = 0;  // decoded by DecodeShort
-};
 Result Decode(const std::vector<uint8_t>& bytes, size_t count) {
-  Result r;
-  r.values.assign(count, -999);
-  const uint8_t* p = bytes.data();
-  const uint8_t* end = p + bytes.size();
-  int64_t* d = r.values.data();
-  DecodeShort(&p, end, &d, r.values.data() + count);
-  r.wide_values = static_cast<size_t>(d - r.values.data());
-  while (p < end) {
-    uint64_t u;
-    p = GetVarint(p, end, &u);
-    if (p == nullptr) break;
-    *d++ = UnZigZag(u);
-  }
-  return r;
+  return varint_testing::DecodeWith(&DecodeShort, bytes, count);
 }
 
 TEST(VarintAvx512, OneAndTwoByteValuesAsTheScalarCode) {
@@ -45,19 +21,8 @@ TEST(VarintAvx512, OneAndTwoByteValuesAsTheScalarCode) {
   // Token counts as the 718B trace has them: 0..63 (one byte) and 64..8191
   // (two), negatives among them, mixed at random; every run length around
   // the 64-byte windows.
-  uint64_t x = 99;
-  auto next = [&x] {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    return x >> 33;
-  };
   for (size_t n : {0, 1, 40, 63, 64, 65, 100, 129, 256, 5000}) {
-    std::vector<int64_t> values(n);
-    for (int64_t& v : values) {
-      const uint64_t kind = next() % 100;
-      v = kind < 50 ? static_cast<int64_t>(next() % 64)
-          : kind < 90 ? static_cast<int64_t>(next() % 8192)
-                      : -static_cast<int64_t>(next() % 4096) - 1;
-    }
+    const std::vector<int64_t> values = varint_testing::TokenCounts(n, 99 + n);
     const std::vector<uint8_t> bytes = Encode(values);
     const Result r = Decode(bytes, n);
     EXPECT_EQ(r.values, values) << n << " values";
