@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,14 @@ inline int64_t Stat(const Rank& r, std::string_view key) {
     if (k == key) return v;
   }
   return 0;
+}
+
+// A whole file's bytes ("" when it cannot be read).
+inline std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 // The InputError message `f` throws, or "no error".

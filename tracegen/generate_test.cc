@@ -51,16 +51,10 @@ TEST(Generate, RankSpec) {
 #include <sstream>
 
 #include "formats/native/native_writer.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace::tracegen {
 namespace {
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(Generate, SameSeedSameBytes) {
   RunConfig c = BuildConfig({"tiny-moe", "", {}, 0});
   std::string dir = ::testing::TempDir();
@@ -68,7 +62,7 @@ TEST(Generate, SameSeedSameBytes) {
     auto sink = CreateNativeSink(dir + name);
     Generate(c, {}, *sink);
   }
-  std::string a = ReadBytes(dir + "a.mtrace"), b = ReadBytes(dir + "b.mtrace");
+  std::string a = testing_formats::FileBytes(dir + "a.mtrace"), b = testing_formats::FileBytes(dir + "b.mtrace");
   EXPECT_GT(a.size(), 10000u);
   EXPECT_TRUE(a == b);
 }

@@ -12,16 +12,10 @@
 #include "formats/native/native_writer.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace::tracegen {
 namespace {
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The native bytes of `c` generated on `threads` threads. The file is named
 // by test and process: ctest -j runs these tests at once in one TempDir, and
@@ -32,7 +26,7 @@ std::string NativeBytes(const RunConfig& c, const std::vector<int32_t>& ranks, i
                      std::to_string(threads) + ".mtrace";
   auto sink = CreateNativeSink(path);
   Generate(c, ranks, *sink, {}, threads);
-  return ReadBytes(path);
+  return testing_formats::FileBytes(path);
 }
 
 // 64 ranks: PP 2 x DP 32 with EP 8 (eight EP groups), one step; the ranks

@@ -15,6 +15,7 @@
 #include "formats/export/track_labels.h"
 #include "formats/kineto/kineto_importer.h"
 #include "formats/sample_trace.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
@@ -29,19 +30,12 @@ std::string CjTempPath(const std::string& name) {
           ("moetrace_cj_" + std::to_string(getpid()) + "_" + name)).string();
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string WriteTrace(const Trace& t, const std::string& name) {
   const std::string path = CjTempPath(name);
   auto sink = CreateChromeJsonSink(path);
   for (const Rank& r : t.ranks) sink->AddRank(r);
   sink->Finish(t.metadata);
-  std::string text = ReadFile(path);
+  std::string text = testing_formats::FileBytes(path);
   fs::remove(path);
   return text;
 }

@@ -13,16 +13,10 @@
 #include "formats/native/native_writer.h"
 #include "formats/ordered_ranks.h"
 #include "formats/sample_trace.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
-
-std::string ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(NativeEncoder, EncodedOnThreadsSameBytesAsAddRank) {
   Trace t = MakeSampleTrace(6, 300, 5);
@@ -49,7 +43,7 @@ TEST(NativeEncoder, EncodedOnThreadsSameBytesAsAddRank) {
     for (size_t i = 1; i < enc.size(); ++i) sink->AddEncoded(std::move(enc[i]));
     sink->Finish(t.metadata);
   }
-  std::string a = ReadBytes(dir + "enc_a.mtrace"), b = ReadBytes(dir + "enc_b.mtrace");
+  std::string a = testing_formats::FileBytes(dir + "enc_a.mtrace"), b = testing_formats::FileBytes(dir + "enc_b.mtrace");
   EXPECT_GT(a.size(), 1000u);
   EXPECT_TRUE(a == b);
 }
@@ -65,7 +59,7 @@ TEST(NativeEncoder, WriteRanksInOrderSameBytesOnAnyThreadCount) {
     for (const Rank& r : t.ranks) sink->AddRank(r);
     sink->Finish(t.metadata);
   }
-  const std::string ref = ReadBytes(dir + "order_ref.mtrace");
+  const std::string ref = testing_formats::FileBytes(dir + "order_ref.mtrace");
   MemorySource src(t);
   for (size_t threads : {1, 2, 4}) {
     const std::string path = dir + "order_" + std::to_string(threads) + ".mtrace";
@@ -77,7 +71,7 @@ TEST(NativeEncoder, WriteRanksInOrderSameBytesOnAnyThreadCount) {
     });
     sink->Finish(t.metadata);
     EXPECT_EQ(calls, 9u);
-    EXPECT_TRUE(ReadBytes(path) == ref) << threads << " threads";
+    EXPECT_TRUE(testing_formats::FileBytes(path) == ref) << threads << " threads";
   }
   // A sink without encoders gets AddRank, in order.
   MemorySink memory;

@@ -18,6 +18,7 @@
 #include "formats/export/track_labels.h"
 #include "formats/sample_trace.h"
 #include "formats/proto/perfetto_trace.pb.h"
+#include "formats/formats_test_util.h"
 
 namespace moetrace {
 namespace {
@@ -28,13 +29,6 @@ namespace fs = std::filesystem;
 std::string PfTempPath(const std::string& name) {
   return (fs::temp_directory_path() /
           ("moetrace_pf_" + std::to_string(getpid()) + "_" + name)).string();
-}
-
-std::string ReadPerfettoFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // A slice or instant reconstructed from the decoded packets.
@@ -183,7 +177,7 @@ class PerfettoSampleTest : public ::testing::Test {
     trace_ = new Trace(MakeSampleTrace(4, 64, 7));
     path_ = new std::string(PfTempPath("sample.pftrace"));
     WritePerfetto(*trace_, *path_);
-    decoded_ = new Decoded(DecodePerfetto(ReadPerfettoFile(*path_)));
+    decoded_ = new Decoded(DecodePerfetto(testing_formats::FileBytes(*path_)));
   }
   static void TearDownTestSuite() {
     fs::remove(*path_);
@@ -364,7 +358,7 @@ TEST(PerfettoWriter, OverlappingEventsGoToAChildTrack) {
   Trace t;
   t.ranks.push_back(OverlapRank());
   WritePerfetto(t, path);
-  Decoded d = DecodePerfetto(ReadPerfettoFile(path));
+  Decoded d = DecodePerfetto(testing_formats::FileBytes(path));
   fs::remove(path);
   EXPECT_EQ(d.unbalanced, 0);
   uint64_t thread = 0, child = 0;
@@ -392,7 +386,7 @@ TEST(PerfettoWriter, InputShapesAreAStringArgOfTheSlice) {
                    .category = Category::kHostOp});
   const std::string path = PfTempPath("shapes.pftrace");
   WritePerfetto(t, path);
-  const Decoded d = DecodePerfetto(ReadPerfettoFile(path));
+  const Decoded d = DecodePerfetto(testing_formats::FileBytes(path));
   fs::remove(path);
   std::vector<std::string> args;
   for (const auto& [uuid, v] : d.slice_string_args) {
@@ -411,7 +405,7 @@ TEST(PerfettoWriter, InvalidUtf8NamesAreReplaced) {
   h.events.Append({.ts = 5, .dur = 0, .name = rank.strings.Intern("bad\xc3\x28"),
                    .category = Category::kMarker});
   WritePerfetto(t, path);
-  Decoded d = DecodePerfetto(ReadPerfettoFile(path));
+  Decoded d = DecodePerfetto(testing_formats::FileBytes(path));
   fs::remove(path);
   ASSERT_EQ(d.slices.size(), 1u);
   EXPECT_EQ(d.slices.begin()->second,
@@ -437,7 +431,7 @@ TEST(PerfettoWriter, SurvivesInconsistentRanks) {
   c.sample_ts = {1, 2, 3};
   c.sample_value = {4.5, 5.5};
   WritePerfetto(t, path);
-  Decoded d = DecodePerfetto(ReadPerfettoFile(path));
+  Decoded d = DecodePerfetto(testing_formats::FileBytes(path));
   fs::remove(path);
   EXPECT_EQ(d.unbalanced, 0);
   EXPECT_EQ(d.unresolved_names, 0);
@@ -462,7 +456,7 @@ TEST(PerfettoWriter, WriteRanksInOrderSameBytesAsAddRank) {
   }
   const std::string ref_path = PfTempPath("order_ref.pftrace");
   WritePerfetto(t, ref_path);
-  const std::string ref = ReadPerfettoFile(ref_path);
+  const std::string ref = testing_formats::FileBytes(ref_path);
   fs::remove(ref_path);
   ASSERT_GT(ref.size(), size_t{3} << 20);  // some ranks pass the drain
   const Decoded d = DecodePerfetto(ref);
@@ -486,7 +480,7 @@ TEST(PerfettoWriter, WriteRanksInOrderSameBytesAsAddRank) {
     WriteRanksInOrder(first, threads, 3, *sink, [](size_t, const Rank&) {});
     WriteRanksInOrder(rest, threads, 3, *sink, [](size_t, const Rank&) {});
     sink->Finish(t.metadata);
-    const std::string got = ReadPerfettoFile(path);
+    const std::string got = testing_formats::FileBytes(path);
     fs::remove(path);
     EXPECT_TRUE(got == ref) << threads << " threads: " << got.size() << " vs " << ref.size();
   }
