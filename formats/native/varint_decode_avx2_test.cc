@@ -24,7 +24,9 @@ TEST(VarintAvx2, OneAndTwoByteValuesAsTheScalarCode) {
     const std::vector<uint8_t> bytes = Encode(values);
     const Result r = Decode(bytes, n);
     EXPECT_EQ(r.values, values) << n << " values";
-    if (n == 5000) EXPECT_GT(r.wide_values, 4900u);  // all but the last 16 bytes' and 8 slots'
+    if (n == 5000) {
+      EXPECT_GT(r.wide_values, 4900u);  // all but the last 16 bytes' and 8 slots'
+    }
   }
   // Extremes: 63, -64 (zigzag 127), 8191 and -8192 (zigzag 16383); all
   // one-byte, all two-byte (every step's last value crosses into the next).
