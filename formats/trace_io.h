@@ -67,8 +67,9 @@ class TraceSink {
   // their thread (native, Perfetto); nullptr for the others (use AddRank).
   // The sink must outlive its encoders.
   virtual std::unique_ptr<RankEncoder> CreateEncoder() { return nullptr; }
-  // How many encoded ranks a producer may keep in flight per thread: about
-  // 4 MB of them (a native 718B rank is ~0.25 MB, a Perfetto one ~3.3 MB).
+  // How many encoded ranks a producer may keep in flight per thread, so that
+  // they stay a few MB: 16 native 718B ranks (~0.25 MB each), 4 Perfetto
+  // ones (~3.3 MB).
   virtual size_t EncodedRanksPerThread() const { return 4; }
   // Appends a rank encoded by one of this sink's encoders: the same output
   // as AddRank of that rank.

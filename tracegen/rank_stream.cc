@@ -82,7 +82,7 @@ void StreamRanks(const std::vector<int32_t>& ranks, const std::function<RankEmit
   // Ranks in flight (being emitted or waiting for the writer) are bounded by
   // the window, so that a slow rank or a write stalled by the disk does not
   // stop the other threads: when the sink encodes, as many per thread as it
-  // says (~4 MB: 16 native ranks of the 718B preset, 4 Perfetto ones), else
+  // says (16 native ranks of the 718B preset, ~4 MB; 4 Perfetto ones, ~13 MB), else
   // 4 per thread (whole Ranks, ~3 MB each for 718B).
   const bool encodes = workers[0]->encoder != nullptr;
   const size_t window = (encodes ? sink.EncodedRanksPerThread() : 4) * size_t(std::max(threads, 1));
