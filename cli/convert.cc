@@ -137,7 +137,7 @@ void AddConvertCommand(CLI::App& app) {
   sub->add_option("--window", o->window,
                   "Only events overlapping FROM:TO, absolute times as `info` prints them "
                   "(ns; or with a unit: 1704161511.42s:1704161511.43s)");
-  sub->add_option("--threads", o->threads, "Reader threads (default: all cores)");
+  sub->add_option("--threads", o->threads, "Threads reading (and, for .mtrace and .pftrace, encoding) ranks (default: all cores)");
   Register(sub, [o] { return RunOnFirstProcess([&] { return RunConvert(*o); }); });
 }
 
