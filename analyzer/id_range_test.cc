@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <vector>
+
+#include "formats/native/simd_level.h"
 
 namespace moetrace {
 namespace {
@@ -44,6 +49,45 @@ TEST(IdRange, FoldsAcrossCalls) {
   EXPECT_EQ(none.lo_u, static_cast<uint64_t>(int64_t{-1}));
   EXPECT_EQ(none.hi, -1);
   EXPECT_EQ(none.present, 0);
+}
+
+// Long inputs take the AVX2 path where the CPU has it: the same range as
+// the baseline loop (SIMD capped at level 0) at every length around the
+// 8-id step, with the extremes of int64 and absent ids mixed in.
+TEST(IdRange, EverySimdPathGivesTheBaselineRange) {
+  std::mt19937_64 rng(7);
+  const int64_t extremes[] = {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), -1, 0, 1};
+  for (size_t n : {64u, 65u, 71u, 72u, 200u, 1003u}) {
+    for (int round = 0; round < 20; ++round) {
+      std::vector<int64_t> ids(n);
+      for (int64_t& x : ids) {
+        const uint64_t pick = rng() % 16;
+        x = pick < 3 ? extremes[rng() % 5] : pick < 6 ? -static_cast<int64_t>(rng() % 1000) - 1
+                                                       : static_cast<int64_t>(rng() % 100000) + 5;
+      }
+      IdRange start;  // also folded into a range already holding ids
+      if (round % 2) start = {700, 800, 3};
+      IdRange simd = start, base = start;
+      native::SetSimdLevelCapForTesting(-1);
+      AddIds(ids.data(), n, &simd);
+      native::SetSimdLevelCapForTesting(0);
+      AddIds(ids.data(), n, &base);
+      native::SetSimdLevelCapForTesting(-1);
+      // The baseline by hand.
+      IdRange want = start;
+      for (int64_t x : ids) {
+        want.lo_u = std::min(want.lo_u, static_cast<uint64_t>(x));
+        want.hi = std::max(want.hi, x);
+        want.present += x >= 0;
+      }
+      EXPECT_EQ(simd.lo_u, want.lo_u) << n;
+      EXPECT_EQ(simd.hi, want.hi) << n;
+      EXPECT_EQ(simd.present, want.present) << n;
+      EXPECT_EQ(base.lo_u, want.lo_u) << n;
+      EXPECT_EQ(base.hi, want.hi) << n;
+      EXPECT_EQ(base.present, want.present) << n;
+    }
+  }
 }
 
 }  // namespace

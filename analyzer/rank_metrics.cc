@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <unordered_map>
@@ -581,6 +582,27 @@ bool TimesAscend(const TimeNs* ts, size_t n) {
   return true;
 }
 
+// Fills `n` bytes (a multiple of 8) with `byte`: the launch table's empty
+// slots are all-zero or all-ones bytes. Four 16-byte stores a step, where
+// filling 16- and 8-byte patterns took ~5 instructions a slot. (glibc's
+// memset of these sizes is `rep stosb`, which valgrind counts per byte.)
+void FillBytes(void* p, size_t n, unsigned char byte) {
+  auto* out = static_cast<unsigned char*>(p);
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i v = _mm_set1_epi8(static_cast<char>(byte));
+  for (; i + 64 <= n; i += 64) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), v);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 16), v);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 32), v);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 48), v);
+  }
+#endif
+  const uint64_t word = byte == 0 ? 0 : ~uint64_t{0} / 255 * byte;
+  for (; i + 8 <= n; i += 8) std::memcpy(out + i, &word, 8);
+  for (; i < n; ++i) out[i] = byte;
+}
+
 // L(b) per correlation: the latest end among kLaunch host events, with the
 // threads that issued it. A first light pass over the host threads finds
 // the range of correlation ids: a dense table indexed by id - min while the
@@ -601,8 +623,8 @@ class LaunchTable {
     const uint64_t lo_u = ids.lo_u;
     const int64_t hi = ids.hi, n = ids.present;
     const int64_t lo = static_cast<int64_t>(lo_u);
-    s_->launch_end.clear();
-    s_->launch_threads.clear();
+    // The slot vectors keep their size across ranks (only the first
+    // `size_` slots are read): a resize per rank would zero-fill them too.
     if (hi < 0) {
       size_ = 0;
       return;
@@ -611,33 +633,31 @@ class LaunchTable {
     const uint64_t range = static_cast<uint64_t>(hi - lo) + 1;
     sparse_ = range > static_cast<uint64_t>(4 * n + (1 << 16));
     if (!sparse_) {
-      s_->launch_end.assign(range, EndHost{kNoTime, 0});
-      s_->launch_threads.assign(range, Threads{-1, -1});
+      if (s_->launch_end.size() < range) s_->launch_end.resize(range);
+      if (s_->launch_threads.size() < range) s_->launch_threads.resize(range);
       end_ = s_->launch_end.data();
       threads_ = s_->launch_threads.data();
+      FillBytes(end_, range * sizeof(EndHost), 0);
+      FillBytes(threads_, range * sizeof(Threads), 0xff);  // {-1, -1}
       size_ = range;
     }
   }
 
   // `dur`: the launch call's own duration (the operator view's host time).
   void Add(int64_t corr, TimeNs end, TimeNs dur, int32_t thread) {
-    TimeNs* slot_end;
-    Threads* th;
-    if (sparse_) {
-      Slot& slot = map_.try_emplace(corr, Slot{kNoTime, 0, {-1, -1}}).first->second;
-      slot_end = &slot.end;
-      slot.host += dur;
-      th = &slot.threads;
-    } else {
-      const uint64_t k = static_cast<uint64_t>(corr - base_);
-      slot_end = &end_[k].end;
-      end_[k].host += dur;
-      th = threads_ + k;
+    if (sparse_) [[unlikely]] {
+      AddSparse(corr, end, dur, thread);
+      return;
     }
-    if (th->first < 0) th->first = thread;
-    if (end >= *slot_end) {
-      *slot_end = end;
-      th->last = thread;
+    const uint64_t k = static_cast<uint64_t>(corr - base_);
+    EndHost& e = end_[k];
+    Threads& th = threads_[k];
+    e.host += dur;
+    if (th.first < 0) th.first = thread;
+    const uint64_t key = EndKey(end);
+    if (key >= e.end_key) {
+      e.end_key = key;
+      th.last = thread;
     }
   }
 
@@ -669,7 +689,7 @@ class LaunchTable {
       }
       *th = threads_ + k;
       *host = end_[k].host;
-      return end_[k].end;
+      return EndOfKey(end_[k].end_key);
     }
     auto it = corr < 0 ? map_.end() : map_.find(corr);
     if (it == map_.end()) {
@@ -687,6 +707,19 @@ class LaunchTable {
     TimeNs host;
     Threads threads;
   };
+  // A dense slot's end as an unsigned key in the same order, kNoTime (the
+  // smallest time) being 0: an empty slot is all zero.
+  static uint64_t EndKey(TimeNs t) { return static_cast<uint64_t>(t) ^ (uint64_t{1} << 63); }
+  static TimeNs EndOfKey(uint64_t k) { return static_cast<TimeNs>(k ^ (uint64_t{1} << 63)); }
+  __attribute__((noinline)) void AddSparse(int64_t corr, TimeNs end, TimeNs dur, int32_t thread) {
+    Slot& slot = map_.try_emplace(corr, Slot{kNoTime, 0, {-1, -1}}).first->second;
+    slot.host += dur;
+    if (slot.threads.first < 0) slot.threads.first = thread;
+    if (end >= slot.end) {
+      slot.end = end;
+      slot.threads.last = thread;
+    }
+  }
   static constexpr Threads kNoThreads{-1, -1};
   using EndHost = RankScratch::LaunchEnd;
   RankScratch* s_;
@@ -697,6 +730,266 @@ class LaunchTable {
   bool sparse_ = false;
   std::unordered_map<int64_t, Slot> map_;
 };
+
+// The host pass over one thread's events (`thread`: its track index):
+// its launches into the table, its sync ends, its step markers. A function
+// of its own, with the columns in registers; syncs, blocking calls and
+// markers (rare) share one test.
+__attribute__((noinline)) void HostPassThread(const EventTable& ev, int32_t thread, LaunchTable* launches,
+                                              std::vector<TimeNs>* sync_ends, std::vector<Marker>* markers) {
+  const size_t n = ev.size();
+  const Category* cat = ev.category.data();
+  const uint16_t* flags = ev.flags.data();
+  const int64_t* corr = ev.correlation.data();
+  const TimeNs* ts = ev.ts.data();
+  const TimeNs* dur = ev.dur.data();
+  const int32_t* step = ev.step.data();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 16 < n) launches->PrefetchAll(corr[i + 16]);
+    const Category c = cat[i];
+    const TimeNs d = std::max<TimeNs>(dur[i], 0);
+    const TimeNs end = ts[i] + d;
+    if (c == Category::kLaunch && corr[i] >= 0) launches->Add(corr[i], end, d, thread);
+    const uint16_t f = flags[i];
+    if ((c == Category::kSync) | ((f & (kFlagBlocking | kFlagStepMarker)) != 0)) [[unlikely]] {
+      if (c == Category::kSync || (f & kFlagBlocking)) sync_ends->push_back(end);
+      if ((f & kFlagStepMarker) && step[i] >= 0) markers->push_back({ts[i], end, step[i]});
+    }
+  }
+}
+
+// Pass 1's state across a rank's device streams: its inputs, the buffers
+// it fills by index and their counts, the step bounds so far.
+struct PassOne {
+  const Rank* rank = nullptr;
+  RankScratch* s = nullptr;
+  const LaunchTable* launches = nullptr;
+  const std::vector<Marker>* markers = nullptr;  // sorted by start
+  const std::vector<std::vector<TimeNs>>* sync_ends = nullptr;  // by track, sorted
+  std::vector<Arrival>* arrivals = nullptr;
+  int32_t unmarked_step = 0;  // the step of every op when there is no marker
+  RankScratch::Item* items_out = nullptr;
+  RankScratch::Item* waits_out = nullptr;
+  int64_t* delays_out = nullptr;
+  int64_t* op_host_out = nullptr;
+  uint64_t* mask_count = nullptr;
+  size_t n_items = 0, n_waits = 0, n_delays = 0;
+  int64_t delay_max = 0;
+  std::vector<TimeNs> step_first, step_last;  // by step number
+  std::vector<TimeNs> stepless_starts;        // device ops of no step (RL rollout, scoring, switch)
+  // Device tasks that are neither busy nor waits here (syncs, markers) still
+  // stretch the device span of the profiler's Overlap Analysis.
+  TimeNs idle_task_first = std::numeric_limits<TimeNs>::max(), idle_task_last = kNoTime;
+};
+
+// True when host thread `thread` ended a sync in [lo, hi).
+bool SyncedIn(const std::vector<std::vector<TimeNs>>& sync_ends, int32_t thread, TimeNs lo, TimeNs hi) {
+  if (thread < 0) return false;
+  const auto& v = sync_ends[static_cast<size_t>(thread)];
+  auto it = std::lower_bound(v.begin(), v.end(), lo);
+  return it != v.end() && *it < hi;
+}
+
+// A communication op's item bits beyond kBitComm (its class, a pipeline
+// receive), and its arrival for cross-rank matching. Out of the op loop:
+// its many values would take registers from the loop's hot ones.
+__attribute__((noinline)) uint32_t CommBits(const Track& t, size_t i, Category cat, TimeNs start, TimeNs end,
+                                            PassOne* p) {
+  const Rank& rank = *p->rank;
+  RankScratch* s = p->s;
+  const EventTable& ev = t.events;
+  const int32_t ci = ev.comm[i];
+  CommClass cls;
+  bool recv = false;
+  if (ci >= 0 && static_cast<size_t>(ci) < t.comms.size()) {
+    const CommRecord& rec = t.comms[static_cast<size_t>(ci)];
+    if (rec.comm_class != CommClass::kOther) {
+      cls = rec.comm_class;
+    } else {
+      int8_t& cached = s->group_class[rec.group < s->group_class.size() ? rec.group : 0];
+      CommClass by_group = CommClass::kOther;
+      if (rec.group != 0) {
+        if (cached < 0) cached = static_cast<int8_t>(ClassFromGroupName(rank.strings.Get(rec.group)));
+        by_group = static_cast<CommClass>(cached);
+      }
+      cls = by_group != CommClass::kOther ? by_group : DeriveCommClass(rec, "", ev.phase[i], ev.layer[i]);
+    }
+    recv = cat == Category::kP2P && rec.kind == CollectiveKind::kRecv;
+    if (rec.sequence >= 0 && rec.group != 0) {
+      Arrival a;
+      a.group = rec.group;
+      a.name = ev.name[i];
+      a.sequence = rec.sequence;
+      a.dur = end - start;
+      a.group_size = rec.group_size;
+      a.layer = ev.layer[i];
+      a.step = ev.step[i];
+      a.kind = rec.kind;
+      if ((rec.kind == CollectiveKind::kAllToAll || rec.kind == CollectiveKind::kAllToAllV) &&
+          !rec.recv_splits.empty()) {
+        a.recv_load = static_cast<int64_t>(SumSplits(t.Splits(rec.recv_splits)));
+      }
+      p->arrivals->push_back(a);
+    }
+  } else {
+    const StringId n = ev.name[i];
+    int8_t& cached = s->name_class[n < s->name_class.size() ? n : 0];
+    std::string_view name = rank.strings.Get(n);
+    if (ev.phase[i] != Phase::kNone || ev.layer[i] >= 0 || cached < 0) {
+      cls = DeriveCommClassFromName(name, cat, ev.phase[i], ev.layer[i]);
+      if (ev.phase[i] == Phase::kNone && ev.layer[i] < 0) cached = static_cast<int8_t>(cls);
+    } else {
+      cls = static_cast<CommClass>(cached);
+    }
+    recv = cat == Category::kP2P && IsRecvName(name);
+  }
+  return (kBitClass0 << static_cast<int>(cls)) | (recv ? kBitPpRecv : 0u);
+}
+
+// The marker of an op's `when` (its launch, else its start): the last
+// marker starting at or before it, cached as the window of times that find
+// the same one. Launches come in nearly increasing order: most ops stay in
+// the window, one test each.
+struct MarkerWindow {
+  TimeNs lo = std::numeric_limits<TimeNs>::max(), hi = kNoTime;  // [lo, hi): empty at first
+  TimeNs end = kNoTime;  // the marker's end
+  int32_t step = -1;     // its step; -1 before the first marker
+
+  // Moves the window to the marker of `when`. Without markers every op is
+  // in `unmarked`, the step of a rank that has none.
+  __attribute__((noinline)) void Find(const std::vector<Marker>& markers, TimeNs when, int32_t unmarked) {
+    const size_t nm = markers.size();
+    if (nm == 0) {
+      lo = kNoTime;
+      hi = end = std::numeric_limits<TimeNs>::max();
+      step = unmarked;
+      return;
+    }
+    auto it = std::upper_bound(markers.begin(), markers.end(), when,
+                               [](TimeNs v, const Marker& m) { return v < m.ts; });
+    const size_t at = static_cast<size_t>(it - markers.begin());  // markers at or before `when`
+    if (at == 0) {
+      lo = kNoTime;
+      hi = markers[0].ts;
+      step = -1;
+      return;
+    }
+    lo = markers[at - 1].ts;
+    hi = at < nm ? markers[at].ts : std::numeric_limits<TimeNs>::max();
+    end = markers[at - 1].end;
+    step = markers[at - 1].step;
+  }
+};
+
+// Pass 1 over one device stream (`order`: its events in start order, used
+// unless kSorted): its busy ops as items with their launch time, its host
+// waits, its launch delays, the step of each op. A function of its own
+// whose running values live in registers (inside AnalyzeRank the loop's
+// values were spilled, a load and a store each per op); what rare paths
+// touch (host waits, idle device tasks, the marker lookup) stays in `p`.
+template <bool kSorted>
+__attribute__((noinline)) void PassOneStream(const Track& t, const uint32_t* order, PassOne* p) {
+  const EventTable& ev = t.events;
+  const LaunchTable& launches = *p->launches;
+  const std::vector<Marker>& markers = *p->markers;
+  const TimeNs* col_ts = ev.ts.data();
+  const TimeNs* col_dur = ev.dur.data();
+  const Category* col_cat = ev.category.data();
+  const int64_t* col_corr = ev.correlation.data();
+  const int32_t* col_step = ev.step.data();
+  RankScratch::Item* const items_out = p->items_out;
+  int64_t* const op_host_out = p->op_host_out;
+  uint64_t* const mask_count = p->mask_count;
+  size_t n_items = p->n_items;
+  int64_t* delay_w = p->delays_out + p->n_delays;
+  int64_t delay_max = p->delay_max;
+  MarkerWindow win;
+  // The step whose bounds the ops are widening, kept here until another
+  // step comes (-1: none).
+  int32_t cur = -1;
+  TimeNs cur_first = 0, cur_last = 0;
+  auto leave_step = [&] {
+    if (cur < 0) return;
+    p->step_first[static_cast<size_t>(cur)] = cur_first;
+    p->step_last[static_cast<size_t>(cur)] = cur_last;
+  };
+  TimeNs max_end = kNoTime;
+  const size_t n_ev = ev.size();
+  for (size_t k = 0; k < n_ev; ++k) {
+    const size_t i = kSorted ? k : order[k];
+    // Slots are far apart in a large table: fetch ahead of the join.
+    if (kSorted && k + 16 < n_ev) launches.Prefetch(col_corr[k + 16]);
+    const Category cat = col_cat[i];
+    uint32_t mask;
+    switch (cat) {
+      case Category::kCompute: mask = kBitCompute; break;
+      case Category::kCollective:
+      case Category::kP2P: mask = kBitComm; break;
+      case Category::kCopy: mask = kBitCopy; break;
+      default:  // syncs are waits, markers cost nothing
+        p->idle_task_first = std::min(p->idle_task_first, col_ts[i]);
+        p->idle_task_last = std::max(p->idle_task_last, col_ts[i] + std::max<TimeNs>(col_dur[i], 0));
+        continue;
+    }
+    const TimeNs start = col_ts[i];
+    const TimeNs end = start + std::max<TimeNs>(col_dur[i], 0);
+    if (mask == kBitComm) mask |= CommBits(t, i, cat, start, end, p);
+
+    // Launch join, host wait, step.
+    const LaunchTable::Threads* th;
+    TimeNs host = -1;
+    const TimeNs L = launches.Find(col_corr[i], &th, &host);
+    if (L != kNoTime) {
+      const int64_t delay = std::max<TimeNs>(0, start - L);
+      *delay_w++ = delay;
+      delay_max = std::max(delay_max, delay);
+    }
+    // L > max_end also says L is not kNoTime (the smallest time).
+    if (start > max_end && L > max_end && max_end != kNoTime) [[unlikely]] {
+      uint32_t wmask = kBitHostWait;
+      const int32_t th_first = th->first, th_last = th->last;
+      if (SyncedIn(*p->sync_ends, th_last, max_end, L) ||
+          (th_first != th_last && SyncedIn(*p->sync_ends, th_first, max_end, L)))
+        wmask |= kBitHostSync;
+      p->waits_out[p->n_waits++] = {max_end, std::min(start, L), wmask, ev.name[i]};
+      ++mask_count[wmask & (kMaskCount - 1)];
+    }
+    // The item's name slot (read for host waits only) holds the op's
+    // index in the table here, for the operator view's fold.
+    op_host_out[n_items] = host;
+    items_out[n_items++] = {start, end, mask, static_cast<uint32_t>(i)};
+    ++mask_count[mask & (kMaskCount - 1)];
+    max_end = std::max(max_end, end);
+
+    int32_t step = col_step[i];
+    if (step < 0) {
+      const TimeNs when = L != kNoTime ? L : start;
+      if (!(win.lo <= when && when < win.hi)) [[unlikely]] win.Find(markers, when, p->unmarked_step);
+      if (win.step >= 0 && when <= win.end) step = win.step;
+    }
+    if (static_cast<uint32_t>(step) < (1u << 20)) [[likely]] {
+      if (step != cur) [[unlikely]] {
+        leave_step();
+        const size_t s = static_cast<size_t>(step);
+        if (s >= p->step_first.size()) {
+          p->step_first.resize(s + 1, std::numeric_limits<TimeNs>::max());
+          p->step_last.resize(s + 1, kNoTime);
+        }
+        cur = step;
+        cur_first = p->step_first[s];
+        cur_last = p->step_last[s];
+      }
+      cur_first = std::min(cur_first, start);
+      cur_last = std::max(cur_last, end);
+    } else if (step < 0) {
+      p->stepless_starts.push_back(start);
+    }
+  }
+  leave_step();
+  p->n_items = n_items;
+  p->n_delays = static_cast<size_t>(delay_w - p->delays_out);
+  p->delay_max = delay_max;
+}
 
 }  // namespace
 
@@ -735,42 +1028,12 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kHostThread) continue;
-    const EventTable& ev = t.events;
-    const size_t n = ev.size();
-    const Category* cat = ev.category.data();
-    const uint16_t* flags = ev.flags.data();
-    const int64_t* corr = ev.correlation.data();
-    const TimeNs* ts = ev.ts.data();
-    const TimeNs* dur = ev.dur.data();
-    const int32_t* step = ev.step.data();
-    for (size_t i = 0; i < n; ++i) {
-      if (i + 16 < n) launches.PrefetchAll(corr[i + 16]);
-      const TimeNs end = ts[i] + std::max<TimeNs>(dur[i], 0);
-      if (cat[i] == Category::kLaunch && corr[i] >= 0) {
-        launches.Add(corr[i], end, std::max<TimeNs>(dur[i], 0), static_cast<int32_t>(ti));
-      }
-      if (cat[i] == Category::kSync || (flags[i] & kFlagBlocking)) {
-        sync_ends[ti].push_back(end);
-      }
-      if ((flags[i] & kFlagStepMarker) && step[i] >= 0) {
-        markers.push_back({ts[i], end, step[i]});
-      }
-    }
+    HostPassThread(t.events, static_cast<int32_t>(ti), &launches, &sync_ends[ti], &markers);
     if (!std::is_sorted(sync_ends[ti].begin(), sync_ends[ti].end()))
       std::sort(sync_ends[ti].begin(), sync_ends[ti].end());
   }
   std::sort(markers.begin(), markers.end(),
             [](const Marker& a, const Marker& b) { return a.ts < b.ts; });
-  // A rank without step markers is one step, except an RL card that never
-  // trains (a rollout-only card of separate pools): it ran no training step,
-  // so its unstamped work stays in no step and it reports none.
-  const int32_t unmarked_step = markers.empty() && RolloutOnlyCard(rank) ? -1 : 0;
-  auto synced_in = [&](int32_t thread, TimeNs lo, TimeNs hi) {
-    if (thread < 0) return false;
-    const auto& v = sync_ends[static_cast<size_t>(thread)];
-    auto it = std::lower_bound(v.begin(), v.end(), lo);
-    return it != v.end() && *it < hi;
-  };
 
   // Pass 1: per device stream, ops and host waits in start order; the step
   // of every op; launch statistics; collectives for cross-rank matching.
@@ -788,35 +1051,32 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   ops::OpFold& op_fold = s->op_fold;
   op_fold.Begin(rank.strings.size(), device_events);
   size_t device_base = 0;  // index of the track's first event among the device events
-  RankScratch::Item* items_out = s->items.data();
-  RankScratch::Item* waits_out = s->waits.data();
-  size_t n_items = 0, n_waits = 0;
-  int64_t* delays_out = s->delays.data();
-  int64_t* op_host_out = s->op_host.data();
-  size_t n_delays = 0;
-  int64_t delay_max = 0;
   s->run_begin.clear();
   s->wait_run_begin.clear();
   s->mask_count.assign(kMaskCount, 0);
-  uint64_t* mask_count = s->mask_count.data();
   s->group_class.assign(rank.strings.size(), -1);
   s->name_class.assign(rank.strings.size(), -1);
-  std::vector<TimeNs> step_first, step_last;  // by step number
-  std::vector<TimeNs> stepless_starts;  // device ops of no step (RL rollout, scoring, switch)
-  auto note_step = [&](int32_t step, TimeNs start, TimeNs end) {
-    if (step < 0 || step >= (1 << 20)) return;
-    size_t k = static_cast<size_t>(step);
-    if (k >= step_first.size()) {
-      step_first.resize(k + 1, std::numeric_limits<TimeNs>::max());
-      step_last.resize(k + 1, kNoTime);
-    }
-    step_first[k] = std::min(step_first[k], start);
-    step_last[k] = std::max(step_last[k], end);
-  };
+  PassOne pass;
+  pass.rank = &rank;
+  pass.s = s;
+  pass.launches = &launches;
+  pass.markers = &markers;
+  pass.sync_ends = &sync_ends;
+  pass.arrivals = &out.arrivals;
+  // A rank without step markers is one step, except an RL card that never
+  // trains (a rollout-only card of separate pools): it ran no training step,
+  // so its unstamped work stays in no step and it reports none.
+  pass.unmarked_step = markers.empty() && RolloutOnlyCard(rank) ? -1 : 0;
+  pass.items_out = s->items.data();
+  pass.waits_out = s->waits.data();
+  pass.delays_out = s->delays.data();
+  pass.op_host_out = s->op_host.data();
+  pass.mask_count = s->mask_count.data();
+  RankScratch::Item* const items_out = s->items.data();
+  RankScratch::Item* const waits_out = s->waits.data();
+  const int64_t* const op_host_out = s->op_host.data();
+  const uint64_t* const mask_count = s->mask_count.data();
 
-  // Device tasks that are neither busy nor waits here (syncs, markers) still
-  // stretch the device span of the profiler's Overlap Analysis.
-  TimeNs idle_task_first = std::numeric_limits<TimeNs>::max(), idle_task_last = kNoTime;
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
     if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
@@ -829,139 +1089,20 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
         return ev.ts[a] != ev.ts[b] ? ev.ts[a] < ev.ts[b] : a < b;
       });
     }
-    s->run_begin.push_back(n_items);
-    s->wait_run_begin.push_back(n_waits);
+    s->run_begin.push_back(pass.n_items);
+    s->wait_run_begin.push_back(pass.n_waits);
     const size_t track_base = device_base;
     device_base += ev.size();
-    size_t marker_at = 0;
     out.arrivals.reserve(out.arrivals.size() + t.comms.size());
-    TimeNs max_end = kNoTime;
-    // Raw columns: the stores below may alias vectors' storage for the
-    // compiler, which would reload every data pointer per event.
-    const TimeNs* col_ts = ev.ts.data();
-    const TimeNs* col_dur = ev.dur.data();
-    const Category* col_cat = ev.category.data();
-    const int64_t* col_corr = ev.correlation.data();
-    const int32_t* col_step = ev.step.data();
+    if (sorted) {
+      PassOneStream<true>(t, nullptr, &pass);
+    } else {
+      PassOneStream<false>(t, s->order.data(), &pass);
+    }
     const StringId* col_name = ev.name.data();
     const bool has_shape = !ev.shape.empty();
     const size_t n_ev = ev.size();
-    for (size_t k = 0; k < n_ev; ++k) {
-      size_t i = sorted ? k : s->order[k];
-      // Slots are far apart in a large table: fetch ahead of the join.
-      if (sorted && k + 16 < n_ev) launches.Prefetch(col_corr[k + 16]);
-      const Category cat = col_cat[i];
-      uint32_t mask;
-      switch (cat) {
-        case Category::kCompute: mask = kBitCompute; break;
-        case Category::kCollective:
-        case Category::kP2P: mask = kBitComm; break;
-        case Category::kCopy: mask = kBitCopy; break;
-        default:  // syncs are waits, markers cost nothing
-          idle_task_first = std::min(idle_task_first, col_ts[i]);
-          idle_task_last = std::max(idle_task_last, col_ts[i] + std::max<TimeNs>(col_dur[i], 0));
-          continue;
-      }
-      const TimeNs start = col_ts[i];
-      const TimeNs end = start + std::max<TimeNs>(col_dur[i], 0);
-      if (mask == kBitComm) {
-        const int32_t ci = ev.comm[i];
-        CommClass cls;
-        bool recv = false;
-        if (ci >= 0 && static_cast<size_t>(ci) < t.comms.size()) {
-          const CommRecord& rec = t.comms[static_cast<size_t>(ci)];
-          if (rec.comm_class != CommClass::kOther) {
-            cls = rec.comm_class;
-          } else {
-            int8_t& cached = s->group_class[rec.group < s->group_class.size() ? rec.group : 0];
-            CommClass by_group = CommClass::kOther;
-            if (rec.group != 0) {
-              if (cached < 0) cached = static_cast<int8_t>(ClassFromGroupName(rank.strings.Get(rec.group)));
-              by_group = static_cast<CommClass>(cached);
-            }
-            cls = by_group != CommClass::kOther
-                      ? by_group
-                      : DeriveCommClass(rec, "", ev.phase[i], ev.layer[i]);
-          }
-          recv = cat == Category::kP2P && rec.kind == CollectiveKind::kRecv;
-          if (rec.sequence >= 0 && rec.group != 0) {
-            Arrival a;
-            a.group = rec.group;
-            a.name = ev.name[i];
-            a.sequence = rec.sequence;
-            a.dur = end - start;
-            a.group_size = rec.group_size;
-            a.layer = ev.layer[i];
-            a.step = col_step[i];
-            a.kind = rec.kind;
-            if ((rec.kind == CollectiveKind::kAllToAll || rec.kind == CollectiveKind::kAllToAllV) &&
-                !rec.recv_splits.empty()) {
-              a.recv_load = static_cast<int64_t>(SumSplits(t.Splits(rec.recv_splits)));
-            }
-            out.arrivals.push_back(a);
-          }
-        } else {
-          const StringId n = ev.name[i];
-          int8_t& cached = s->name_class[n < s->name_class.size() ? n : 0];
-          std::string_view name = rank.strings.Get(n);
-          if (ev.phase[i] != Phase::kNone || ev.layer[i] >= 0 || cached < 0) {
-            cls = DeriveCommClassFromName(name, cat, ev.phase[i], ev.layer[i]);
-            if (ev.phase[i] == Phase::kNone && ev.layer[i] < 0) cached = static_cast<int8_t>(cls);
-          } else {
-            cls = static_cast<CommClass>(cached);
-          }
-          recv = cat == Category::kP2P && IsRecvName(name);
-        }
-        mask |= kBitClass0 << static_cast<int>(cls);
-        if (recv) mask |= kBitPpRecv;
-      }
-
-      // Launch join, host wait, step.
-      const LaunchTable::Threads* th;
-      TimeNs host = -1;
-      const TimeNs L = launches.Find(col_corr[i], &th, &host);
-      const StringId op_name = col_name[i];
-      if (L != kNoTime) {
-        const int64_t delay = std::max<TimeNs>(0, start - L);
-        delays_out[n_delays++] = delay;
-        delay_max = std::max(delay_max, delay);
-      }
-      if (max_end != kNoTime && start > max_end && L != kNoTime && L > max_end) {
-        uint32_t wmask = kBitHostWait;
-        const int32_t th_first = th->first, th_last = th->last;
-        if (synced_in(th_last, max_end, L) || (th_first != th_last && synced_in(th_first, max_end, L)))
-          wmask |= kBitHostSync;
-        waits_out[n_waits++] = {max_end, std::min(start, L), wmask, op_name};
-        ++mask_count[wmask & (kMaskCount - 1)];
-      }
-      // The item's name slot (read for host waits only) holds the op's
-      // index in the table here, for the operator view's fold below.
-      op_host_out[n_items] = host;
-      items_out[n_items++] = {start, end, mask, static_cast<uint32_t>(i)};
-      ++mask_count[mask & (kMaskCount - 1)];
-      max_end = std::max(max_end, end);
-
-      int32_t step = col_step[i];
-      if (step < 0) {
-        if (markers.empty()) {
-          step = unmarked_step;
-        } else {
-          // The marker starting last at or before `when`; launches come in
-          // nearly increasing order, so try the previous answer first.
-          const TimeNs when = L != kNoTime ? L : start;
-          const size_t nm = markers.size();
-          if (!(marker_at < nm && markers[marker_at].ts <= when &&
-                (marker_at + 1 == nm || when < markers[marker_at + 1].ts))) {
-            auto it = std::upper_bound(markers.begin(), markers.end(), when,
-                                       [](TimeNs v, const Marker& m) { return v < m.ts; });
-            marker_at = it == markers.begin() ? nm : static_cast<size_t>(it - markers.begin()) - 1;
-          }
-          if (marker_at < nm && when <= markers[marker_at].end) step = markers[marker_at].step;
-        }
-      }
-      if (step < 0) stepless_starts.push_back(start);
-      note_step(step, start, end);
-    }
+    const size_t n_items = pass.n_items;
     // The operator view: each op of the track to its row by the comm class,
     // or compute / copy, in a loop of its own over the track's items (in
     // the loop above it spilled that loop's registers).
@@ -976,6 +1117,12 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
   // Every op is one item (and at most one host wait); every launched op
   // one delay.
+  const size_t n_items = pass.n_items, n_waits = pass.n_waits, n_delays = pass.n_delays;
+  const int64_t delay_max = pass.delay_max;
+  const TimeNs idle_task_first = pass.idle_task_first, idle_task_last = pass.idle_task_last;
+  std::vector<TimeNs>& step_first = pass.step_first;
+  std::vector<TimeNs>& step_last = pass.step_last;
+  std::vector<TimeNs>& stepless_starts = pass.stepless_starts;
   out.ops_with_host_wait = static_cast<int64_t>(n_waits);
   out.device_ops = static_cast<int64_t>(n_items);
   out.launch_count = static_cast<int64_t>(n_delays);

@@ -102,7 +102,7 @@ struct RankScratch {
   // the end: pass 1 reads both for an op, so one cache line, not two
   // (apart, the host column cost ~6% of AnalyzeRank's samples).
   struct LaunchThreads { int32_t first, last; };
-  struct LaunchEnd { TimeNs end, host; };
+  struct LaunchEnd { uint64_t end_key; TimeNs host; };  // end_key: LaunchTable::EndKey
   std::vector<LaunchEnd> launch_end;
   std::vector<LaunchThreads> launch_threads;
   std::vector<int8_t> group_class, name_class;

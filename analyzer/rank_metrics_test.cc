@@ -386,6 +386,50 @@ TEST(Steps, WindowsFollowLaunchesInsideHostMarkers) {
   for (const StepNs& st : m.steps) ExpectPartition(st.b);
 }
 
+// Launches that go back and forth between markers, before the first and
+// after a marker's end, on two streams: each op gets the marker of its
+// launch (step 0 gets an op after step 1's first; the second stream
+// widens steps 0 and 1 the first left), and the ops of no step between
+// step 1's last end and step 2 become a window of their own.
+TEST(Steps, LaunchesBackAndForthAcrossMarkersAndStreams) {
+  RankBuilder b;
+  size_t s1 = b.Stream("compute");
+  size_t s2 = b.Stream("compute2");
+  size_t h = b.Thread("python");
+  b.Marker(h, 1000, 500, 0);   // [1000, 1500]
+  b.Marker(h, 2000, 1000, 1);  // [2000, 3000]
+  b.Marker(h, 4000, 1000, 2);  // [4000, 5000]
+  const TimeNs launch_at[] = {0, 1100, 2100, 1200, 500, 1700, 2500, 1050, 2600, 4100};
+  for (int64_t c = 1; c <= 9; ++c) b.Launch(h, launch_at[c], 10, c);
+  b.Add(s1, Category::kCompute, 1200, 100, 1);  // step 0
+  b.Add(s1, Category::kCompute, 2200, 100, 2);  // step 1
+  b.Add(s1, Category::kCompute, 2400, 100, 3);  // step 0 again (launched at 1200)
+  b.Add(s1, Category::kCompute, 3000, 100, 6);  // step 1
+  b.Add(s1, Category::kCompute, 3350, 30, 4);   // launched before the first marker: no step
+  b.Add(s1, Category::kCompute, 3400, 50, 5);   // launched after step 0's marker ended: no step
+  b.Add(s1, Category::kCompute, 4500, 100, 9);  // step 2
+  b.Add(s2, Category::kCompute, 1100, 50, 7);   // step 0: its first op
+  b.Add(s2, Category::kCompute, 3200, 100, 8);  // step 1: its last end, 3300
+  RankMetrics m = b.Run();
+  ASSERT_EQ(m.steps.size(), 3u);
+  // Step 0 = [1100, 2200): ops [1100, 1150) and [1200, 1300).
+  EXPECT_EQ(m.steps[0].step, 0);
+  EXPECT_EQ(m.steps[0].start, 1100);
+  EXPECT_EQ(m.steps[0].b.span, 1100);
+  EXPECT_EQ(m.steps[0].b.compute, 150);
+  // Step 1 = [2200, 3300): four ops of 100 (step 0's late op among them).
+  EXPECT_EQ(m.steps[1].step, 1);
+  EXPECT_EQ(m.steps[1].start, 2200);
+  EXPECT_EQ(m.steps[1].b.span, 1100);
+  EXPECT_EQ(m.steps[1].b.compute, 400);
+  // [3300, 4500) is in no step; step 2 = [4500, 4600).
+  EXPECT_EQ(m.steps[2].step, 2);
+  EXPECT_EQ(m.steps[2].start, 4500);
+  EXPECT_EQ(m.steps[2].b.span, 100);
+  EXPECT_EQ(m.steps[2].b.compute, 100);
+  for (const StepNs& st : m.steps) ExpectPartition(st.b);
+}
+
 TEST(Steps, StampedStepWinsOverMarkers) {
   RankBuilder b;
   size_t s = b.Stream("compute");
