@@ -301,6 +301,32 @@ TEST(HostBound, SyncVersusDispatch) {
   EXPECT_EQ(m.ops_with_host_wait, 2);
 }
 
+// With a task queue the op's launch ends last on the dequeue thread, but
+// the host stalled on the enqueue thread (the first to launch it): a sync
+// there makes the wait of the sync kind. The device stream is track 0, so
+// a launch table that lost the first thread (-1 slots read as track 0)
+// finds no sync.
+TEST(HostBound, SyncOnTheEnqueueThreadOfAQueuedLaunch) {
+  RankBuilder b;
+  size_t s = b.Stream("compute");
+  size_t main = b.Thread("python"), disp = b.Thread("dequeue");
+  b.Add(s, Category::kCompute, 0, 100, 1);    // a
+  b.Add(s, Category::kCompute, 400, 100, 2);  // b
+  b.Launch(main, -20, 10, 1);
+  b.Add(main, Category::kSync, 150, 100, -1, "aclrtSynchronizeStream");  // ends at 250
+  b.Launch(main, 260, 10, 2);                 // enqueue of b ...
+  b.Launch(disp, 300, 50, 2);                 // ... dequeue ends last: L(b) = 350
+  RankMetrics m = b.Run();
+  // Wait [100, min(400, 350)) = 250, the enqueue thread's sync ended at
+  // 250 inside it; the device is then idle [350, 400).
+  EXPECT_EQ(m.total.span, 500);
+  EXPECT_EQ(m.total.host_bound, 250);
+  EXPECT_EQ(m.total.host_bound_sync, 250);
+  EXPECT_EQ(m.total.host_bound_dispatch, 0);
+  EXPECT_EQ(m.total.free, 300);
+  ExpectPartition(m.total);
+}
+
 TEST(HostBound, OnlyCountsWhenTheWholeDeviceIsIdle) {
   RankBuilder b;
   size_t s0 = b.Stream("s0"), s1 = b.Stream("s1");
