@@ -15,6 +15,7 @@
 #include "analyzer/label_check.h"
 #include "analyzer/split_analysis_json.h"
 #include "formats/errors.h"
+#include "formats/json_syntax.h"
 
 namespace moetrace {
 namespace {
@@ -159,6 +160,7 @@ analysis::Analysis ParseAnalysisJson(std::string_view json, std::string_view fil
   const auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), &a, options);
   if (!status.ok()) {
+    ThrowIfMalformedJson(std::string(file), json);  // a syntax error, with its byte
     ThrowInputError(file, "", fmt::format("not an `analyze --json` document: {}",
                                           std::string(status.message())));
   }
@@ -193,7 +195,13 @@ analysis::Analysis LoadAnalysisJson(const std::string& path, int threads) {
     ss << in.rdbuf();
     text = std::move(ss).str();
   }
-  return threads == 1 ? ParseAnalysisJson(text, path) : ParseAnalysisJsonSplit(text, path, threads);
+  analysis::Analysis a = threads == 1 ? ParseAnalysisJson(text, path) : ParseAnalysisJsonSplit(text, path, threads);
+  // Unknown fields are ignored (newer documents still gate), so any JSON
+  // object parses: an `advise` or `replay` document would gate as all zeros.
+  if (!a.has_cluster()) {
+    ThrowInputError(path, "", "not an `analyze --json` document: it has no \"cluster\" section");
+  }
+  return a;
 }
 
 std::string FormatMetricValue(std::string_view path, double v) {

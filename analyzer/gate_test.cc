@@ -220,6 +220,25 @@ TEST(Gate, LoadAnalysisJsonReadsFilesAndPipes) {
   }
 }
 
+// Any JSON object parses (unknown fields are ignored): a document without
+// the cluster section, such as `advise --json`'s, is refused, not gated as
+// all zeros (a false regression).
+TEST(Gate, LoadAnalysisJsonRefusesOtherDocuments) {
+  const std::string file = ::testing::TempDir() + "gate_other_" + std::to_string(getpid()) + ".json";
+  for (const char* text : {"{}", "{\"proposals\": [], \"source\": \"tracegen\"}"}) {
+    std::ofstream(file, std::ios::binary) << text;
+    for (int threads : {1, 2}) {
+      try {
+        LoadAnalysisJson(file, threads);
+        ADD_FAILURE() << "no error for " << text;
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), file + ": not an `analyze --json` document: it has no \"cluster\" section");
+      }
+    }
+  }
+  std::remove(file.c_str());
+}
+
 TEST(Gate, XmlEscapeCoversMarkupAndControlCharacters) {
   EXPECT_EQ(XmlEscape("<a href=\"x\">&'\x01"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;?");
 }

@@ -187,7 +187,9 @@ void PassOneStream(const Track& t, const uint32_t* order, PassOne* p) {
     p->step_first[static_cast<size_t>(cur)] = cur_first;
     p->step_last[static_cast<size_t>(cur)] = cur_last;
   };
-  TimeNs max_end = kNoTime;
+  // A cut trace's stream starts after the ops it dropped (Track::prior_end,
+  // INT64_MIN = kNoTime when uncut).
+  TimeNs max_end = t.prior_end;
   const size_t n_ev = ev.size();
   for (size_t k = 0; k < n_ev; ++k) {
     const size_t i = kSorted ? k : order[k];

@@ -718,8 +718,15 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
     prev_end = step_last[k];
   }
   if (!bounds.empty()) {
-    TimeNs last_end = step_last[static_cast<size_t>(step_ids.back())];
-    bounds.push_back(std::max(last_end, bounds.back()));
+    // The last window ends at its last op, or, in a trace cut after it
+    // (Track::after_start), where the next step's first op starts, as in
+    // the whole trace.
+    TimeNs end = step_last[static_cast<size_t>(step_ids.back())];
+    TimeNs next = std::numeric_limits<TimeNs>::max();
+    for (const Track& t : rank.tracks)
+      if (t.kind == TrackKind::kDeviceStream) next = std::min(next, t.after_start);
+    if (next != std::numeric_limits<TimeNs>::max()) end = next;
+    bounds.push_back(std::max(end, bounds.back()));
   }
   const size_t W = step_ids.size();
   Windows win{bounds.data(), W};

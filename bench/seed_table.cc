@@ -26,6 +26,7 @@
 #include "bench/seed_layout.h"
 #include "bench/seed_rows.h"
 #include "bench/seed_table_rl.h"
+#include "formats/errors.h"
 #include "formats/trace_io.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
@@ -58,6 +59,12 @@ struct Result {
   double A2AUnmasked() const { return ep.A2AUnmasked(); }
 };
 
+// `seed_table --set KEY=VALUE`: keys applied to every pre-training run
+// before the row's own (a row's knob still wins), for sensitivity studies,
+// e.g. the Adaptive Pipe rows at another routing.skew. The table itself
+// uses none.
+std::vector<std::string> g_sets;
+
 // `ep_groups`: generate every rank of each stage's EP group and take the EP
 // figures over them (events of the kept ranks only; the others reduced to
 // labels and migration time by the sink). Otherwise over the kept ranks.
@@ -70,6 +77,7 @@ Result Run(std::vector<std::string> sets, bool full_dp = false, const std::strin
   } else {
     all = {"steps=1"};
   }
+  all.insert(all.end(), g_sets.begin(), g_sets.end());
   for (auto& s : sets) all.push_back(s);
   // The preset's sequences per DP rank (bench/seed_layout.h): at MBS 1 a
   // pipeline runs 128 micro-batches, as the full-size job does.
@@ -211,13 +219,31 @@ int main(int argc, char** argv) {
   // Row filter: `seed_table adaptive edpb mfu` runs only the named rows
   // (mfu, hier, adaptive, edpb, both, ops, memory, host, rl) and the runs
   // they need; no argument runs every row. --json prints the rows as one
-  // JSON array (bench/seed_rows.h) instead of the Markdown table.
+  // JSON array (bench/seed_rows.h) instead of the Markdown table. --set
+  // KEY=VALUE (repeatable) applies to every pre-training run (g_sets).
   std::vector<std::string> want;
   bool json = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--json") json = true;
-    else want.push_back(argv[i]);
+    const std::string a = argv[i];
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--set") {
+      if (i + 1 >= argc || std::string_view(argv[i + 1]).find('=') == std::string_view::npos) {
+        std::fprintf(stderr, "seed_table: --set wants KEY=VALUE\n");
+        return 2;
+      }
+      g_sets.push_back(argv[++i]);
+    } else {
+      want.push_back(a);
+    }
   }
+  try {  // an unknown key or bad value exits 2 with the config's message, before any run
+    BuildConfig({"pangu-ultra-moe-718b", "", g_sets, 0});
+  } catch (const moetrace::InputError& e) {
+    std::fprintf(stderr, "seed_table: %s\n", e.what());
+    return 2;
+  }
+  for (const auto& k : g_sets) std::fprintf(stderr, "every pre-training run with %s (not the table's configuration)\n", k.c_str());
   moetrace::bench::SeedFigures fig;
   auto on = [&](std::string name) {
     auto named = [&](const std::string& n) { return std::find(want.begin(), want.end(), n) != want.end(); };

@@ -14,6 +14,7 @@
 #include "cli/processes.h"
 #include "cli/recorded_model_options.h"
 #include "formats/atomic_file.h"
+#include "formats/output_paths.h"
 
 namespace moetrace::cli {
 
@@ -45,6 +46,7 @@ void AddAdviseCommand(CLI::App& app) {
   AddModelOptions(sub, &args->model);
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
+    CheckOutputPaths(args->inputs, {args->json});
     // The recorded trace's model (exit 2 on a bad one before any trace is read).
     const std::optional<tracegen::RunConfig> model = BuildModel(args->model, "advise");
     return RunOnProcesses([&](Communicator& comm) {

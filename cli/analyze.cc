@@ -11,6 +11,8 @@
 #include "cli/commands.h"
 #include "cli/processes.h"
 #include "formats/atomic_file.h"
+#include "formats/errors.h"
+#include "formats/output_paths.h"
 
 namespace moetrace::cli {
 namespace {
@@ -33,13 +35,26 @@ int RunAnalyze(const AnalyzeArgs& args) {
     options.threads = args.threads;
     OnEveryProcess(comm, [&] {
       if (!args.ranks.empty()) options.selection.ranks = ParseIdList(args.ranks, "--ranks");
-      if (!args.steps.empty()) options.selection.steps = ParseIdList(args.steps, "--steps");
+      if (!args.steps.empty()) {
+        options.selection.steps = ParseIdList(args.steps, "--steps");
+        // A step's window ends where the next kept step begins: steps left
+        // out between kept ones would be counted in the window before them.
+        const auto& s = options.selection.steps;
+        if (s.back() - s.front() + 1 != static_cast<int32_t>(s.size())) {
+          ThrowInputError("--steps", args.steps, "analyze takes one range of steps (e.g. 2-3)");
+        }
+      }
     });
     options.skip_bad_ranks = args.skip_bad_ranks;
     options.progress = AnalyzeProgress(comm);
     const analysis::Analysis result = AnalyzeDistributed(args.inputs, options, comm).analysis;
     // Process 0 alone writes; a failure there (a full disk) ends every process.
     OnFirstProcess(comm, [&] {
+      // Steps the trace does not have select nothing: a mistake, not an
+      // empty analysis (the merged document is whole on this process only).
+      if (!options.selection.steps.empty() && result.cluster().steps() == 0) {
+        ThrowInputError("--steps", args.steps, "selects no step of the input");
+      }
       fmt::print("{}", FormatSummary(result));
       if (!args.json.empty()) {
         AtomicFile file(args.json);
@@ -61,13 +76,17 @@ void AddAnalyzeCommand(CLI::App& app) {
                   ".mtrace, Kineto JSON (.json/.json.gz or a directory), Ascend profiler output")
       ->required();
   sub->add_option("--json", args->json, "Write the analysis document (stable JSON) here");
-  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));  // 0: all cores
   sub->add_option("--ranks", args->ranks, "Only these rank ids, e.g. 0-7,64");
   sub->add_option("--steps", args->steps, "Only these steps, e.g. 2-3");
   sub->add_flag("--skip-bad-ranks", args->skip_bad_ranks,
                 "Leave out ranks that fail to read (named in the summary and in "
                 "skipped_ranks[]); exit 3 when any was left out");
-  Register(sub, [args] { return RunAnalyze(*args); });
+  Register(sub, [args] {
+    CheckOutputPaths(args->inputs, {args->json});
+    return RunAnalyze(*args);
+  });
 }
 
 }  // namespace moetrace::cli

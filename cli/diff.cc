@@ -13,6 +13,7 @@
 #include "cli/processes.h"
 #include "cli/progress.h"
 #include "formats/atomic_file.h"
+#include "formats/output_paths.h"
 #include "reports/diff_html.h"
 #include "reports/input_pair.h"
 
@@ -65,8 +66,12 @@ void AddDiffCommand(CLI::App& app) {
   sub->add_option("--md", args->md, "Write a Markdown summary (PR-comment sized) here");
   sub->add_option("--html", args->html, "Write a self-contained HTML page here");
   sub->add_option("--threads", args->threads,
-                  "Worker threads (default: all cores; 1 also parses two saved analyses in turn)");
-  Register(sub, [args] { return RunDiff(*args); });
+                  "Worker threads (default: all cores; 1 also parses two saved analyses in turn)")
+      ->check(CLI::Range(0, 1024));  // 0: all cores
+  Register(sub, [args] {
+    CheckOutputPaths({args->a, args->b}, {args->json, args->md, args->html});
+    return RunDiff(*args);
+  });
 }
 
 }  // namespace moetrace::cli

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/processes.h"
 #include "formats/atomic_file.h"
+#include "formats/output_paths.h"
 #include "reports/inputs.h"
 
 namespace moetrace::cli {
@@ -60,8 +61,15 @@ void AddGateCommand(CLI::App& app) {
                   "Thresholds file (TOML, analyzer/GATE.md); default: the built-in set");
   sub->add_option("--junit", args->junit, "Write JUnit XML (one testcase per metric) here");
   sub->add_option("--md", args->md, "Write a Markdown table for a pull-request comment here");
-  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
-  Register(sub, [args] { return RunGateCommand(*args); });
+  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));  // 0: all cores
+  Register(sub, [args] {
+    std::vector<std::string> in = args->inputs;
+    in.push_back(args->baseline);
+    in.push_back(args->thresholds);
+    CheckOutputPaths(in, {args->junit, args->md});
+    return RunGateCommand(*args);
+  });
 }
 
 }  // namespace moetrace::cli

@@ -15,6 +15,7 @@
 #include "formats/errors.h"
 #include "formats/native/native_shards.h"
 #include "formats/open_trace.h"
+#include "formats/output_paths.h"
 #include "formats/sorted_dir.h"
 #include "tracegen/config.h"
 #include "tracegen/generate.h"
@@ -154,7 +155,10 @@ void AddGenerateCommand(CLI::App& app) {
                   "output trace (.mtrace, .pftrace, .json), or a directory: one .mtrace shard per "
                   "mpirun process, read back as one trace")
       ->required();
-  Register(sub, [args]() { return RunOnProcesses([&](Communicator& comm) { return Run(*args, comm); }); });
+  Register(sub, [args]() {
+    CheckOutputPaths({args->config}, {args->out});
+    return RunOnProcesses([&](Communicator& comm) { return Run(*args, comm); });
+  });
 }
 
 }  // namespace moetrace::cli

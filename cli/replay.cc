@@ -13,6 +13,7 @@
 #include "cli/processes.h"
 #include "formats/atomic_file.h"
 #include "formats/open_trace.h"
+#include "formats/output_paths.h"
 
 namespace moetrace::cli {
 
@@ -63,6 +64,7 @@ void AddReplayCommand(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "graph", "regenerate"}));
   AddReduceOption(sub, &args->reduce);
   Register(sub, [args]() {
+    CheckOutputPaths(args->inputs, {args->out, args->json});
     return RunOnProcesses([&](Communicator& comm) {
       // A bad graph modification is refused before the input is read (on the
       // 718B trace the read takes 7 s and 2.5 GB).

@@ -15,6 +15,7 @@
 #include "cli/processes.h"
 #include "cli/recorded_model_options.h"
 #include "formats/atomic_file.h"
+#include "formats/output_paths.h"
 #include "reports/advice.h"
 #include "reports/inputs.h"
 #include "reports/report.h"
@@ -117,9 +118,15 @@ void AddReportCommand(CLI::App& app) {
                 "Run the advisor on traces of any size (by default only up to 10 M events)")
       ->excludes(advice)
       ->excludes(no_advice);
-  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)");
+  sub->add_option("--threads", args->threads, "Worker threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));  // 0: all cores
   AddModelOptions(sub, &args->model);
-  Register(sub, [args] { return RunReport(*args); });
+  Register(sub, [args] {
+    std::vector<std::string> in = args->inputs;
+    in.push_back(args->advice);
+    CheckOutputPaths(in, {args->html, args->md});
+    return RunReport(*args);
+  });
 }
 
 }  // namespace moetrace::cli

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/progress.h"
 #include "formats/atomic_file.h"
+#include "formats/output_paths.h"
 #include "tracegen/config.h"
 
 namespace moetrace::cli {
@@ -36,6 +37,7 @@ void AddSearchCommand(CLI::App& app) {
   sub->add_option("--threads", args->threads, "threads (default: one per core)")->check(CLI::Range(1, 1024));
   sub->add_option("--json", args->json, "write the result as JSON");
   Register(sub, [args]() {
+    CheckOutputPaths({args->config}, {args->json});
     if (args->preset.empty() == args->config.empty())
       throw UsageError("search: give exactly one of --preset NAME or --config FILE");
     // The base config as generate builds it (its own layout validated), then

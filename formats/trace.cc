@@ -266,7 +266,7 @@ bool Track::CommListsValid() const {
 bool Track::operator==(const Track& o) const {
   if (!CommListsValid() || !o.CommListsValid()) return false;  // never read out of range
   if (kind != o.kind || role != o.role || counter != o.counter || name != o.name ||
-      native_id != o.native_id || events != o.events || sample_ts != o.sample_ts ||
+      native_id != o.native_id || prior_end != o.prior_end || after_start != o.after_start || events != o.events || sample_ts != o.sample_ts ||
       sample_value != o.sample_value || comms.size() != o.comms.size()) {
     return false;
   }

@@ -193,6 +193,14 @@ struct Track {
   CounterKind counter = CounterKind::kOther;  // counters only
   StringId name = 0;
   int64_t native_id = -1;  // thread id or stream id in the source
+  // Streams of a trace cut by steps or time (trace_selection.h): the latest
+  // end of the ops the cut dropped before its first kept op (INT64_MIN: none
+  // was), and the earliest start of those it dropped after its last kept op
+  // (INT64_MAX: none). The analyzer's host waits start at the previous op's
+  // end and a step's window ends where the next step's first op starts, so
+  // the cut's first wait and last window stay the whole trace's.
+  TimeNs prior_end = INT64_MIN;
+  TimeNs after_start = INT64_MAX;
   EventTable events;             // threads and streams
   std::vector<CommRecord> comms; // referenced by events.comm
   std::vector<int32_t> comm_ranks;    // elements of CommRecord::group_ranks

@@ -48,7 +48,23 @@ struct Windows {
     }
     return false;
   }
+  bool Holds(int64_t t) const {
+    for (const auto& [lo, hi] : spans)
+      if (t >= lo && t < hi) return true;
+    return false;
+  }
 };
+
+// A host sync (or blocking call) that ends in the kept time is kept whatever
+// its step: the host wait it ends belongs to the kept step, and the analyzer
+// tells a sync-bound wait from a dispatch-bound one by it (METRICS.md,
+// host_bound_sync). The loss read of step N typically ends as step N+1
+// begins.
+bool EndsHostWaitInside(const Track& t, size_t i, const Windows& w) {
+  const EventTable& e = t.events;
+  return t.kind == TrackKind::kHostThread &&
+         (e.category[i] == Category::kSync || (e.flags[i] & kFlagBlocking)) && w.Holds(e.End(i));
+}
 
 Windows KeptTime(const TraceSelection& sel, const Rank& rank) {
   Windows w;
@@ -69,11 +85,38 @@ Windows KeptTime(const TraceSelection& sel, const Rank& rank) {
   return w;
 }
 
+// Track::prior_end and after_start of a stream cut to `kept`, from the ops
+// the analyzer times (pass_one.cc: compute, comm, copy) that the cut drops:
+// the latest end of those before the first kept one in (ts, index) order,
+// where the whole trace's host wait of that op starts, and the earliest
+// start of those after the last kept one, where the whole trace's window of
+// the last kept step ends (the next step's first op). Ops dropped between
+// kept ones (a cut that skips a step) are neither. A track cut twice keeps
+// the outer bounds of the first cut when nothing more is dropped.
+void CutBounds(Track* t, const std::vector<uint8_t>& kept) {
+  const EventTable& e = t->events;
+  auto timed = [&](size_t i) {
+    const Category c = e.category[i];
+    return c == Category::kCompute || c == Category::kCollective || c == Category::kP2P || c == Category::kCopy;
+  };
+  auto before = [&](size_t a, size_t b) { return e.ts[a] < e.ts[b] || (e.ts[a] == e.ts[b] && a < b); };
+  const size_t none = e.size();
+  size_t first = none, last = none;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (!kept[i] || !timed(i)) continue;
+    if (first == none || before(i, first)) first = i;
+    if (last == none || before(last, i)) last = i;
+  }
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (kept[i] || !timed(i)) continue;
+    if (first == none || before(i, first)) t->prior_end = std::max(t->prior_end, e.ts[i] + std::max<TimeNs>(e.dur[i], 0));
+    if (last != none && before(last, i)) t->after_start = std::min(t->after_start, e.ts[i]);
+  }
+}
+
 void FilterTrack(const TraceSelection& sel, const Windows& w, Track* t) {
   EventTable& e = t->events;
-  std::vector<int32_t> comm_map(t->comms.size(), kNone);
-  std::vector<CommRecord> comms;
-  size_t out = 0;
+  std::vector<uint8_t> kept(e.size(), 0);
   for (size_t i = 0; i < e.size(); ++i) {
     bool keep;
     if (!sel.steps.empty() && e.step[i] != kNone) {
@@ -82,7 +125,14 @@ void FilterTrack(const TraceSelection& sel, const Windows& w, Track* t) {
     } else {
       keep = w.Overlaps(e.ts[i], e.End(i));
     }
-    if (!keep) continue;
+    kept[i] = keep || EndsHostWaitInside(*t, i, w);
+  }
+  if (t->kind == TrackKind::kDeviceStream) CutBounds(t, kept);
+  std::vector<int32_t> comm_map(t->comms.size(), kNone);
+  std::vector<CommRecord> comms;
+  size_t out = 0;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (!kept[i]) continue;
     Event ev = e.Get(i);
     if (ev.comm != kNone && size_t(ev.comm) < t->comms.size()) {
       int32_t& m = comm_map[size_t(ev.comm)];
@@ -193,11 +243,14 @@ class SelectedSource : public TraceSource {
       : source_(std::move(source)), sel_(std::move(sel)), indices_(std::move(indices)) {
     metadata_ = source_->metadata();
     // Labelled figures of the selected ranks and steps only: a figure summed
-    // over a run's steps does not describe some of them.
+    // over a run's steps does not describe some of them, and none describes
+    // a time window, which may cut any step.
+    const bool window = sel_.from_ns != INT64_MIN || sel_.to_ns != INT64_MAX;
     auto unselected = [&](const LabeledValue& l) {
       if (!sel_.ranks.empty() && !std::binary_search(sel_.ranks.begin(), sel_.ranks.end(), l.rank)) {
         return true;
       }
+      if (window) return true;
       if (sel_.steps.empty()) return false;
       return l.step == kNone || !std::binary_search(sel_.steps.begin(), sel_.steps.end(), l.step);
     };

@@ -93,6 +93,42 @@ TEST(TraceSelection, StepKeepsItsEventsSamplesAndCommRecords) {
   EXPECT_EQ(r.tracks[2].sample_value, (std::vector<double>{2, 3}));
 }
 
+// A step cut keeps what the analyzer needs at its start (METRICS.md host
+// waits): the host sync of step 0 that ends as step 1 begins, and on each
+// stream the end of the last op it dropped before its first kept one.
+TEST(TraceSelection, StepCutKeepsTheSyncEndingInItAndThePriorEnd) {
+  Rank r = TwoSteps(0);
+  Event sync;  // step 0's loss read, ending at step 1's marker
+  sync.ts = 60;
+  sync.dur = 40;
+  sync.category = Category::kSync;
+  sync.step = 0;
+  r.tracks[0].events.Append(sync);
+  Event early;  // a step-0 sync ending inside step 0: dropped
+  early.ts = 40;
+  early.dur = 10;
+  early.category = Category::kSync;
+  early.step = 0;
+  r.tracks[0].events.Append(early);
+  TraceSelection s;
+  s.steps = {1};
+  FilterRankEvents(s, &r);
+  const EventTable& host = r.tracks[0].events;
+  ASSERT_EQ(host.size(), 2u);  // step 1's marker and step 0's sync ending at 100
+  EXPECT_EQ(host.ts[1], 60);
+  EXPECT_EQ(r.tracks[0].prior_end, INT64_MIN);  // host threads have none
+  EXPECT_EQ(r.tracks[1].prior_end, 30);         // step 0's op [10, 30)
+  // Cutting the cut again keeps the first cut's prior end.
+  FilterRankEvents(s, &r);
+  EXPECT_EQ(r.tracks[1].prior_end, 30);
+  // Nothing dropped before the first kept op: no prior end.
+  Rank whole = TwoSteps(0);
+  TraceSelection first;
+  first.steps = {0};
+  FilterRankEvents(first, &whole);
+  EXPECT_EQ(whole.tracks[1].prior_end, INT64_MIN);
+}
+
 TEST(TraceSelection, WindowKeepsWhatOverlapsIt) {
   TraceSelection s;
   s.from_ns = 25;
@@ -124,6 +160,13 @@ TEST(TraceSelection, SelectsRanksByIdAndTheirLabels) {
   TraceSelection none;
   none.ranks = {7};
   EXPECT_THROW(SelectFrom(std::make_unique<MemorySource>(t), none), InputError);
+  // A time window may cut any step: no labelled figure describes it.
+  TraceSelection window;
+  window.ranks = {5};
+  window.from_ns = 25;
+  auto cut = SelectFrom(std::make_unique<MemorySource>(t), window);
+  EXPECT_EQ(cut->rank_count(), 1u);
+  EXPECT_TRUE(cut->metadata().ground_truth.empty());
 }
 
 TEST(OrderedRanks, GivesEveryRankInOrderOnAnyThreadCount) {

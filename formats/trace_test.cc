@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/sample_trace.h"
+#include "formats/errors.h"
 #include "formats/trace_io.h"
 
 namespace moetrace {
@@ -178,6 +179,46 @@ TEST(ConcatSource, RanksInInputOrderWithFirstMetadata) {
   EXPECT_EQ(all.ReadRank(1), a.ranks[1]);
   EXPECT_EQ(all.ReadRank(2).rank, 10);
   EXPECT_EQ(all.ReadRank(4), b.ranks[2]);
+}
+
+// A file of a trace whose rank ids are known at open (as .mtrace and
+// Kineto files with distributedInfo are).
+class NamedSource : public MemorySource {
+ public:
+  NamedSource(Trace t, std::string path) : MemorySource(t), ids_(t.ranks.size()), path_(std::move(path)) {
+    for (size_t i = 0; i < t.ranks.size(); ++i) ids_[i] = t.ranks[i].rank;
+  }
+  int32_t RankId(size_t i) const override { return ids_[i]; }
+  std::string RankPath(size_t) const override { return path_; }
+
+ private:
+  std::vector<int32_t> ids_;
+  std::string path_;
+};
+
+TEST(ConcatSource, RefusesARankIdGivenByTwoInputs) {
+  Trace a = MakeSampleTrace(2, 4, 1);  // ranks 0, 1
+  Trace b = MakeSampleTrace(3, 4, 2);  // ranks 0, 1, 2
+  for (Rank& r : b.ranks) r.rank += 1;  // 1, 2, 3: rank 1 twice
+  std::vector<std::unique_ptr<TraceSource>> parts;
+  parts.push_back(std::make_unique<NamedSource>(a, "a.mtrace"));
+  parts.push_back(std::make_unique<NamedSource>(b, "b.mtrace"));
+  try {
+    ConcatSource all(std::move(parts));
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "b.mtrace: rank 1 is also in a.mtrace; give each rank once");
+  }
+  // Disjoint ids, or ids unknown at open (MemorySource), are read as given.
+  for (Rank& r : b.ranks) r.rank += 1;  // 2, 3, 4
+  std::vector<std::unique_ptr<TraceSource>> disjoint;
+  disjoint.push_back(std::make_unique<NamedSource>(a, "a.mtrace"));
+  disjoint.push_back(std::make_unique<NamedSource>(b, "b.mtrace"));
+  EXPECT_EQ(ConcatSource(std::move(disjoint)).rank_count(), 5u);
+  std::vector<std::unique_ptr<TraceSource>> unknown;
+  unknown.push_back(std::make_unique<MemorySource>(a));
+  unknown.push_back(std::make_unique<MemorySource>(a));
+  EXPECT_EQ(ConcatSource(std::move(unknown)).rank_count(), 4u);
 }
 
 }  // namespace

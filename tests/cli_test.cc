@@ -81,8 +81,16 @@ TEST(Cli, ConvertToEveryFormat) {
   }
   // native -> native is byte-identical.
   EXPECT_EQ(ReadFile(dir + "/out.mtrace"), ReadFile(path));
-  // The Chrome JSON we write reads back through the Kineto importer.
+  // A Chrome JSON of several ranks is for viewing: read back, its ranks'
+  // processes would make one rank, so it exits 2 saying so. One rank's file
+  // reads back through the Kineto importer.
   CommandResult r = RunMoetrace("info --json " + dir + "/out.json");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("out.json: a Chrome JSON of 3 ranks written by `moetrace convert`, for viewing only"),
+            std::string::npos)
+      << r.output;
+  ASSERT_EQ(RunMoetrace("convert " + path + " --ranks 1 -o " + dir + "/one.json").exit_code, 0);
+  r = RunMoetrace("info --json " + dir + "/one.json");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("\"format\": \"kineto\""), std::string::npos) << r.output;
 }
@@ -136,6 +144,60 @@ TEST(Cli, ConvertToAFilePerRank) {
   r = RunMoetrace("convert " + path + " " + path + " -o " + dir + "/twice/");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("rank 0 comes twice in the inputs"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/twice"));  // created by the run, removed with its staging
+}
+
+// What a user meets before any work, and what a failure leaves: nothing.
+TEST(Cli, OutputsAndSelectionsAreCheckedAndFailuresLeaveNothing) {
+  std::string dir = TempDir("checked");
+  std::string path = WriteSample(dir, 3);
+  const std::string tiny = dir + "/tiny.mtrace";
+  ASSERT_EQ(RunMoetrace("generate --preset tiny-moe -o " + tiny).exit_code, 0);
+  const std::string before = ReadFile(tiny);
+  // An output that is an input: exit 2, the input untouched.
+  CommandResult r = RunMoetrace("report " + tiny + " --no-advice --html " + dir + "/./tiny.mtrace");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("is also an input"), std::string::npos) << r.output;
+  EXPECT_EQ(ReadFile(tiny), before);
+  // An output in a missing directory: exit 2 before the work.
+  r = RunMoetrace("analyze " + tiny + " --json " + dir + "/nodir/a.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("nodir/a.json: directory '" + dir + "/nodir' does not exist"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("moetrace analyze:"), std::string::npos) << r.output;  // no summary
+  // The same trace twice: exit 2, in analyze and in convert (nothing written).
+  r = RunMoetrace("analyze " + tiny + " " + tiny);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("rank 0 is also in " + tiny), std::string::npos) << r.output;
+  r = RunMoetrace("convert " + path + " " + path + " -o " + dir + "/dup.mtrace");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("rank 0 comes twice in the inputs; give each rank once"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/dup.mtrace"));
+  // Steps the trace does not have, or not one range: exit 2.
+  r = RunMoetrace("analyze " + tiny + " --steps 9");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--steps: 9: selects no step of the input"), std::string::npos) << r.output;
+  r = RunMoetrace("analyze " + tiny + " --steps 0,2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--steps: 0,2: analyze takes one range of steps"), std::string::npos) << r.output;
+  // A convert cut that keeps no event: exit 2, nothing written.
+  r = RunMoetrace("convert " + tiny + " --window 9s:10s -o " + dir + "/w.mtrace");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("--window: 9s:10s: selects no event of the input"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/w.mtrace"));
+  // A failed conversion to DIR/ leaves no rank file (a truncated second input).
+  const std::string bad = dir + "/bad.mtrace";
+  std::ofstream(bad, std::ios::binary) << ReadFile(path).substr(0, 4000);
+  r = RunMoetrace("convert " + tiny + " " + bad + " -o " + dir + "/set/");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(dir + "/set")) << r.output;
+  // A gate baseline that is not an analysis (here advise's document): exit 2.
+  ASSERT_EQ(RunMoetrace("advise " + tiny + " --no-replay --no-layout --json " + dir + "/adv.json").exit_code, 0);
+  r = RunMoetrace("gate " + tiny + " --baseline " + dir + "/adv.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("adv.json: not an `analyze --json` document: it has no \"cluster\" section"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(Cli, UnknownOutputTypeExitsTwoAndWritesNothing) {

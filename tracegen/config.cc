@@ -15,6 +15,7 @@
 #include <google/protobuf/util/type_resolver_util.h>
 
 #include "formats/errors.h"
+#include "formats/json_syntax.h"
 #include "tracegen/documents.h"
 #include "tracegen/embedded_files.h"
 #include "tracegen/model.h"
@@ -37,7 +38,10 @@ void ParseJsonInto(std::string_view json, std::string_view file, Message* out) {
   options.ignore_unknown_fields = false;
   auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(json.data(), json.size()), out, options);
-  if (!status.ok()) ThrowInputError(file, "", std::string(status.message()));
+  if (!status.ok()) {
+    ThrowIfMalformedJson(std::string(file), json);  // a syntax error, with its byte
+    ThrowInputError(file, "", std::string(status.message()));
+  }
 }
 
 std::string_view FindEmbedded(std::string_view dir, std::string_view key_field,
@@ -307,6 +311,9 @@ void Validate(const RunConfig& c) {
              "'" + kind + "' is not one of 1f1b, interleaved, dualpipe, adaptive, adaptive_pipe");
   if (p.vpp() > 1 && !vpp_kind)
     KeyError("parallel.vpp", "vpp > 1 needs schedule.kind interleaved, adaptive or adaptive_pipe");
+  // Megatron-LM refuses the interleaved schedule without a pipeline
+  // (arguments.py: pipeline-model-parallel size should be greater than 1).
+  if (p.vpp() > 1 && p.pp() == 1) KeyError("parallel.vpp", "vpp > 1 needs parallel.pp > 1");
   if (vpp_kind && p.pp() > 1 && micro % p.pp() != 0)
     KeyError("parallel.global_batch_size",
              fmt::format("{} micro-batches is not a multiple of pp {} (interleaved schedule)",

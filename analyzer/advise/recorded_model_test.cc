@@ -180,7 +180,7 @@ TEST(RecordedModel, TinyMoeConvertedToKinetoGetsTheTracegenLayout) {
   EXPECT_EQ(p, &proposals[0]);  // the largest gain
   EXPECT_EQ(p->title,
             "change the layout to TP 2 PP 2 EP 2 (x TP: 4) DP 4 MBS 4 dualpipe flat recompute-none "
-            "(model-based, searched on 16 cards: the configured one ranks 535 of the 10968 that fit)");
+            "(model-based, searched on 16 cards: the configured one ranks 535 of the 5640 that fit)");
   // The model's steps as in LayoutRule.PresetLayoutGetsTheSearchedBestAsTopProposal
   // (`analyze` of one generated step + the step's first issue, 32,960 ns).
   EXPECT_EQ(EvidenceOf(*p, "recorded cluster.step_time_ns.max"), 13948664);
@@ -224,15 +224,18 @@ TEST(RecordedModel, RealKinetoTraceGetsAModelBasedProposal) {
   const std::vector<Proposal> proposals = Advise(in.trace, in.before, o);
   const Proposal* p = Layout(proposals);
   ASSERT_NE(p, nullptr);
+  // The best is a PP 1 layout without VPP: an interleaved PP 1 "best"
+  // (TP 8 PP 1 VPP 2 adaptive, 18.957 ms) was proposed until session 20,
+  // a layout Megatron-LM refuses (the interleaved schedule needs PP > 1).
   EXPECT_EQ(p->title,
-            "change the layout to TP 8 PP 1 VPP 2 EP 1 (x TP: 8) DP 16 MBS 8 adaptive flat "
-            "recompute-none (model-based, searched on 128 cards: the configured one ranks 4397 of "
-            "the 17328 that fit)");
+            "change the layout to TP 8 PP 1 EP 1 (x TP: 8) DP 16 MBS 8 1f1b flat "
+            "recompute-none (model-based, searched on 128 cards: the configured one ranks 2499 of "
+            "the 10344 that fit)");
   EXPECT_EQ(p->step_before_ns, 615593000);
-  // `analyze` of one generated step of each layout (28,265,662 and 18,923,677
+  // `analyze` of one generated step of each layout (28,265,662 and 19,042,102
   // ns) + the step's first issue (32,960 ns).
   EXPECT_EQ(EvidenceOf(*p, "model step_ns of the configured layout"), 28298622);
-  EXPECT_EQ(p->step_after_ns, 412372484);  // 615.593 ms x 18.957 / 28.299
+  EXPECT_EQ(p->step_after_ns, 414948637);  // 615.593 ms x 19.075 / 28.299
   EXPECT_DOUBLE_EQ(p->confidence, 0.3);
   EXPECT_EQ(p->detail.substr(0, p->detail.find('\n')), "note: the trace holds 2 of the configured 128 ranks");
   EXPECT_NE(p->detail.find("note: the model is 0.046 times the recorded step"), std::string::npos) << p->detail;

@@ -135,6 +135,7 @@ std::string_view LayoutConflict(const tracegen::RunConfig& base, const Layout& l
   if (micro > 100000) return "parallel.global_batch_size";
   const std::string_view kind = kSchedules[l.schedule];
   if (l.vpp > 1 && kind != "interleaved" && kind != "adaptive") return "parallel.vpp";
+  if (l.vpp > 1 && l.pp == 1) return "parallel.vpp";
   if ((kind == "interleaved" || kind == "adaptive") && l.pp > 1 && micro % l.pp != 0)
     return "parallel.global_batch_size";
   if (kind == "dualpipe" && (micro % 2 != 0 || l.pp % 2 != 0)) return "schedule.kind";

@@ -373,6 +373,21 @@ TEST(ChromeJsonWriter, ReadsBackThroughTheKinetoImporter) {
   EXPECT_EQ(matched, 5u);
 }
 
+// A file of several ranks is for viewing: read back, its ranks' processes
+// would make one rank of many threads and streams, so the importer refuses
+// it (the one-rank files of `convert -o DIR/` read back as above).
+TEST(ChromeJsonWriter, ManyRanksInOneFileAreNotReadBack) {
+  const std::string text = WriteTrace(MakeSampleTrace(3, 16, 5), "three.json");
+  try {
+    ImportKinetoJson(text, "three.json");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "three.json: a Chrome JSON of 3 ranks written by `moetrace convert`, for viewing only: analyze "
+              "the trace it came from, or convert that to .mtrace or to DIR/ (a file per rank)");
+  }
+}
+
 TEST(ChromeJsonWriter, NothingIsLeftOnDiskWithoutFinish) {
   const std::string path = CjTempPath("abandoned.json");
   {

@@ -1,5 +1,6 @@
 #include "formats/kineto/kineto_rank_reader.h"
 
+#include <fmt/core.h>
 #include <simdjson.h>
 
 #include <cctype>
@@ -28,7 +29,7 @@ using kineto_reader::Quote;
 // The top-level values other than traceEvents that the importer reads.
 void ParseHeaderValue(std::string_view key, std::string_view text, KinetoHeader* h) {
   if (key != "distributedInfo" && key != "deviceProperties" && key != "baseTimeNanoseconds" &&
-      key != "host_name" && key != "schemaVersion") {
+      key != "host_name" && key != "schemaVersion" && key != "otherData") {
     return;
   }
   simdjson::padded_string json(text);
@@ -83,6 +84,16 @@ void ParseHeaderValue(std::string_view key, std::string_view text, KinetoHeader*
   } else if (key == "schemaVersion") {
     int64_t n = 0;
     if (!doc.get_int64().get(n)) h->schema_version = n;
+  } else if (key == "otherData") {
+    od::object o;
+    if (doc.get_object().get(o)) return;
+    for (auto fr : o) {
+      od::field f;
+      std::string_view k;
+      if (std::move(fr).get(f) || f.unescaped_key().get(k)) return;
+      uint64_t n = 0;
+      if (k == "ranks" && !f.value().get_uint64().get(n)) h->export_ranks = n;
+    }
   }
 }
 
@@ -135,7 +146,15 @@ namespace {
 
 // Fills the rank and header of a rank file, as ReadKinetoRank does.
 void FinishRank(KinetoBuilder& builder, const KinetoHeader& h, int32_t rank_hint,
-                std::string_view rank_rule, Rank* rank) {
+                std::string_view rank_rule, const std::string& file, Rank* rank) {
+  // Its ranks' processes would be read as one rank's threads and streams.
+  if (h.export_ranks > 1) {
+    ThrowInputError(file, "",
+                    fmt::format("a Chrome JSON of {} ranks written by `moetrace convert`, for viewing only: "
+                                "analyze the trace it came from, or convert that to .mtrace or to DIR/ "
+                                "(a file per rank)",
+                                h.export_ranks));
+  }
   builder.Finish(h.has_base_time ? h.base_time_ns : 0);
   if (h.rank >= 0) {
     rank->rank = h.rank;
@@ -304,7 +323,7 @@ Rank ReadWholeKinetoRank(const PaddedBuffer& buf, const std::string& file, int32
   }
   if (tail.head_end()) throw SplitFailed();  // the head ended without reaching the split
   if (!w.h.has_trace_events) throw NotTheFastPath();
-  FinishRank(builder, w.h, rank_hint, rank_rule, &rank);
+  FinishRank(builder, w.h, rank_hint, rank_rule, file, &rank);
   if (header_out) *header_out = w.h;
   if (observer) {
     if (reader.observed_all()) {
@@ -483,7 +502,7 @@ Rank ReadKinetoRank(const PaddedBuffer& buf, const std::string& file, int32_t ra
   if (!h.has_trace_events) {
     ThrowInputError(file, "", "expected a \"traceEvents\" array in the top-level object");
   }
-  FinishRank(builder, h, rank_hint, rank_rule, &rank);
+  FinishRank(builder, h, rank_hint, rank_rule, file, &rank);
   if (header_out) *header_out = h;
   return rank;
 }

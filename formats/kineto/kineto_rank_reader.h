@@ -24,6 +24,9 @@ struct KinetoHeader {
   int64_t base_time_ns = 0;       // baseTimeNanoseconds
   std::string host_name;          // host_name, when recorded
   int64_t schema_version = -1;
+  // otherData.ranks of a Chrome JSON written by `moetrace convert`: more than
+  // one rank in one file, which is for viewing and not read back.
+  uint64_t export_ranks = 0;
 };
 
 // Reads the top-level keys that precede "traceEvents" in `prefix` (a prefix

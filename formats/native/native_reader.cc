@@ -763,6 +763,8 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     t.counter = static_cast<CounterKind>(d.counter());
     t.name = d.name();
     t.native_id = d.native_id();
+    t.prior_end = d.has_prior_end() ? d.prior_end() : INT64_MIN;
+    t.after_start = d.has_after_start() ? d.after_start() : INT64_MAX;
     // A track whose columns already have the right size (a reused Rank
     // holding a rank of the same shape) is overwritten in place; any other
     // is emptied and refilled by appending into reserved capacity, so

@@ -89,8 +89,10 @@ TEST(NativeRoundTrip, RankWithoutTracksAndTrackWithoutEvents) {
   r.AddTrack(TrackKind::kHostThread, TrackRole::kHostOther, "");
   r.AddTrack(TrackKind::kCounter, TrackRole::kUnspecified, "no samples").counter =
       CounterKind::kMemComm;
-  r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceOther, "comms only", kI64Max)
-      .comms.push_back(CommRecord{});
+  Track& cut = r.AddTrack(TrackKind::kDeviceStream, TrackRole::kDeviceOther, "comms only", kI64Max);
+  cut.comms.push_back(CommRecord{});
+  cut.prior_end = -7;  // a stream cut by steps (trace_selection.h)
+  cut.after_start = 0;
   r.import_stats = {{"", 0}, {"read.x", kI64Min}};
   ExpectSameTrace(t, Decode(Encode(t)));
 }

@@ -568,6 +568,8 @@ void NativeEncoder::WriteRank(const Rank& rank, native::RankIndex* index) {
     d->set_counter(static_cast<uint32_t>(t.counter));
     d->set_name(t.name);
     d->set_native_id(t.native_id);
+    if (t.prior_end != INT64_MIN) d->set_prior_end(t.prior_end);
+    if (t.after_start != INT64_MAX) d->set_after_start(t.after_start);
     d->set_event_count(t.events.size());
     d->set_comm_count(t.comms.size());
     d->set_sample_count(t.sample_ts.size());

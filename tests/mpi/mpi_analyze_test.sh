@@ -129,7 +129,7 @@ case $case in
       cat "$work/err.txt"
       [ "$rc" = 2 ] || { echo "$pair: exit $rc, expected 2"; exit 1; }
       [ $(( $(date +%s) - start )) -lt 30 ] || { echo "$pair: too slow: a hang?"; exit 1; }
-      [ "$(grep -c "moetrace: error: .*bad.json: not an \`analyze --json\` document" "$work/err.txt")" = 1 ] ||
+      [ "$(grep -c "moetrace: error: .*bad.json: byte [0-9]*: malformed JSON" "$work/err.txt")" = 1 ] ||
         { echo "$pair: expected one message naming bad.json"; exit 1; }
       [ ! -e "$work/bad-diff.json" ] || { echo "$pair: a diff was written"; exit 1; }
     done

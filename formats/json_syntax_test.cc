@@ -1,0 +1,34 @@
+#include "formats/json_syntax.h"
+
+#include <gtest/gtest.h>
+
+#include "formats/errors.h"
+
+namespace moetrace {
+namespace {
+
+std::string Error(std::string_view text) {
+  try {
+    ThrowIfMalformedJson("c.json", text);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JsonSyntax, NamesTheByteOfTheFirstError) {
+  EXPECT_EQ(Error(R"({"a": {"b": [1, 2, "x"]}, "c": null})"), "");
+  EXPECT_EQ(Error("[1, 2]"), "");
+  EXPECT_EQ(Error("7"), "");
+  EXPECT_EQ(Error(""), "c.json: byte 0: malformed JSON: Empty: no JSON found");
+  EXPECT_EQ(Error(R"({"a": 1,})"),
+            "c.json: byte 8: malformed JSON: The JSON document has an improper structure: missing or superfluous "
+            "commas, braces, missing keys, etc.");
+  EXPECT_EQ(Error(R"({"a": [1, 2)"), "c.json: byte 10: malformed JSON: Problem while parsing a number");
+  EXPECT_EQ(Error(R"({"a": tru})"),
+            "c.json: byte 6: malformed JSON: The JSON element does not have the requested type.");
+  EXPECT_EQ(Error(R"({"a": 1} x)"), "c.json: byte 9: malformed JSON: Unexpected trailing content in the JSON input.");
+}
+
+}  // namespace
+}  // namespace moetrace
