@@ -26,6 +26,18 @@ namespace od = simdjson::ondemand;
 using kineto_reader::EventReader;
 using kineto_reader::Quote;
 
+// Calls f(key, field) for each field of `o`, stopping at the first
+// malformed one: the header is read on a best-effort basis.
+template <typename F>
+void ForEachField(od::object o, F&& f) {
+  for (auto fr : o) {
+    od::field field;
+    std::string_view k;
+    if (std::move(fr).get(field) || field.unescaped_key().get(k)) return;
+    f(k, field);
+  }
+}
+
 // The top-level values other than traceEvents that the importer reads.
 void ParseHeaderValue(std::string_view key, std::string_view text, KinetoHeader* h) {
   if (key != "distributedInfo" && key != "deviceProperties" && key != "baseTimeNanoseconds" &&
@@ -39,10 +51,7 @@ void ParseHeaderValue(std::string_view key, std::string_view text, KinetoHeader*
   if (key == "distributedInfo") {
     od::object o;
     if (doc.get_object().get(o)) return;
-    for (auto fr : o) {
-      od::field f;
-      std::string_view k;
-      if (std::move(fr).get(f) || f.unescaped_key().get(k)) return;
+    ForEachField(o, [&](std::string_view k, od::field& f) {
       int64_t n = 0;
       std::string_view s;
       if (k == "rank") {
@@ -54,22 +63,19 @@ void ParseHeaderValue(std::string_view key, std::string_view text, KinetoHeader*
       } else if (k == "backend") {
         if (!f.value().get_string().get(s)) h->backend = std::string(s);
       }
-    }
+    });
   } else if (key == "deviceProperties") {
     od::array a;
     if (doc.get_array().get(a)) return;
     for (auto d : a) {
       od::object o;
       if (d.get_object().get(o)) return;
-      for (auto fr : o) {
-        od::field f;
-        std::string_view k;
-        if (std::move(fr).get(f) || f.unescaped_key().get(k)) return;
+      ForEachField(o, [&](std::string_view k, od::field& f) {
         std::string_view s;
         uint64_t n = 0;
         if (k == "name" && !f.value().get_string().get(s)) h->device_name = std::string(s);
         if (k == "totalGlobalMem" && !f.value().get_uint64().get(n)) h->device_memory = n;
-      }
+      });
       break;  // the first device describes the job's hardware
     }
   } else if (key == "baseTimeNanoseconds") {
@@ -87,13 +93,10 @@ void ParseHeaderValue(std::string_view key, std::string_view text, KinetoHeader*
   } else if (key == "otherData") {
     od::object o;
     if (doc.get_object().get(o)) return;
-    for (auto fr : o) {
-      od::field f;
-      std::string_view k;
-      if (std::move(fr).get(f) || f.unescaped_key().get(k)) return;
+    ForEachField(o, [&](std::string_view k, od::field& f) {
       uint64_t n = 0;
       if (k == "ranks" && !f.value().get_uint64().get(n)) h->export_ranks = n;
-    }
+    });
   }
 }
 
