@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "analyzer/distributed.h"
 #include "analyzer/mpi/communicator.h"
@@ -16,6 +17,16 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   moetrace::cli::AddCommands(app);
   try {
+    // A mistyped command would otherwise read "A subcommand is required".
+    if (argc > 1 && argv[1][0] != '-') {
+      try {
+        app.get_subcommand(std::string(argv[1]));
+      } catch (const CLI::OptionNotFound&) {
+        if (moetrace::IsSecondaryProcess()) return 2;
+        fmt::print(stderr, "moetrace: unknown command '{}' (moetrace --help lists them)\n", argv[1]);
+        return 2;
+      }
+    }
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // Under mpirun every process parses the same arguments: one message.

@@ -37,7 +37,11 @@ TEST(Cli, VersionAndHelpExitZero) {
 
 TEST(Cli, BadUsageExitsTwo) {
   EXPECT_EQ(RunMoetrace("").exit_code, 2);
-  EXPECT_EQ(RunMoetrace("no-such-command").exit_code, 2);
+  CommandResult unknown = RunMoetrace("no-such-command");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("moetrace: unknown command 'no-such-command' (moetrace --help lists them)"),
+            std::string::npos)
+      << unknown.output;
   EXPECT_EQ(RunMoetrace("convert").exit_code, 2);
   CommandResult r = RunMoetrace("info /nonexistent/trace.mtrace");
   EXPECT_EQ(r.exit_code, 2);
