@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "analyzer/hta/numpy_sort.h"
+#include "formats/errors.h"
 #include "formats/real_traces_dir.h"
 
 namespace moetrace::hta {
@@ -173,6 +174,20 @@ TEST(KineToRows, RankAndClassification) {
   EXPECT_EQ(ClassifyKernelName("triton_poi_fused_add"), KernelClass::kCompute);
   EXPECT_EQ(ClassifyKernelName("cudaLaunchKernel"), KernelClass::kOther);
   EXPECT_EQ(ClassifyKernelName("foo\nSync"), KernelClass::kCompute);
+}
+
+// A truncated file is found when simdjson indexes it, before its iterator
+// moves: the error names the end of the text, where more was expected.
+TEST(KinetoRows, TruncatedFileNamesItsEnd) {
+  const std::string text = R"({"traceEvents": [{"ph": "X", "ts": 1, "dur": 2, "name": "k")";
+  try {
+    ParseKinetoRows("t.json", text);
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "t.json: byte " + std::to_string(text.size()) +
+                                         ": malformed JSON: JSON document ended early in the middle of an "
+                                         "object or array.");
+  }
 }
 
 TEST(KinetoRows, FractionalModeRounding) {

@@ -478,7 +478,11 @@ RankRows ParseKinetoRows(const std::string& file, std::string_view text, size_t 
     const char* at = nullptr;
     // A document that failed in iterate() (invalid UTF-8, unclosed string)
     // has no iterator to ask: no position then.
-    if (iterating && !doc.current_location().get(at) && at) {
+    if (e.error() == simdjson::INCOMPLETE_ARRAY_OR_OBJECT) {
+      // Found when the structure is indexed, before the iterator moves (it
+      // would say byte 0): the document ends where more was expected.
+      position = "byte " + std::to_string(json.size());
+    } else if (iterating && !doc.current_location().get(at) && at) {
       position = "byte " + std::to_string(at - json.data());
     }
     ThrowInputError(file, position, std::string("malformed JSON: ") + e.what());
