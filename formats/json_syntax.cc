@@ -11,13 +11,13 @@ using simdjson::simdjson_error;
 namespace od = simdjson::ondemand;
 
 template <typename T>
-void Check(simdjson::simdjson_result<T> r) {
+void CheckJsonValue(simdjson::simdjson_result<T> r) {
   T v;
   if (auto err = std::move(r).get(v)) throw simdjson_error(err);
 }
 
 // Reads every value, so that simdjson checks every token (it is lazy).
-void Walk(od::value v, int depth) {
+void WalkJsonValue(od::value v, int depth) {
   od::json_type type;
   if (auto err = v.type().get(type)) throw simdjson_error(err);
   if (depth > 256) throw simdjson_error(simdjson::DEPTH_ERROR);
@@ -27,8 +27,8 @@ void Walk(od::value v, int depth) {
       if (auto err = v.get_object().get(o)) throw simdjson_error(err);
       for (auto f : o) {
         od::field field = FieldOf(std::move(f));
-        Check(field.unescaped_key());
-        Walk(field.value(), depth + 1);
+        CheckJsonValue(field.unescaped_key());
+        WalkJsonValue(field.value(), depth + 1);
       }
       break;
     }
@@ -38,13 +38,13 @@ void Walk(od::value v, int depth) {
       for (auto e : a) {
         od::value item;
         if (auto err = std::move(e).get(item)) throw simdjson_error(err);
-        Walk(item, depth + 1);
+        WalkJsonValue(item, depth + 1);
       }
       break;
     }
-    case od::json_type::string: Check(v.get_string()); break;
-    case od::json_type::number: Check(v.get_number()); break;
-    case od::json_type::boolean: Check(v.get_bool()); break;
+    case od::json_type::string: CheckJsonValue(v.get_string()); break;
+    case od::json_type::number: CheckJsonValue(v.get_number()); break;
+    case od::json_type::boolean: CheckJsonValue(v.get_bool()); break;
     case od::json_type::null: {
       bool null = false;
       if (auto err = v.is_null().get(null)) throw simdjson_error(err);
@@ -68,7 +68,7 @@ void ThrowIfMalformedJson(const std::string& file, std::string_view text) {
     if (type != od::json_type::object && type != od::json_type::array) return;
     od::value root;
     if (auto err = doc.get_value().get(root)) throw simdjson_error(err);
-    Walk(root, 0);
+    WalkJsonValue(root, 0);
     // Content after the document (this simdjson has no at_end()): the
     // iterator stops after the root, at the next token if there is one.
     const char* loc = nullptr;

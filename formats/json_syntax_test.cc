@@ -7,7 +7,7 @@
 namespace moetrace {
 namespace {
 
-std::string Error(std::string_view text) {
+std::string SyntaxErrorOf(std::string_view text) {
   try {
     ThrowIfMalformedJson("c.json", text);
   } catch (const InputError& e) {
@@ -17,17 +17,17 @@ std::string Error(std::string_view text) {
 }
 
 TEST(JsonSyntax, NamesTheByteOfTheFirstError) {
-  EXPECT_EQ(Error(R"({"a": {"b": [1, 2, "x"]}, "c": null})"), "");
-  EXPECT_EQ(Error("[1, 2]"), "");
-  EXPECT_EQ(Error("7"), "");
-  EXPECT_EQ(Error(""), "c.json: byte 0: malformed JSON: Empty: no JSON found");
-  EXPECT_EQ(Error(R"({"a": 1,})"),
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": {"b": [1, 2, "x"]}, "c": null})"), "");
+  EXPECT_EQ(SyntaxErrorOf("[1, 2]"), "");
+  EXPECT_EQ(SyntaxErrorOf("7"), "");
+  EXPECT_EQ(SyntaxErrorOf(""), "c.json: byte 0: malformed JSON: Empty: no JSON found");
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": 1,})"),
             "c.json: byte 8: malformed JSON: The JSON document has an improper structure: missing or superfluous "
             "commas, braces, missing keys, etc.");
-  EXPECT_EQ(Error(R"({"a": [1, 2)"), "c.json: byte 10: malformed JSON: Problem while parsing a number");
-  EXPECT_EQ(Error(R"({"a": tru})"),
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": [1, 2)"), "c.json: byte 10: malformed JSON: Problem while parsing a number");
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": tru})"),
             "c.json: byte 6: malformed JSON: The JSON element does not have the requested type.");
-  EXPECT_EQ(Error(R"({"a": 1} x)"), "c.json: byte 9: malformed JSON: Unexpected trailing content in the JSON input.");
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": 1} x)"), "c.json: byte 9: malformed JSON: Unexpected trailing content in the JSON input.");
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 namespace moetrace {
 namespace {
 
-std::string Message(const std::vector<std::string>& in, const std::vector<std::string>& out) {
+std::string OutputPathsError(const std::vector<std::string>& in, const std::vector<std::string>& out) {
   try {
     CheckOutputPaths(in, out);
   } catch (const InputError& e) {
@@ -30,15 +30,15 @@ TEST(OutputPaths, RefusesAnInputAndAMissingDirectory) {
   const std::string other = (dir / "sub" / ".." / "t.mtrace").string();
   const std::string link = (dir / "link.mtrace").string();
   fs::create_hard_link(trace, link);
-  EXPECT_EQ(Message({trace}, {other}), other + ": is also an input (" + trace + "); write the output elsewhere");
-  EXPECT_EQ(Message({"a.json", trace}, {"", link}),
+  EXPECT_EQ(OutputPathsError({trace}, {other}), other + ": is also an input (" + trace + "); write the output elsewhere");
+  EXPECT_EQ(OutputPathsError({"a.json", trace}, {"", link}),
             link + ": is also an input (" + trace + "); write the output elsewhere");
   const std::string missing = (dir / "nodir" / "x.json").string();
-  EXPECT_EQ(Message({trace}, {missing}), missing + ": directory '" + (dir / "nodir").string() + "' does not exist");
+  EXPECT_EQ(OutputPathsError({trace}, {missing}), missing + ": directory '" + (dir / "nodir").string() + "' does not exist");
   const std::string under_file = trace + "/x.json";
-  EXPECT_EQ(Message({}, {under_file}), under_file + ": '" + trace + "' is not a directory");
+  EXPECT_EQ(OutputPathsError({}, {under_file}), under_file + ": '" + trace + "' is not a directory");
   // New files, a directory output and the working directory are fine.
-  EXPECT_EQ(Message({trace}, {(dir / "new.json").string(), (dir / "sub/").string(), "here.json"}), "");
+  EXPECT_EQ(OutputPathsError({trace}, {(dir / "new.json").string(), (dir / "sub/").string(), "here.json"}), "");
   fs::remove_all(dir);
 }
 
