@@ -79,7 +79,7 @@ void AddAnalyzeCommand(CLI::App& app) {
   sub->add_option("--threads", args->threads, "Worker threads (default: all cores)")
       ->check(CLI::Range(0, 1024));  // 0: all cores
   sub->add_option("--ranks", args->ranks, "Only these rank ids, e.g. 0-7,64");
-  sub->add_option("--steps", args->steps, "Only these steps, e.g. 2-3");
+  sub->add_option("--steps", args->steps, "Only these steps, one range, e.g. 2-3 (a cut step is measured as in the whole trace)");
   sub->add_flag("--skip-bad-ranks", args->skip_bad_ranks,
                 "Leave out ranks that fail to read (named in the summary and in "
                 "skipped_ranks[]); exit 3 when any was left out");
