@@ -218,7 +218,7 @@ TEST(StepSelection, EachStepAloneGivesTheWholeTracesStepFigures) {
   opt.threads = 1;
   MemorySource whole_src{Trace(trace)};
   const analysis::Analysis whole = Analyze(whole_src, opt);
-  int64_t sync_at_start = 0, tail_ns = 0;
+  int64_t sync_at_start = 0, launched_tails = 0;
   for (int32_t step = 0; step < 3; ++step) {
     TraceSelection sel;  // as analyze_files.cc applies `--steps`
     sel.steps = {step};
@@ -232,19 +232,15 @@ TEST(StepSelection, EachStepAloneGivesTheWholeTracesStepFigures) {
       for (const auto& b : whole.ranks(i).steps())
         if (b.step() == step) want = &b;
       ASSERT_NE(want, nullptr);
-      analysis::Breakdown same = got;
-      if (step < 2) {  // the tail: host-bound there in the whole trace only
-        EXPECT_LE(got.host_bound_ns(), want->host_bound_ns());
-        EXPECT_LE(got.host_bound_sync_ns(), want->host_bound_sync_ns());
-        EXPECT_LE(got.host_bound_dispatch_ns(), want->host_bound_dispatch_ns());
-        tail_ns += want->host_bound_ns() - got.host_bound_ns();
-        same.set_host_bound_ns(want->host_bound_ns());
-        same.set_host_bound_sync_ns(want->host_bound_sync_ns());
-        same.set_host_bound_dispatch_ns(want->host_bound_dispatch_ns());
-      }
-      EXPECT_EQ(same.SerializeAsString(), want->SerializeAsString())
+      EXPECT_EQ(got.SerializeAsString(), want->SerializeAsString())
           << "rank " << i << " step " << step << "\n" << got.DebugString() << "vs\n" << want->DebugString();
       if (step > 0) sync_at_start += want->host_bound_sync_ns();
+    }
+    // The tail after a middle step's last op: host-bound in the whole trace,
+    // measured from the dropped next op's launch (Track::after_launch).
+    if (step < 2) {
+      for (const Track& r : src->ReadRank(0).tracks)
+        if (r.kind == TrackKind::kDeviceStream && r.after_launch != INT64_MIN) ++launched_tails;
     }
     for (const analysis::LabelCheck& c : one.label_checks()) {
       if (c.has_error()) {
@@ -253,7 +249,7 @@ TEST(StepSelection, EachStepAloneGivesTheWholeTracesStepFigures) {
     }
   }
   EXPECT_GT(sync_at_start, 0);  // the case this test is about occurs
-  std::printf("host-bound tails counted free in the cuts: %lld ns\n", static_cast<long long>(tail_ns));
+  EXPECT_GT(launched_tails, 0);  // and so does the tail
 }
 
 INSTANTIATE_TEST_SUITE_P(Tracegen, GroundTruth, ::testing::ValuesIn(Cases()),

@@ -261,6 +261,14 @@ void PassOneStream(const Track& t, const uint32_t* order, PassOne* p) {
       p->stepless_starts.push_back(start);
     }
   }
+  // A cut stream's dropped next op (Track::after_start): its host wait, as
+  // the loop above would find it in the whole trace.
+  if (t.after_start != std::numeric_limits<TimeNs>::max() && t.after_start > max_end &&
+      t.after_launch > max_end && max_end != kNoTime) [[unlikely]] {
+    const uint32_t wmask = kBitHostWait | (t.after_sync >= max_end ? kBitHostSync : 0u);
+    p->waits_out[p->n_waits++] = {max_end, std::min(t.after_start, t.after_launch), wmask, t.after_name};
+    ++mask_count[wmask & (kMaskCount - 1)];
+  }
   leave_step();
   p->n_items = n_items;
   p->n_delays = static_cast<size_t>(delay_w - p->delays_out);

@@ -600,12 +600,13 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
   // Items, host waits and delays are written by index into buffers that
   // only grow (no per-event capacity check or zero fill once warm): at most
   // one of each per device event.
-  size_t device_events = 0;
+  size_t device_events = 0, device_streams = 0;
   for (const Track& t : rank.tracks) {
-    if (t.kind == TrackKind::kDeviceStream) device_events += t.events.size();
+    if (t.kind == TrackKind::kDeviceStream) device_events += t.events.size(), ++device_streams;
   }
   if (s->items.size() < device_events) s->items.resize(device_events);
-  if (s->waits.size() < device_events) s->waits.resize(device_events);
+  // and one more per stream: a cut stream's wait after its last op.
+  if (s->waits.size() < device_events + device_streams) s->waits.resize(device_events + device_streams);
   if (s->delays.size() < device_events) s->delays.resize(device_events);
   if (s->op_host.size() < device_events) s->op_host.resize(device_events);
   ops::OpFold& op_fold = s->op_fold;
@@ -639,7 +640,11 @@ RankMetrics AnalyzeRank(const Rank& rank, RankScratch* s) {
 
   for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
     const Track& t = rank.tracks[ti];
-    if (t.kind != TrackKind::kDeviceStream || t.events.empty()) continue;
+    // An empty stream has nothing to measure, unless a cut left it with its
+    // next op's host wait (Track::after_start).
+    if (t.kind != TrackKind::kDeviceStream ||
+        (t.events.empty() && t.after_start == std::numeric_limits<TimeNs>::max()))
+      continue;
     const EventTable& ev = t.events;
     const bool sorted = TimesAscend(ev.ts.data(), ev.size());
     if (!sorted) {

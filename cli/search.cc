@@ -61,6 +61,11 @@ void AddSearchCommand(CLI::App& app) {
     search::SearchResult r = search::RunSearch(base, space, o);
     bar.reset();
     const int layers = base.model().num_layers();
+    if (r.top.empty()) {
+      // Nothing to propose: the reasons, and exit 2 (the space is the input).
+      fmt::print("{}", search::SearchText(r, layers));
+      throw UsageError("search: no layout of the space fits the model, the cards and memory (the reasons are above)");
+    }
     if (!args->json.empty()) WriteFileAtomically(args->json, search::SearchJson(r, layers));
     fmt::print("{}", search::SearchText(r, layers));
     return 0;

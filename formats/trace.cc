@@ -266,7 +266,8 @@ bool Track::CommListsValid() const {
 bool Track::operator==(const Track& o) const {
   if (!CommListsValid() || !o.CommListsValid()) return false;  // never read out of range
   if (kind != o.kind || role != o.role || counter != o.counter || name != o.name ||
-      native_id != o.native_id || prior_end != o.prior_end || after_start != o.after_start || events != o.events || sample_ts != o.sample_ts ||
+      native_id != o.native_id || prior_end != o.prior_end || after_start != o.after_start ||
+      after_launch != o.after_launch || after_sync != o.after_sync || after_name != o.after_name || events != o.events || sample_ts != o.sample_ts ||
       sample_value != o.sample_value || comms.size() != o.comms.size()) {
     return false;
   }

@@ -201,6 +201,14 @@ struct Track {
   // the cut's first wait and last window stay the whole trace's.
   TimeNs prior_end = INT64_MIN;
   TimeNs after_start = INT64_MAX;
+  // The op that starts at after_start, whose host wait covers the time
+  // after the last kept op: its launch end (INT64_MIN: not launched), the
+  // last host sync that ended before that launch on its launch threads
+  // (INT64_MIN: none), and its name, so that the wait is measured and told
+  // sync-bound or dispatch-bound as in the whole trace.
+  TimeNs after_launch = INT64_MIN;
+  TimeNs after_sync = INT64_MIN;
+  StringId after_name = 0;
   EventTable events;             // threads and streams
   std::vector<CommRecord> comms; // referenced by events.comm
   std::vector<int32_t> comm_ranks;    // elements of CommRecord::group_ranks

@@ -92,8 +92,10 @@ Windows KeptTime(const TraceSelection& sel, const Rank& rank) {
 // start of those after the last kept one, where the whole trace's window of
 // the last kept step ends (the next step's first op). Ops dropped between
 // kept ones (a cut that skips a step) are neither. A track cut twice keeps
-// the outer bounds of the first cut when nothing more is dropped.
-void CutBounds(Track* t, const std::vector<uint8_t>& kept) {
+// the outer bounds of the first cut when nothing more is dropped. Returns
+// the row of the op that now starts at after_start (the track's size when
+// it is the first cut's, or none).
+size_t CutBounds(Track* t, const std::vector<uint8_t>& kept) {
   const EventTable& e = t->events;
   auto timed = [&](size_t i) {
     const Category c = e.category[i];
@@ -101,7 +103,7 @@ void CutBounds(Track* t, const std::vector<uint8_t>& kept) {
   };
   auto before = [&](size_t a, size_t b) { return e.ts[a] < e.ts[b] || (e.ts[a] == e.ts[b] && a < b); };
   const size_t none = e.size();
-  size_t first = none, last = none;
+  size_t first = none, last = none, next = none;
   for (size_t i = 0; i < e.size(); ++i) {
     if (!kept[i] || !timed(i)) continue;
     if (first == none || before(i, first)) first = i;
@@ -110,12 +112,83 @@ void CutBounds(Track* t, const std::vector<uint8_t>& kept) {
   for (size_t i = 0; i < e.size(); ++i) {
     if (kept[i] || !timed(i)) continue;
     if (first == none || before(i, first)) t->prior_end = std::max(t->prior_end, e.ts[i] + std::max<TimeNs>(e.dur[i], 0));
-    if (last != none && before(last, i)) t->after_start = std::min(t->after_start, e.ts[i]);
+    if (last != none && before(last, i) && (next == none || before(i, next))) next = i;
+  }
+  if (next != none && e.ts[next] < t->after_start) {
+    t->after_start = e.ts[next];
+    return next;
+  }
+  return none;
+}
+
+// The launch end and launch threads of the op at each cut stream's
+// after_start, and the last host sync before that launch on those threads,
+// as the analyzer joins them (launch_table.h: the latest end among the
+// kLaunch events of its correlation id; the threads of the first and of
+// the latest; syncs as pass_one.cc's HostPassThread counts them). Read from
+// the rank before any track is cut: that launch belongs to the next step.
+void SetAfterLaunches(const Rank& rank, const std::vector<size_t>& next_row, const std::vector<Track*>& cut) {
+  struct Want {
+    int64_t corr;
+    Track* track;
+    TimeNs end = INT64_MIN;
+    size_t first = SIZE_MAX, last = SIZE_MAX;
+  };
+  std::vector<Want> want;
+  for (size_t k = 0; k < cut.size(); ++k) {
+    Track* t = cut[k];
+    const size_t i = next_row[k];
+    if (i >= t->events.size()) continue;
+    t->after_launch = INT64_MIN;
+    t->after_sync = INT64_MIN;
+    t->after_name = t->events.name[i];
+    if (t->events.correlation[i] >= 0) want.push_back({t->events.correlation[i], t});
+  }
+  if (want.empty()) return;
+  std::sort(want.begin(), want.end(), [](const Want& a, const Want& b) { return a.corr < b.corr; });
+  for (size_t ti = 0; ti < rank.tracks.size(); ++ti) {
+    const Track& h = rank.tracks[ti];
+    if (h.kind != TrackKind::kHostThread) continue;
+    const EventTable& e = h.events;
+    for (size_t i = 0; i < e.size(); ++i) {
+      if (e.category[i] != Category::kLaunch || e.correlation[i] < 0) continue;
+      auto it = std::lower_bound(want.begin(), want.end(), e.correlation[i],
+                                 [](const Want& w, int64_t c) { return w.corr < c; });
+      for (; it != want.end() && it->corr == e.correlation[i]; ++it) {
+        const TimeNs end = e.ts[i] + std::max<TimeNs>(e.dur[i], 0);
+        if (it->first == SIZE_MAX) it->first = ti;
+        if (end >= it->end) it->end = end, it->last = ti;
+      }
+    }
+  }
+  // The host syncs' ends of each launching thread, gathered once.
+  std::vector<std::vector<TimeNs>> sync_ends(rank.tracks.size());
+  std::vector<uint8_t> gathered(rank.tracks.size(), 0);
+  auto last_sync_before = [&](size_t ti, TimeNs at) {
+    std::vector<TimeNs>& ends = sync_ends[ti];
+    if (!gathered[ti]) {
+      gathered[ti] = 1;
+      const EventTable& e = rank.tracks[ti].events;
+      for (size_t i = 0; i < e.size(); ++i) {
+        if (e.category[i] == Category::kSync || (e.flags[i] & kFlagBlocking)) {
+          ends.push_back(e.ts[i] + std::max<TimeNs>(e.dur[i], 0));
+        }
+      }
+      std::sort(ends.begin(), ends.end());
+    }
+    auto it = std::lower_bound(ends.begin(), ends.end(), at);
+    return it == ends.begin() ? INT64_MIN : *(it - 1);
+  };
+  for (const Want& w : want) {
+    if (w.first == SIZE_MAX) continue;
+    w.track->after_launch = w.end;
+    w.track->after_sync = last_sync_before(w.last, w.end);
+    if (w.first != w.last) w.track->after_sync = std::max(w.track->after_sync, last_sync_before(w.first, w.end));
   }
 }
 
-void FilterTrack(const TraceSelection& sel, const Windows& w, Track* t) {
-  EventTable& e = t->events;
+std::vector<uint8_t> KeptRows(const TraceSelection& sel, const Windows& w, const Track& t) {
+  const EventTable& e = t.events;
   std::vector<uint8_t> kept(e.size(), 0);
   for (size_t i = 0; i < e.size(); ++i) {
     bool keep;
@@ -125,9 +198,13 @@ void FilterTrack(const TraceSelection& sel, const Windows& w, Track* t) {
     } else {
       keep = w.Overlaps(e.ts[i], e.End(i));
     }
-    kept[i] = keep || EndsHostWaitInside(*t, i, w);
+    kept[i] = keep || EndsHostWaitInside(t, i, w);
   }
-  if (t->kind == TrackKind::kDeviceStream) CutBounds(t, kept);
+  return kept;
+}
+
+void FilterTrack(const Windows& w, const std::vector<uint8_t>& kept, Track* t) {
+  EventTable& e = t->events;
   std::vector<int32_t> comm_map(t->comms.size(), kNone);
   std::vector<CommRecord> comms;
   size_t out = 0;
@@ -225,7 +302,18 @@ void ParseWindow(std::string_view spec, TraceSelection* sel) {
 void FilterRankEvents(const TraceSelection& sel, Rank* rank) {
   if (sel.steps.empty() && sel.from_ns == INT64_MIN && sel.to_ns == INT64_MAX) return;
   const Windows w = KeptTime(sel, *rank);
-  for (Track& t : rank->tracks) FilterTrack(sel, w, &t);
+  std::vector<std::vector<uint8_t>> kept(rank->tracks.size());
+  std::vector<Track*> cut;
+  std::vector<size_t> next_row;
+  for (size_t i = 0; i < rank->tracks.size(); ++i) {
+    Track& t = rank->tracks[i];
+    kept[i] = KeptRows(sel, w, t);
+    if (t.kind != TrackKind::kDeviceStream) continue;
+    cut.push_back(&t);
+    next_row.push_back(CutBounds(&t, kept[i]));
+  }
+  SetAfterLaunches(*rank, next_row, cut);
+  for (size_t i = 0; i < rank->tracks.size(); ++i) FilterTrack(w, kept[i], &rank->tracks[i]);
   std::erase_if(rank->routing, [&](const RoutingRecord& r) {
     if (!sel.steps.empty() && r.step != kNone) {
       return !std::binary_search(sel.steps.begin(), sel.steps.end(), r.step);

@@ -129,6 +129,50 @@ TEST(TraceSelection, StepCutKeepsTheSyncEndingInItAndThePriorEnd) {
   EXPECT_EQ(whole.tracks[1].prior_end, INT64_MIN);
 }
 
+// A step cut records, on each stream, the launch of the next step's first
+// op (the analyzer's host wait after the last kept op): the latest end of
+// its launch events, the last host sync before it on the launching thread,
+// and its name.
+TEST(TraceSelection, StepCutRecordsTheNextOpsLaunch) {
+  Rank r = TwoSteps(0);
+  Track& dev = r.tracks[1];
+  dev.events.correlation[0] = 7;
+  dev.events.correlation[1] = 8;
+  dev.events.name[1] = r.strings.Intern("allreduce");
+  auto host_event = [&](TimeNs ts, TimeNs dur, Category cat, int64_t corr, int32_t step) {
+    Event e;
+    e.ts = ts;
+    e.dur = dur;
+    e.category = cat;
+    e.correlation = corr;
+    e.step = step;
+    r.tracks[0].events.Append(e);
+  };
+  host_event(5, 3, Category::kLaunch, 7, 0);
+  host_event(101, 2, Category::kLaunch, 8, 1);  // an earlier launch of the same op
+  host_event(102, 4, Category::kLaunch, 8, 1);  // the latest: 106
+  host_event(80, 15, Category::kSync, -1, 0);   // ends at 95: the last before 106
+  host_event(60, 10, Category::kSync, -1, 0);
+  host_event(104, 5, Category::kSync, -1, 1);   // ends after the launch
+  TraceSelection s;
+  s.steps = {0};
+  FilterRankEvents(s, &r);
+  const Track& cut = r.tracks[1];
+  EXPECT_EQ(cut.after_start, 110);
+  EXPECT_EQ(cut.after_launch, 106);
+  EXPECT_EQ(cut.after_sync, 95);
+  EXPECT_EQ(r.strings.Get(cut.after_name), "allreduce");
+  // Cutting the cut again keeps them; the last step has no next op.
+  FilterRankEvents(s, &r);
+  EXPECT_EQ(r.tracks[1].after_launch, 106);
+  EXPECT_EQ(r.tracks[1].after_sync, 95);
+  Rank last = TwoSteps(0);
+  s.steps = {1};
+  FilterRankEvents(s, &last);
+  EXPECT_EQ(last.tracks[1].after_start, INT64_MAX);
+  EXPECT_EQ(last.tracks[1].after_launch, INT64_MIN);
+}
+
 TEST(TraceSelection, WindowKeepsWhatOverlapsIt) {
   TraceSelection s;
   s.from_ns = 25;

@@ -2,6 +2,7 @@
 // bad --space, the JSON file.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "tests/run_command.h"
@@ -27,6 +28,18 @@ TEST(SearchCli, BadSpaceKeyExitsTwoNamingTheKey) {
   EXPECT_NE(r.output.find("parallel.ep"), std::string::npos) << r.output;
   EXPECT_EQ(RunMoetrace("search --preset tiny-moe").exit_code, 2);  // --cards is required
   EXPECT_EQ(RunMoetrace("search --cards 16").exit_code, 2);         // no model
+}
+
+// A space with no valid layout has nothing to propose: the reasons on
+// stdout, exit 2, no JSON written.
+TEST(SearchCli, SpaceWithNoValidLayoutExitsTwoWithTheReasons) {
+  const std::string dir = TempDir("search_cli_none");
+  CommandResult r = RunMoetrace("search --preset tiny-moe --cards 16 --space parallel.tp=3 --json " + dir + "/s.json");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("0 valid layouts"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rejected: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no layout of the space fits"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/s.json"));
 }
 
 TEST(SearchCli, PrintsRankedLayoutsAndWritesJson) {

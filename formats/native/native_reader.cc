@@ -739,7 +739,8 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     const native::TrackDescriptor& d = h.tracks(static_cast<int>(i));
     if (d.kind() > static_cast<uint32_t>(TrackKind::kCounter) ||
         d.role() > static_cast<uint32_t>(TrackRole::kDeviceOther) ||
-        d.counter() >= static_cast<uint32_t>(kCounterKindCount) || d.name() >= strings) {
+        d.counter() >= static_cast<uint32_t>(kCounterKindCount) || d.name() >= strings ||
+        d.after_name() >= strings) {
       Fail(hoff, "rank header: track " + std::to_string(i) +
                      " has a kind, role, counter kind or name id out of range");
     }
@@ -765,6 +766,9 @@ void NativeSource::ReadRankInto(size_t index, Rank* out) const {
     t.native_id = d.native_id();
     t.prior_end = d.has_prior_end() ? d.prior_end() : INT64_MIN;
     t.after_start = d.has_after_start() ? d.after_start() : INT64_MAX;
+    t.after_launch = d.has_after_launch() ? d.after_launch() : INT64_MIN;
+    t.after_sync = d.has_after_sync() ? d.after_sync() : INT64_MIN;
+    t.after_name = d.after_name();
     // A track whose columns already have the right size (a reused Rank
     // holding a rank of the same shape) is overwritten in place; any other
     // is emptied and refilled by appending into reserved capacity, so

@@ -93,6 +93,9 @@ TEST(NativeRoundTrip, RankWithoutTracksAndTrackWithoutEvents) {
   cut.comms.push_back(CommRecord{});
   cut.prior_end = -7;  // a stream cut by steps (trace_selection.h)
   cut.after_start = 0;
+  cut.after_launch = -1;
+  cut.after_sync = kI64Min + 1;
+  cut.after_name = r.strings.Intern("next op");
   r.import_stats = {{"", 0}, {"read.x", kI64Min}};
   ExpectSameTrace(t, Decode(Encode(t)));
 }

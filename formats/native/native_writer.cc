@@ -570,6 +570,12 @@ void NativeEncoder::WriteRank(const Rank& rank, native::RankIndex* index) {
     d->set_native_id(t.native_id);
     if (t.prior_end != INT64_MIN) d->set_prior_end(t.prior_end);
     if (t.after_start != INT64_MAX) d->set_after_start(t.after_start);
+    if (t.after_launch != INT64_MIN) d->set_after_launch(t.after_launch);
+    if (t.after_sync != INT64_MIN) d->set_after_sync(t.after_sync);
+    if (t.after_name != 0) {
+      Require(t.after_name < rank.strings.size(), "track after_name id not in the string table");
+      d->set_after_name(t.after_name);
+    }
     d->set_event_count(t.events.size());
     d->set_comm_count(t.comms.size());
     d->set_sample_count(t.sample_ts.size());
