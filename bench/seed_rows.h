@@ -28,7 +28,7 @@ struct SeedFigures {
   std::optional<double> ops_gain_pct;
   std::optional<double> rs_activation_change_pct;           // -68 = 68% less
   std::optional<double> host_bound_without_pct, host_bound_with_pct;
-  std::optional<double> rl_fusion_x, rl_stalesync_x, rl_both_x, rl_scaleout_linear_pct;
+  std::optional<double> rl_fusion_utilisation_x, rl_stalesync_x, rl_both_x, rl_scaleout_linear_pct;
 };
 
 // Published 41% MFU as tokens/s per card under the arXiv report's own

@@ -57,7 +57,7 @@ TEST(SeedRows, Run41AndRlRows) {
   SeedFigures f;
   f.run41_mfu_pct = 37.9;
   f.run41_tokens_per_s_per_card = 300.0;
-  f.rl_fusion_x = 1.16;
+  f.rl_fusion_utilisation_x = 1.57;
   f.rl_scaleout_linear_pct = 97.0;
   std::vector<SeedRow> rows = BuildSeedRows(f);
   ASSERT_EQ(rows.size(), 4u);
@@ -66,6 +66,7 @@ TEST(SeedRows, Run41AndRlRows) {
   EXPECT_EQ(rows[1].row, "run41_tokens_per_s_per_card");
   EXPECT_TRUE(rows[1].within);   // 300 >= 0.9 x 324.76 = 292.3
   EXPECT_EQ(rows[2].row, "rl_fusion");
+  EXPECT_EQ(rows[2].unit, "x cluster utilisation");  // what ASCEND.md publishes
   EXPECT_DOUBLE_EQ(rows[2].band_low, 1.8);
   EXPECT_DOUBLE_EQ(rows[2].band_high, 2.2);
   EXPECT_FALSE(rows[2].within);
