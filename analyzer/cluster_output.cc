@@ -145,14 +145,20 @@ void AddClusterOutput(const ClusterOutputFiles& files, analysis::Analysis* a) {
   std::vector<RankValues> values;
   std::vector<std::pair<int32_t, int64_t>> spans;
   for (const auto& [rank, f] : ranks) {
+    // A figure the rank's rows lack (an absent or unreadable cell, counted
+    // in the import statistics) is NaN: left out, not taken as 0.
     int64_t compute = 0, comm = 0, free = 0, exposed = 0, span = 0;
-    Get(f, "compute_ns", &compute);
-    Get(f, "comm_ns", &comm);
-    Get(f, "free_ns", &free);
-    Get(f, "comm_exposed_ns", &exposed);
-    if (!Get(f, "span_ns", &span)) span = compute + exposed + free;
-    values.push_back({rank, {double(compute), double(comm), double(free)}});
-    spans.emplace_back(rank, span);
+    const bool has_compute = Get(f, "compute_ns", &compute);
+    const bool has_comm = Get(f, "comm_ns", &comm);
+    const bool has_free = Get(f, "free_ns", &free);
+    const bool has_exposed = Get(f, "comm_exposed_ns", &exposed);
+    auto value = [](bool has, int64_t v) { return has ? double(v) : std::nan(""); };
+    values.push_back({rank, {value(has_compute, compute), value(has_comm, comm), value(has_free, free)}});
+    if (Get(f, "span_ns", &span)) {
+      spans.emplace_back(rank, span);
+    } else if (has_compute && has_exposed && has_free) {
+      spans.emplace_back(rank, compute + exposed + free);
+    }
   }
   FlagSlowRanks({"compute_ns", "comm_ns", "free_ns"}, values, co->mutable_slow_ranks());
   if (!spans.empty()) {

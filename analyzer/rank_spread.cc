@@ -24,10 +24,17 @@ void FlagSlowRanks(const std::vector<std::string>& metrics, const std::vector<Ra
   if (ranks.size() >= 2) {
     for (size_t k = 0; k < metrics.size(); ++k) {
       double mean = 0;
-      for (const RankValues& r : ranks) mean += r.values[k];
-      mean /= static_cast<double>(ranks.size());
+      size_t present = 0;
+      for (const RankValues& r : ranks) {
+        if (std::isnan(r.values[k])) continue;
+        mean += r.values[k];
+        ++present;
+      }
+      if (present < 2) continue;
+      mean /= static_cast<double>(present);
       if (mean <= 0) continue;
       for (const RankValues& r : ranks) {
+        if (std::isnan(r.values[k])) continue;
         const double dev = (r.values[k] - mean) / mean;
         if (std::abs(dev) > 0.05) flags.push_back({r.rank, k, r.values[k], mean, dev});
       }

@@ -24,7 +24,9 @@ struct RankValues {
 
 // Ranks whose value differs from the mean over ranks by more than 5% of the
 // mean (Ascend advisor's rule), for each metric with a positive mean; at
-// least 2 ranks. Largest |deviation| first, then rank, then metric; at most 100.
+// least 2 ranks. A NaN value is a figure the rank lacks: left out of the
+// mean and never flagged. Largest |deviation| first, then rank, then
+// metric; at most 100.
 void FlagSlowRanks(const std::vector<std::string>& metrics, const std::vector<RankValues>& ranks,
                    google::protobuf::RepeatedPtrField<analysis::SlowRank>* out);
 

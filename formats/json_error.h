@@ -6,8 +6,16 @@
 #include <simdjson.h>
 
 #include <string>
+#include <string_view>
 
 namespace moetrace {
+
+// "byte N" for an error simdjson finds while indexing the whole text,
+// before any iterator moves (iterate() fails): the end of a text that
+// stops inside an array or object (however simdjson names it), the quote of
+// a string never closed, the first byte that is not UTF-8. "byte 0" for
+// any other.
+std::string IndexErrorPosition(std::string_view text, simdjson::error_code error);
 
 [[noreturn]] void ThrowMalformedJson(const std::string& file, simdjson::ondemand::document& doc,
                                      const simdjson::padded_string& text, bool started,

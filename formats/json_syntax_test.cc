@@ -28,6 +28,14 @@ TEST(JsonSyntax, NamesTheByteOfTheFirstError) {
   EXPECT_EQ(SyntaxErrorOf(R"({"a": tru})"),
             "c.json: byte 6: malformed JSON: The JSON element does not have the requested type.");
   EXPECT_EQ(SyntaxErrorOf(R"({"a": 1} x)"), "c.json: byte 9: malformed JSON: Unexpected trailing content in the JSON input.");
+  // Errors found while the whole text is indexed, before any value is read:
+  // a text cut short, a string never closed, bytes that are not UTF-8.
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": [{"b": "x"}, )"),
+            "c.json: byte 19: malformed JSON: The JSON document has an improper structure: missing or superfluous "
+            "commas, braces, missing keys, etc.");
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": [1, 2], "b": [)").substr(0, 15), "c.json: byte 20");
+  EXPECT_EQ(SyntaxErrorOf(R"({"a": "x\"", "b": "cut)").substr(0, 15), "c.json: byte 18");
+  EXPECT_EQ(SyntaxErrorOf("{\"a\": \"ok\", \"b\": \"\xff\"}").substr(0, 15), "c.json: byte 18");
 }
 
 }  // namespace

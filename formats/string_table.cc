@@ -1,5 +1,7 @@
 #include "formats/string_table.h"
 
+#include "formats/export/utf8.h"
+
 namespace moetrace {
 
 StringTable::StringTable() { Intern(std::string_view()); }
@@ -12,6 +14,7 @@ StringTable& StringTable::operator=(const StringTable& other) {
 }
 
 void StringTable::Rebuild(const StringTable& other) {
+  repaired_ = other.repaired_;
   storage_.clear();
   strings_.clear();
   index_.clear();
@@ -25,6 +28,14 @@ void StringTable::Rebuild(const StringTable& other) {
 StringId StringTable::Intern(std::string_view s) {
   auto it = index_.find(s);
   if (it != index_.end()) return it->second;
+  // A new string is checked once: the table holds valid UTF-8 only (the
+  // native format's strings, JSON, HTML and Perfetto need it), whatever
+  // bytes an importer met. A hit above is valid already.
+  if (!IsValidUtf8(s)) [[unlikely]] {
+    std::string fixed;
+    repaired_ += AppendSanitizedUtf8(s, &fixed);
+    return Intern(fixed);
+  }
   storage_.emplace_back(s);
   std::string_view stored = storage_.back();
   StringId id = static_cast<StringId>(strings_.size());

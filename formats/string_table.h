@@ -20,8 +20,12 @@ class StringTable {
   StringTable(StringTable&&) noexcept = default;
   StringTable& operator=(StringTable&&) noexcept = default;
 
-  // Returns the id of `s`, adding it when new.
+  // Returns the id of `s`, adding it when new. Bytes of `s` that are not
+  // well-formed UTF-8 are replaced by U+FFFD first (counted in repaired()):
+  // the table holds valid UTF-8 only.
   StringId Intern(std::string_view s);
+  // Bytes Intern has replaced so far (an importer's repaired.utf8).
+  int64_t repaired() const { return repaired_; }
   // Returns the id of `s` or -1 when absent, without adding it.
   int64_t Find(std::string_view s) const;
   std::string_view Get(StringId id) const { return strings_[id]; }
@@ -46,6 +50,7 @@ class StringTable {
   std::vector<std::string_view> strings_;   // by id
   std::unordered_map<std::string_view, StringId> index_;
   std::vector<size_t> changed_;  // Assign's scratch
+  int64_t repaired_ = 0;
 };
 
 }  // namespace moetrace

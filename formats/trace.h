@@ -20,6 +20,16 @@
 namespace moetrace {
 
 using TimeNs = int64_t;
+
+// What importers keep (an event outside is skipped and counted as
+// skipped.time_out_of_range): no profiler records an op longer than a
+// day, and starts within +-2^62 ns keep every end and every difference of
+// two times inside int64.
+constexpr TimeNs kMaxEventDurNs = TimeNs(86'400) * 1'000'000'000;
+constexpr TimeNs kMaxAbsTimeNs = TimeNs(1) << 62;
+constexpr bool EventTimesInRange(TimeNs ts, TimeNs dur) {
+  return ts >= -kMaxAbsTimeNs && ts <= kMaxAbsTimeNs && dur <= kMaxEventDurNs;
+}
 inline constexpr int32_t kNone = -1;
 
 // What an event is. Stable numeric values: they are stored in .mtrace files.

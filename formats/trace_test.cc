@@ -24,6 +24,22 @@ TEST(StringTable, InternsOnceAndKeepsEmptyAtZero) {
   EXPECT_EQ(copy.Intern("GroupedMatmul"), 2u);
 }
 
+// The table holds valid UTF-8 only: what is not is repaired as it is
+// interned, and counted (an importer's repaired.utf8).
+TEST(StringTable, InternRepairsBytesThatAreNotUtf8) {
+  StringTable t;
+  const StringId a = t.Intern("Mat\xff\xfemul");
+  EXPECT_EQ(t.Get(a), "Mat\xEF\xBF\xBD\xEF\xBF\xBDmul");
+  EXPECT_EQ(t.repaired(), 2);
+  EXPECT_EQ(t.Intern("Mat\xff\xfemul"), a);  // the same repair, the same id
+  EXPECT_EQ(t.Intern("Mat\xEF\xBF\xBD\xEF\xBF\xBDmul"), a);
+  EXPECT_EQ(t.repaired(), 4);
+  EXPECT_EQ(t.Intern("h\xC3\xA9"), 2u);  // valid UTF-8 stays as it is
+  EXPECT_EQ(t.repaired(), 4);
+  StringTable copy = t;
+  EXPECT_EQ(copy.repaired(), 4);
+}
+
 // Assign must leave exactly the table a fresh one interning the list would
 // hold, whatever the table held before (the reader reuses one per thread).
 StringTable Fresh(const std::vector<std::string_view>& list) {

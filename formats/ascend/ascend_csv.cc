@@ -256,6 +256,9 @@ void ImportKernelDetails(const CsvTable& csv, bool events, Rank* rank) {
   if (gmm_per_group) rank->AddStat("routing.grouped_matmul.per_group", gmm_per_group);
   if (gmm_total) rank->AddStat("routing.grouped_matmul.rank_total", gmm_total);
   if (gmm_unparsed) rank->AddStat("skipped.grouped_matmul.no_input_shapes", gmm_unparsed);
+  if (csv.short_rows()) rank->AddStat("coerced.kernel_details.short_row", csv.short_rows());
+  // Without the column every task is on one stream per accelerator core.
+  if (events && c_stream < 0 && rows > 0) rank->AddStat("coerced.kernel_details.no_stream_id_column", rows);
 }
 
 StepTraceFigures ReadStepTrace(const CsvTable& csv) {
@@ -347,6 +350,7 @@ bool ImportMemoryRecord(const CsvTable& csv, Rank* rank) {
     }
   }
   rank->AddStat("read.memory_record.row", static_cast<int64_t>(csv.row_count()));
+  if (csv.short_rows()) rank->AddStat("coerced.memory_record.short_row", csv.short_rows());
   return pta;
 }
 
@@ -390,6 +394,7 @@ void ImportOperatorMemory(const CsvTable& csv, bool primary, Rank* rank) {
   SortSamplesByTime(rank->tracks[first + 1]);
   if (rank->tracks[first + 1].sample_ts.empty()) rank->tracks.erase(rank->tracks.begin() + first + 1);
   rank->AddStat("read.operator_memory.row", static_cast<int64_t>(csv.row_count()));
+  if (csv.short_rows()) rank->AddStat("coerced.operator_memory.short_row", csv.short_rows());
 }
 
 }  // namespace moetrace

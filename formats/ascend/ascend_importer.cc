@@ -145,7 +145,12 @@ class AscendSource : public TraceSource {
         opened_(std::move(opened)) {}
   const Metadata& metadata() const override { return metadata_; }
   size_t rank_count() const override { return ranks_.size(); }
-  Rank ReadRank(size_t index) const override;
+  Rank ReadRank(size_t index) const override {
+    Rank rank = ReadRankFiles(index);
+    // Names with bytes that are not UTF-8 were repaired as interned.
+    if (rank.strings.repaired() > 0) rank.AddStat("repaired.utf8", rank.strings.repaired());
+    return rank;
+  }
   uint64_t RankBytes(size_t index) const override;
   std::string RankPath(size_t index) const override {
     const RankInput& in = ranks_.at(index);
@@ -153,6 +158,7 @@ class AscendSource : public TraceSource {
   }
 
  private:
+  Rank ReadRankFiles(size_t index) const;
   Metadata metadata_;
   std::vector<RankInput> ranks_;
   std::shared_ptr<RankReference> figures_with_ranks_;
@@ -176,7 +182,7 @@ uint64_t AscendSource::RankBytes(size_t index) const {
   return total;
 }
 
-Rank AscendSource::ReadRank(size_t index) const {
+Rank AscendSource::ReadRankFiles(size_t index) const {
   const RankInput& in = ranks_.at(index);
   Rank rank;
   rank.rank = in.rank;

@@ -148,6 +148,23 @@ TEST_F(AscendLayout, LooseKernelDetailsFilesAreRanksInNameOrder) {
   EXPECT_EQ(src->ReadRank(1).rank, 1);
 }
 
+// A name that is not UTF-8 is repaired and counted; a kernel_details
+// without Stream ID (every task on one stream per core) and its short rows
+// are counted too.
+TEST_F(AscendLayout, KernelDetailsOddNamesShortRowsAndNoStreamColumn) {
+  Write("k.csv",
+        "Step Id,Name,Start Time(us),Duration(us),Type,Accelerator Core\n"
+        "1,Mat\xff\xfemul,1000.5,2.25,MatMul,AI_CORE\n"
+        "1,Add,1010.5,1.5,Add\n");
+  Rank r = OpenAscend(P("k.csv"))->ReadRank(0);
+  EXPECT_EQ(Stat(r, "repaired.utf8"), 2);
+  EXPECT_EQ(Stat(r, "coerced.kernel_details.short_row"), 1);
+  EXPECT_EQ(Stat(r, "coerced.kernel_details.no_stream_id_column"), 2);
+  bool repaired = false;
+  for (std::string_view name : r.strings.all()) repaired |= name == "Mat\xEF\xBF\xBD\xEF\xBF\xBDmul";
+  EXPECT_TRUE(repaired);
+}
+
 TEST_F(AscendLayout, NotAscend) {
   Write("trace.json", R"({"traceEvents": []})");
   EXPECT_FALSE(LooksLikeAscend(P()));

@@ -137,6 +137,7 @@ void CsvTable::Split(std::string file) {
   t.rows_.swap(KeptLists().rows);
   t.spans_.clear();
   t.rows_.clear();
+  t.short_rows_ = 0;
   char* const d = t.data_.data();
   const size_t n = t.data_.size();
   size_t pos = 0;
@@ -170,6 +171,16 @@ void CsvTable::Split(std::string file) {
       continue;
     }
     if (t.spans_.size() > UINT32_MAX) ThrowInputError(t.file_, "line " + std::to_string(row_line), "too many fields");
+    if (count < t.header_.size()) {
+      // A short last row with no line end is a file cut short, not a row
+      // the writer left short: the rows before it are not all there either.
+      if (pos >= n && d[n - 1] != '\n') {
+        ThrowInputError(t.file_, "line " + std::to_string(row_line),
+                        "the file ends inside a row (" + std::to_string(count) + " of " +
+                            std::to_string(t.header_.size()) + " fields): truncated");
+      }
+      ++t.short_rows_;
+    }
     t.rows_.push_back(Row{row_line, static_cast<uint32_t>(first), static_cast<uint32_t>(count)});
   }
 }

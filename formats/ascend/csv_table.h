@@ -30,6 +30,9 @@ class CsvTable {
   const std::string& file() const { return file_; }
   const std::vector<std::string>& header() const { return header_; }
   size_t row_count() const { return rows_.size(); }
+  // Rows with fewer fields than the header (their missing fields read as
+  // absent), for the importers' import statistics.
+  int64_t short_rows() const { return short_rows_; }
   // Line of the file where row `r` starts (header is line 1).
   int64_t line(size_t r) const { return rows_[r].line; }
 
@@ -90,6 +93,7 @@ class CsvTable {
   KeptBuffer data_;  // the text, in the thread's kept buffer when free
   std::vector<Span> spans_;
   std::vector<Row> rows_;
+  int64_t short_rows_ = 0;
 };
 
 // Whether `text` starts with a CSV header containing column `name`.

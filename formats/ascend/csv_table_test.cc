@@ -42,6 +42,18 @@ TEST(CsvTable, ErrorsNameFileLineAndColumn) {
             "q.csv: line 2: unterminated quoted field");
 }
 
+// A short row in the file is read (its missing fields absent) and counted;
+// a short last row that the file ends inside is a file cut short.
+TEST(CsvTable, ShortRowsAreCountedAndACutLastRowIsAnError) {
+  CsvTable t = CsvTable::Parse("A,B,C\n1,2,3\n4,5\n6,7,8", "k.csv");
+  EXPECT_EQ(t.row_count(), 3u);
+  EXPECT_EQ(t.short_rows(), 1);
+  EXPECT_EQ(t.Field(1, 2), "");
+  EXPECT_EQ(CsvTable::Parse("A,B,C\n1,2\n", "k.csv").short_rows(), 1);  // ends with its line end
+  EXPECT_EQ(ErrorOf([] { CsvTable::Parse("A,B,C\n1,2,3\n4,5", "k.csv"); }),
+            "k.csv: line 3: the file ends inside a row (2 of 3 fields): truncated");
+}
+
 // Fields are split in place: quoted parts collapse where they are, plain
 // text before or after them stays, and spans never run into the next field.
 TEST(CsvTable, InPlaceSplitKeepsEveryFieldExact) {

@@ -15,6 +15,7 @@
 #include "formats/ascend/ns_carry.h"
 #include "formats/ascend/shape_text.h"
 #include "formats/errors.h"
+#include "formats/json_error.h"
 #include "formats/kineto/kineto_shapes.h"  // Input Dims in the Kineto spelling
 #include "formats/kineto/raw_value.h"  // a string value's text without a copy
 #include "formats/contains_no_case.h"
@@ -260,13 +261,15 @@ void ForEachEvent(simdjson::ondemand::document& doc, F&& on_event) {
 }
 
 std::string Position(simdjson::ondemand::document& doc, const simdjson::padded_string_view& text,
-                     int64_t event_index) {
+                     int64_t event_index, simdjson::error_code error) {
   const char* loc = nullptr;
   if (doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
       loc <= text.data() + text.size()) {
     return "byte " + std::to_string(loc - text.data());
   }
-  return "event " + std::to_string(event_index);
+  // No place to ask for (an error found while indexing): what the text shows.
+  const std::string at = IndexErrorPosition(std::string_view(text.data(), text.size()), error);
+  return at != "byte 0" ? at : "event " + std::to_string(event_index);
 }
 
 // Byte offset of the event object being read (its '{'), or -1.
@@ -301,7 +304,8 @@ void ParseGuarded(const simdjson::padded_string_view& text, const std::string& f
     started = true;
     body(doc, text, event_index);
   } catch (const simdjson::simdjson_error& e) {
-    std::string pos = started ? Position(doc, text, event_index) : std::string("byte 0");
+    std::string pos = started ? Position(doc, text, event_index, e.error())
+                              : IndexErrorPosition(std::string_view(text.data(), text.size()), e.error());
     if (event_index >= 0) pos += " (event " + std::to_string(event_index) + ")";
     ThrowInputError(file, pos, std::string("malformed JSON: ") + simdjson::error_message(e.error()));
   }
@@ -680,7 +684,7 @@ void ImportTraceViewPadded(const simdjson::padded_string_view& json, const std::
           // As ScanOverlapAnalysis: a segment's odd time is an error, whatever its process.
           const int which = OverlapSums::Which(name);
           if (which >= 0 && !overlap_sums.Add(pid, which, ts_text, dur_text)) {
-            ThrowInputError(file, Position(doc, text, event_index), kBadOverlapTime);
+            ThrowInputError(file, Position(doc, text, event_index, simdjson::SUCCESS), kBadOverlapTime);
           }
         }
         XRow r;
@@ -1231,7 +1235,7 @@ std::vector<LabeledValue> ScanOverlapPadded(const simdjson::padded_string_view& 
       const int which = OverlapSums::Which(name);
       if (which < 0) return;
       if (!sums.Add(ids.Map(pid_text), which, ts_text, dur_text)) {
-        ThrowInputError(file, Position(doc, text, event_index), kBadOverlapTime);
+        ThrowInputError(file, Position(doc, text, event_index, simdjson::SUCCESS), kBadOverlapTime);
       }
     });
   });

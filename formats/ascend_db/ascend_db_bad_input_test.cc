@@ -59,6 +59,26 @@ TEST(AscendDbBadInput, MissingStringIdsIsAnInputError) {
                             "torch_npu profiler export)");
 }
 
+// Times the trace model cannot hold (an end at INT64_MAX: a span of
+// centuries, or past int64 once subtracted) are skipped as bad times; names
+// that are not UTF-8 are repaired and counted.
+TEST(AscendDbBadInput, TimesOutOfRangeSkippedAndNamesRepaired) {
+  std::string p = DbTempPath("msprof_3.db");
+  MakeDb(p, "CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
+            "INSERT INTO STRING_IDS VALUES (0, CAST(X'4D6174FF' AS TEXT));"
+            "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER,"
+            " connectionId INTEGER, globalTaskId INTEGER PRIMARY KEY, taskType INTEGER);"
+            "INSERT INTO TASK VALUES (100, 150, 0, 7, 1, 0);"
+            "INSERT INTO TASK VALUES (200, 9223372036854775807, 0, 7, 2, 0);"
+            "INSERT INTO TASK VALUES (-9223372036854775807, 150, 0, 7, 3, 0);");
+  Rank r = OpenTrace(p)->ReadRank(0);
+  EXPECT_EQ(r.EventCount(), 1u);
+  EXPECT_EQ(Stat(r, "skipped.db.TASK.bad_time"), 2);
+  EXPECT_EQ(Stat(r, "repaired.utf8"), 1);
+  ASSERT_EQ(r.tracks.size(), 1u);
+  EXPECT_EQ(r.strings.Get(r.tracks[0].events.name[0]), "Mat\xEF\xBF\xBD");
+}
+
 TEST(AscendDbBadInput, MissingTablesAndColumnsAndOddValuesAreCounted) {
   std::string p = DbTempPath("msprof_2.db");
   // No COMPUTE_TASK_INFO, no CANN_API...; TASK without streamId; odd values.

@@ -14,6 +14,7 @@
 #include "formats/ascend_db/db_overlap.h"
 #include "formats/ascend_db/db_tasks.h"
 #include "formats/errors.h"
+#include "formats/export/utf8.h"
 #include "formats/sorted_dir.h"
 
 namespace moetrace {
@@ -196,13 +197,15 @@ Rank AscendDbSource::ReadRank(size_t index) const {
     ReadHostCalls(&ctx);
     if (db.HasTable("HOST_INFO") && db.HasColumn("HOST_INFO", "hostName")) {
       SqliteStmt s(db, "SELECT hostName FROM HOST_INFO");
-      if (s.Step()) rank.host = std::string(s.Text(0));
+      if (s.Step()) rank.host = SanitizedUtf8(s.Text(0));
     }
   }
   ReadMemory(&ctx);
   ctx.Stat("read.db.STRING_IDS.row", static_cast<int64_t>(strings.size()));
   ctx.Stat("skipped.db.STRING_IDS.bad_id", strings.bad_rows());
   ctx.Stat("coerced.db.unknown_string_id", ctx.names.missing());
+  // Names with bytes that are not UTF-8 were repaired as interned.
+  ctx.Stat("repaired.utf8", rank.strings.repaired());
   return rank;
 }
 
@@ -236,7 +239,7 @@ std::unique_ptr<TraceSource> OpenAscendDb(const std::string& path) {
       SqliteStmt s(db, "SELECT * FROM NPU_INFO");
       std::vector<std::string> list;
       while (s.Step()) {
-        std::string name(s.Text(1));
+        std::string name = SanitizedUtf8(s.Text(1));
         if (!name.empty() && md.device == "Ascend NPU") md.device = name;
         list.push_back(std::string(s.Text(0)) + ":" + name);
       }

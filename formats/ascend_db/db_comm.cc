@@ -79,7 +79,7 @@ void ReadCommunicationOps(DbContext* ctx, int64_t self_rank) {
   while (s.Step()) {
     int64_t name = -1, start = 0, end = 0, conn = -1, group = -1, op = -1, dtype = -1, count = -1,
             optype = -1;
-    if (!s.Int(1, &start) || !s.Int(2, &end)) {
+    if (!s.Int(1, &start) || !s.Int(2, &end) || !DbTimesInRange(start, end)) {
       ++bad_time;
       continue;
     }

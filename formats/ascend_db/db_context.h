@@ -47,6 +47,15 @@ struct DbContext {
   }
 };
 
+// A row's [start, end] in ns as the trace model bounds an event
+// (EventTimesInRange): false, for the caller's bad_time count, when either
+// time is past +-2^62 ns or the span exceeds a day. A negative span is the
+// caller's to clamp.
+inline bool DbTimesInRange(int64_t start, int64_t end) {
+  if (start < -kMaxAbsTimeNs || start > kMaxAbsTimeNs || end < -kMaxAbsTimeNs || end > kMaxAbsTimeNs) return false;
+  return EventTimesInRange(start, end - start);
+}
+
 // A track per native id (stream id, thread), created on first use.
 class TrackMap {
  public:

@@ -56,7 +56,7 @@ void ReadHostCalls(DbContext* ctx) {
   int64_t bad_time = 0;
   auto read_times = [&](const SqliteStmt& s, Event* e) {
     int64_t a = 0, b = 0;
-    if (!s.Int(0, &a) || !s.Int(1, &b)) {
+    if (!s.Int(0, &a) || !s.Int(1, &b) || !DbTimesInRange(a, b)) {
       ++bad_time;
       return false;
     }
@@ -161,6 +161,10 @@ void ReadHostCalls(DbContext* ctx) {
         continue;
       }
       if (!s.Int(1, &b)) b = a;
+      if (!DbTimesInRange(a, b)) {
+        ++bad_time;
+        continue;
+      }
       s.Int(2, &gtid);
       s.Int(3, &msg);
       s.Int(4, &type);

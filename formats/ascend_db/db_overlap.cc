@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "formats/ascend_db/db_context.h"
+
 namespace moetrace {
 
 std::vector<LabeledValue> ReadOverlapAnalysis(const SqliteDb& db, int64_t device, int32_t rank,
@@ -22,7 +24,8 @@ std::vector<LabeledValue> ReadOverlapAnalysis(const SqliteDb& db, int64_t device
   int64_t first = INT64_MAX, last = INT64_MIN;
   while (s.Step()) {
     int64_t a = 0, b = 0, type = -1;
-    if (!s.Int(0, &a) || !s.Int(1, &b) || !s.Int(2, &type) || type < 0 || type > 3 || b < a) {
+    if (!s.Int(0, &a) || !s.Int(1, &b) || !s.Int(2, &type) || type < 0 || type > 3 || b < a ||
+        !DbTimesInRange(a, b)) {
       ++*skipped;
       continue;
     }

@@ -79,7 +79,7 @@ void ReadDeviceTasks(DbContext* ctx) {
   while (task.Step()) {
     ++rows;
     int64_t start = 0, end = 0, stream = -1, type = -1, conn = -1, key = 0;
-    if (!task.Int(0, &start) || !task.Int(1, &end)) {
+    if (!task.Int(0, &start) || !task.Int(1, &end) || !DbTimesInRange(start, end)) {
       ++bad_time;
       continue;
     }

@@ -59,4 +59,11 @@ size_t AppendSanitizedUtf8(std::string_view s, std::string* out) {
   return replaced;
 }
 
+std::string SanitizedUtf8(std::string_view s) {
+  if (IsValidUtf8(s)) return std::string(s);
+  std::string out;
+  AppendSanitizedUtf8(s, &out);
+  return out;
+}
+
 }  // namespace moetrace

@@ -20,4 +20,8 @@ bool IsValidUtf8(std::string_view s);
 // replaced by U+FFFD; returns how many were replaced.
 size_t AppendSanitizedUtf8(std::string_view s, std::string* out);
 
+// `s` itself when it is valid UTF-8, else a copy sanitized as above: for
+// protobuf string fields, which must hold valid UTF-8 to be read back.
+std::string SanitizedUtf8(std::string_view s);
+
 }  // namespace moetrace

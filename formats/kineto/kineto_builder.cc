@@ -209,6 +209,10 @@ void KinetoBuilder::Add(const KinetoEvent& e) {
         ++skipped_[kSkipNoTimestamp];
         return;
       }
+      if (!EventTimesInRange(e.ts, 0)) {
+        ++skipped_[kSkipTimeOutOfRange];
+        return;
+      }
       Event ev;
       ev.ts = e.ts;
       ev.name = rank_->strings.Intern(e.name);
@@ -227,6 +231,10 @@ void KinetoBuilder::Add(const KinetoEvent& e) {
 void KinetoBuilder::AddMemory(const KinetoEvent& e) {
   if (!e.has_ts) {
     ++skipped_[kSkipNoTimestamp];
+    return;
+  }
+  if (!EventTimesInRange(e.ts, 0)) {
+    ++skipped_[kSkipTimeOutOfRange];
     return;
   }
   Key k{e.mem_device_type, e.mem_device_id};
@@ -278,6 +286,10 @@ void KinetoBuilder::AddComplete(const KinetoEvent& e) {
   }
   if (!e.has_ts) {
     ++skipped_[kSkipNoTimestamp];
+    return;
+  }
+  if (!EventTimesInRange(e.ts, e.dur)) {
+    ++skipped_[kSkipTimeOutOfRange];
     return;
   }
   Event ev;
@@ -747,7 +759,8 @@ void KinetoBuilder::FlushStats() {
   static const char* const kSkipNames[kSkipCount] = {
       "skipped.metadata", "skipped.trace_span", "skipped.overhead", "skipped.flow",
       "skipped.global_instant", "skipped.unknown_category", "skipped.no_category",
-      "skipped.unknown_phase", "skipped.no_timestamp", "skipped.flow_before_uncorrelated_op"};
+      "skipped.unknown_phase", "skipped.no_timestamp", "skipped.flow_before_uncorrelated_op",
+      "skipped.time_out_of_range"};
   for (int i = 0; i < kSkipCount; ++i) {
     if (skipped_[i]) s.emplace_back(kSkipNames[i], skipped_[i]);
   }

@@ -131,7 +131,7 @@ class KinetoBuilder final : public KinetoEventSink {
   enum Skip {
     kSkipMetadata, kSkipTraceSpan, kSkipOverhead, kSkipFlow, kSkipGlobalInstant,
     kSkipUnknownCategory, kSkipNoCategory, kSkipUnknownPhase, kSkipNoTimestamp,
-    kSkipFlowsDroppedEarly, kSkipCount
+    kSkipFlowsDroppedEarly, kSkipTimeOutOfRange, kSkipCount
   };
 
   uint32_t HostTrack(int64_t pid, int64_t tid);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "formats/errors.h"
+#include "formats/json_syntax.h"
 #include "formats/kineto/kineto_rank_reader.h"
 #include "formats/kineto/padded_input.h"
 #include "formats/kineto/whole_trace_file.h"
@@ -169,7 +170,13 @@ std::unique_ptr<TraceSource> OpenKineto(const std::string& path, KinetoOpenOptio
     if (!h.has_trace_events && prefix.find("\"traceEvents\"") == std::string::npos) {
       if (!directory) ThrowInputError(p, "", "not a Kineto trace: expected a JSON object "
                                              "with a \"traceEvents\" array");
-      ++skipped_files;  // other JSON in the folder (configs, reports)
+      // Other JSON in the folder (configs, reports) is skipped, by name; a
+      // file that is not well-formed JSON (empty, cut short) may be a rank
+      // that lost its head, so it stops the run like any unreadable rank.
+      ThrowIfMalformedJson(p, ReadTraceFile(p).view());
+      ++skipped_files;
+      md.attributes.emplace_back("kineto.skipped_file." + fs::path(p).filename().string(),
+                                 "JSON without \"traceEvents\"");
       continue;
     }
     RankFile f;

@@ -453,6 +453,52 @@ TEST(KinetoImporter, DirectoryRanksAndRules) {
   std::filesystem::remove_all(dir);
 }
 
+// Other JSON in a rank directory is skipped by name; a file that is not
+// JSON at all (empty, cut short: a rank that lost its head) stops the run.
+TEST(KinetoImporter, DirectoryRefusesAFileThatIsNotJson) {
+  auto dir = TempDir("cutdir");
+  const std::string ev = R"("traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1}])";
+  WriteFile(dir / "rank-0.json", R"({"schemaVersion": 1, "distributedInfo": {"rank": 0}, )" + ev + "}");
+  WriteFile(dir / "reference.json", R"({"figures": [1, 2]})");
+  auto src = OpenKineto(dir.string());
+  EXPECT_EQ(src->rank_count(), 1u);
+  std::map<std::string, std::string> attrs(src->metadata().attributes.begin(), src->metadata().attributes.end());
+  EXPECT_EQ(attrs["kineto.skipped_file.reference.json"], "JSON without \"traceEvents\"");
+  for (const std::string cut : {std::string(), std::string(R"({"schemaVersion": 1, "distri)")}) {
+    WriteFile(dir / "rank-1.json", cut);
+    try {
+      OpenKineto(dir.string());
+      ADD_FAILURE() << "opened a directory with a cut file";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind((dir / "rank-1.json").string() + ": byte ", 0), 0u) << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Times past what the trace model holds are skipped and counted, not
+// wrapped (an end past int64) nor taken as they are (an op of 31 years).
+TEST(KinetoImporter, TimesOutOfRangeAreSkippedAndCounted) {
+  const Rank r = ImportKinetoJson(R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ok", "pid": 0, "tid": 7, "ts": 10, "dur": 5},
+    {"ph": "X", "cat": "kernel", "name": "long", "pid": 0, "tid": 7, "ts": 20, "dur": 1e15},
+    {"ph": "X", "cat": "kernel", "name": "wraps", "pid": 0, "tid": 7, "ts": -9223372036854775, "dur": 9223372036854775},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "far", "pid": 1, "tid": 1, "ts": 9223372036854775}]})",
+                                  "t.json");
+  EXPECT_EQ(Stat(r, "skipped.time_out_of_range"), 3);
+  int64_t events = 0;
+  for (const Track& t : r.tracks) events += int64_t(t.events.size());
+  EXPECT_EQ(events, 1);
+}
+
+// A rank written as a string is read, and counted.
+TEST(KinetoImporter, DistributedInfoRankAsAString) {
+  const Rank r = ImportKinetoJson(R"({"distributedInfo": {"rank": "3", "world_size": "8"}, "traceEvents": []})", "t.json");
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_EQ(Stat(r, "rank_rule.distributedInfo"), 1);
+  EXPECT_EQ(Stat(r, "coerced.distributedInfo.string"), 2);
+}
+
 TEST(KinetoImporter, DirectoryOrderWhenNothingElseSaysTheRank) {
   auto dir = TempDir("order");
   const std::string doc = R"({"traceEvents": []})";

@@ -51,15 +51,22 @@ void ParseHeaderValue(std::string_view key, std::string_view text, KinetoHeader*
   if (key == "distributedInfo") {
     od::object o;
     if (doc.get_object().get(o)) return;
+    // A count written as a string ("3") is read, and counted.
+    auto count_of = [&](od::field& f, int64_t* n) {
+      od::value v = f.value();
+      if (!v.get_int64().get(*n)) return true;
+      std::string_view text;
+      if (v.get_string().get(text) || !ParseScaledDecimal(text, 0, n)) return false;
+      ++h->coerced_strings;
+      return true;
+    };
     ForEachField(o, [&](std::string_view k, od::field& f) {
       int64_t n = 0;
       std::string_view s;
       if (k == "rank") {
-        if (!f.value().get_int64().get(n) && n >= 0 && n <= INT32_MAX) h->rank = int32_t(n);
+        if (count_of(f, &n) && n >= 0 && n <= INT32_MAX) h->rank = int32_t(n);
       } else if (k == "world_size") {
-        if (!f.value().get_int64().get(n) && n >= 0 && n <= INT32_MAX) {
-          h->world_size = int32_t(n);
-        }
+        if (count_of(f, &n) && n >= 0 && n <= INT32_MAX) h->world_size = int32_t(n);
       } else if (k == "backend") {
         if (!f.value().get_string().get(s)) h->backend = std::string(s);
       }
@@ -167,6 +174,7 @@ void FinishRank(KinetoBuilder& builder, const KinetoHeader& h, int32_t rank_hint
     rank->AddStat("rank_rule." + std::string(rank_rule), 1);
   }
   rank->host = h.host_name;
+  if (h.coerced_strings) rank->AddStat("coerced.distributedInfo.string", h.coerced_strings);
 }
 
 struct NotTheFastPath {};

@@ -27,6 +27,8 @@ struct KinetoHeader {
   // otherData.ranks of a Chrome JSON written by `moetrace convert`: more than
   // one rank in one file, which is for viewing and not read back.
   uint64_t export_ranks = 0;
+  // distributedInfo counts written as strings, read as numbers.
+  int64_t coerced_strings = 0;
 };
 
 // Reads the top-level keys that precede "traceEvents" in `prefix` (a prefix

@@ -1,5 +1,7 @@
 #include "formats/native/native_metadata.h"
 
+#include "formats/export/utf8.h"
+
 #include <cstring>
 
 namespace moetrace::native {
@@ -11,7 +13,7 @@ void LabeledToProto(const std::vector<moetrace::LabeledValue>& in,
     LabeledValue* p = out->Add();
     p->set_rank(v.rank);
     p->set_step(v.step);
-    p->set_key(v.key);
+    p->set_key(SanitizedUtf8(v.key));
     p->set_value_bits(DoubleBits(v.value));
   }
 }
@@ -41,9 +43,9 @@ double DoubleFromBits(uint64_t bits) {
 }
 
 void MetadataToProto(const moetrace::Metadata& in, Metadata* out) {
-  out->set_source(in.source);
-  out->set_origin(in.origin);
-  out->set_producer(in.producer);
+  out->set_source(SanitizedUtf8(in.source));
+  out->set_origin(SanitizedUtf8(in.origin));
+  out->set_producer(SanitizedUtf8(in.producer));
   WorldLayout* l = out->mutable_layout();
   l->set_world_size(in.layout.world_size);
   l->set_dp(in.layout.dp);
@@ -53,18 +55,18 @@ void MetadataToProto(const moetrace::Metadata& in, Metadata* out) {
   l->set_ep(in.layout.ep);
   l->set_cp(in.layout.cp);
   l->set_devices_per_node(in.layout.devices_per_node);
-  out->set_device(in.device);
+  out->set_device(SanitizedUtf8(in.device));
   out->set_device_peak_flops_bits(DoubleBits(in.device_peak_flops));
   out->set_device_memory_bytes(in.device_memory_bytes);
   out->set_model_flops_per_step_bits(DoubleBits(in.model_flops_per_step));
   out->set_tokens_per_step(in.tokens_per_step);
-  out->set_config_json(in.config_json);
+  out->set_config_json(SanitizedUtf8(in.config_json));
   LabeledToProto(in.ground_truth, out->mutable_ground_truth());
   LabeledToProto(in.reference, out->mutable_reference());
   for (const auto& [k, v] : in.attributes) {
     KeyValue* kv = out->add_attributes();
-    kv->set_key(k);
-    kv->set_value(v);
+    kv->set_key(SanitizedUtf8(k));
+    kv->set_value(SanitizedUtf8(v));
   }
 }
 

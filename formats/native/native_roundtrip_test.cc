@@ -100,6 +100,27 @@ TEST(NativeRoundTrip, RankWithoutTracksAndTrackWithoutEvents) {
   ExpectSameTrace(t, Decode(Encode(t)));
 }
 
+// Protobuf string fields must hold UTF-8 to be read back: a host name or a
+// metadata string that is not (read from a database, a file name) is
+// written repaired, so the file always reads back.
+TEST(NativeRoundTrip, StringsThatAreNotUtf8AreWrittenRepaired) {
+  Trace t;
+  t.metadata.device = "Ascend\xff";
+  t.metadata.attributes.emplace_back("ascend.db.\xfe.db", "v\xff");
+  Rank& r = t.ranks.emplace_back();
+  r.host = "node\xff";
+  r.import_stats = {{"read.\xff", 1}};
+  const Trace back = Decode(Encode(t));
+  ASSERT_EQ(back.ranks.size(), 1u);
+  EXPECT_EQ(back.ranks[0].host, "node\xEF\xBF\xBD");
+  EXPECT_EQ(back.ranks[0].import_stats[0].first, "read.\xEF\xBF\xBD");
+  EXPECT_EQ(back.metadata.device, "Ascend\xEF\xBF\xBD");
+  bool found = false;
+  for (const auto& [k, v] : back.metadata.attributes)
+    found |= k == "ascend.db.\xEF\xBF\xBD.db" && v == "v\xEF\xBF\xBD";
+  EXPECT_TRUE(found);
+}
+
 // One track with many events: several blocks, unsorted times, every field
 // at its extremes, and every column encoding exercised.
 TEST(NativeRoundTrip, ManyEventsExtremeValuesSeveralBlocks) {

@@ -18,6 +18,7 @@
 #include "formats/native/column_codec.h"
 #include "formats/native/crc32.h"
 #include "formats/native/native_format.h"
+#include "formats/export/utf8.h"
 #include "formats/native/native_metadata.h"
 #include "formats/proto/mtrace.pb.h"
 
@@ -557,7 +558,7 @@ void NativeEncoder::WriteRank(const Rank& rank, native::RankIndex* index) {
   h.set_rank(rank.rank);
   h.set_device_id(rank.device_id);
   h.set_pid(rank.pid);
-  h.set_host(rank.host);
+  h.set_host(SanitizedUtf8(rank.host));  // protobuf strings must be UTF-8 to read back
   const auto& strings = rank.strings.all();
   for (size_t i = 1; i < strings.size(); ++i) h.add_strings(std::string(strings[i]));
   for (const Track& t : rank.tracks) {
@@ -595,7 +596,7 @@ void NativeEncoder::WriteRank(const Rank& rank, native::RankIndex* index) {
   }
   for (const auto& [k, v] : rank.import_stats) {
     native::ImportStat* s = h.add_import_stats();
-    s->set_key(k);
+    s->set_key(SanitizedUtf8(k));
     s->set_value(v);
   }
   index->set_rank(rank.rank);
