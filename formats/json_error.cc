@@ -63,7 +63,7 @@ void ThrowMalformedJson(const std::string& file, simdjson::ondemand::document& d
   // what the text itself shows.
   std::string pos = IndexErrorPosition(std::string_view(text.data(), text.size()), error);
   const char* loc = nullptr;
-  if (started && doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
+  if (started && !IsIndexError(error) && doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
       loc <= text.data() + text.size()) {
     pos = "byte " + std::to_string(loc - text.data());
   }

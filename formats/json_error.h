@@ -16,6 +16,12 @@ namespace moetrace {
 // a string never closed, the first byte that is not UTF-8. "byte 0" for
 // any other.
 std::string IndexErrorPosition(std::string_view text, simdjson::error_code error);
+// Whether `error` is one found only while indexing (the iterator's place,
+// if it has one, is then where it started, not where the text is wrong).
+inline bool IsIndexError(simdjson::error_code error) {
+  return error == simdjson::INCOMPLETE_ARRAY_OR_OBJECT || error == simdjson::UNCLOSED_STRING ||
+         error == simdjson::UTF8_ERROR;
+}
 
 [[noreturn]] void ThrowMalformedJson(const std::string& file, simdjson::ondemand::document& doc,
                                      const simdjson::padded_string& text, bool started,

@@ -263,11 +263,11 @@ void ForEachEvent(simdjson::ondemand::document& doc, F&& on_event) {
 std::string Position(simdjson::ondemand::document& doc, const simdjson::padded_string_view& text,
                      int64_t event_index, simdjson::error_code error) {
   const char* loc = nullptr;
-  if (doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
+  if (!IsIndexError(error) && doc.current_location().get(loc) == simdjson::SUCCESS && loc >= text.data() &&
       loc <= text.data() + text.size()) {
     return "byte " + std::to_string(loc - text.data());
   }
-  // No place to ask for (an error found while indexing): what the text shows.
+  // An error found while indexing, or no place to ask for: what the text shows.
   const std::string at = IndexErrorPosition(std::string_view(text.data(), text.size()), error);
   return at != "byte 0" ? at : "event " + std::to_string(event_index);
 }

@@ -224,6 +224,13 @@ TEST(TraceView, BadInputNamesFileAndPosition) {
   EXPECT_NE(garbage.find("malformed JSON"), std::string::npos) << garbage;
   std::string bad_event = ErrorOf([&] { ImportTraceView("[1, 2]", "tv.json", &r); });
   EXPECT_NE(bad_event.find("malformed JSON"), std::string::npos) << bad_event;
+  // Found while the text is indexed, before any event is read: a file cut
+  // after an event ends where more was expected; an unclosed name, its quote.
+  const std::string cut = R"([{"ph":"X","name":"a","ts":"1","dur":"2","pid":1,"tid":1}, )";
+  EXPECT_EQ(ErrorOf([&] { ImportTraceView(cut, "tv.json", &r); }).rfind("tv.json: byte 59: ", 0), 0u);
+  EXPECT_EQ(cut.size(), 59u);
+  EXPECT_EQ(ErrorOf([&] { ImportTraceView(R"([{"ph":"X","name":"a)", "tv.json", &r); }).substr(0, 18),
+            "tv.json: byte 18: ");
 }
 
 }  // namespace
